@@ -1,0 +1,444 @@
+"""Log files -> a stream of :class:`~repltool.binlog.events.Event`.
+
+The reader follows format-spec §2.5: magic, the first event decides the
+format (Format_description_event for v4, Start_event_v3 for v3), every later
+FDE governs what follows it (in a relay log the source's FDE replaces the
+replica's), CRC32 footers are verified (the FDE's with LOG_EVENT_BINLOG_IN_USE_F
+cleared), and Transaction_payload events are decompressed and their inner events
+yielded right after them.
+
+Memory use is bounded by the largest event, not by the file: the file is read
+in chunks and every size the file claims is checked against the bytes that are
+really there before anything is allocated.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterable, Iterator
+
+from ..errors import (
+    ChecksumMismatch, EncryptedLog, InputError, MalformedEvent, NoFormatDescription, NotABinlog,
+    TruncatedLog, UnsupportedLog,
+)
+from ..positions import Position
+from .constants import (
+    BINLOG_MAGIC, CHECKSUM_LEN, ENCRYPTED_MAGIC, HEADER_LEN, V3_POST_HEADER_LEN, ChecksumAlg,
+    EventFlag, EventType, type_name,
+)
+from .decode import DecodeContext, decode_fde, decode_start_v3
+from .events import Event, FormatDescriptionBody, StartEncryptionBody, TransactionPayloadBody
+from .fastpath import FAST_DECODERS
+from .structs import BinlogStructs
+
+_HEADER = struct.Struct("<IBIIIH")
+CHUNK = 1 << 20
+MAX_EVENT_SIZE = 1 << 30 + 1          # 1 GiB max_allowed_packet plus headroom
+MAX_PAYLOAD_PLAINTEXT = 1 << 30       # MySQL's binlog_transaction_compression cap
+
+_FDE = EventType.FORMAT_DESCRIPTION_EVENT
+_PAYLOAD = EventType.TRANSACTION_PAYLOAD_EVENT
+_START_V3 = EventType.START_EVENT_V3
+_START_ENCRYPTION = EventType.START_ENCRYPTION_EVENT
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOptions:
+    """How to read.
+
+    :param verify_checksum: check every CRC32 footer (mysqlbinlog's
+        ``--verify-binlog-checksum``); on by default.
+    :param types: decode bodies only for these type codes (``None``: all).
+        Events of other types are still yielded, with ``body=None``.
+    :param payloads: decompress Transaction_payload events and yield their inner events.
+    :param fast: use the hand-written decoders for GTID/Query/Xid.
+    :param keep_raw: keep each event's bytes in ``Event.raw``.
+    """
+
+    verify_checksum: bool = True
+    types: frozenset[int] | None = None
+    payloads: bool = True
+    fast: bool = True
+    keep_raw: bool = True
+
+
+@dataclass(slots=True)
+class FileInfo:
+    """What the reader learnt about a file while reading it (filled in as it goes)."""
+
+    path: str
+    size: int
+    fde: FormatDescriptionBody | None = None
+    first_fde: FormatDescriptionBody | None = None
+    in_use: bool = False
+    relay_log: bool = False
+    binlog_version: int = 4
+    truncated_at: int | None = None
+    end_offset: int = 4
+    fde_count: int = 0
+    encryption: str | None = None
+
+
+_STRUCTS_CACHE: dict[bytes, BinlogStructs] = {}
+
+
+def structs_for(fde: FormatDescriptionBody) -> BinlogStructs:
+    """The (cached) struct factory for an FDE's post-header table."""
+    s = _STRUCTS_CACHE.get(fde.post_header_len)
+    if s is None:
+        s = _STRUCTS_CACHE[fde.post_header_len] = BinlogStructs(fde.post_header_len)
+    return s
+
+
+class _Chunked:
+    """A forward-only window over a file: ``need(n)`` guarantees n bytes at ``off``."""
+
+    def __init__(self, fh: BinaryIO, start: int) -> None:
+        self.fh = fh
+        self.buf = b""
+        self.off = 0            # offset of the window's current byte within buf
+        self.base = start       # file offset of buf[0]
+        fh.seek(start)
+
+    @property
+    def pos(self) -> int:
+        return self.base + self.off
+
+    def need(self, n: int) -> bool:
+        have = len(self.buf) - self.off
+        if have >= n:
+            return True
+        more = self.fh.read(max(CHUNK, n - have))
+        self.base += self.off
+        self.buf = self.buf[self.off:] + more
+        self.off = 0
+        return len(self.buf) >= n
+
+
+def read_events(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+                options: ReadOptions | None = None,
+                info: list[FileInfo] | None = None) -> Iterator[Event]:
+    """Yield the events of one or more log files, in order.
+
+    :param paths: a path or an iterable of paths, read as one sequence.
+    :param info: if given, a :class:`FileInfo` per file is appended as each file starts.
+    :raises InputError: when a file cannot be opened.
+    :raises NotABinlog, EncryptedLog, UnsupportedLog, NoFormatDescription: for
+        files repltool cannot read at all.
+    :raises TruncatedLog: when a file ends in the middle of an event (after
+        yielding every complete event before it).
+    :raises ChecksumMismatch, MalformedEvent: on damaged events.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    opts = options or ReadOptions()
+    for path in paths:
+        fi = FileInfo(os.fspath(path), 0)
+        if info is not None:
+            info.append(fi)
+        yield from _read_file(fi, opts)
+
+
+def open_log(path: str) -> tuple[BinaryIO, int]:
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot open: {exc.strerror or exc}") from None
+    return fh, os.fstat(fh.fileno()).st_size
+
+
+def _read_file(fi: FileInfo, opts: ReadOptions) -> Iterator[Event]:
+    fh, fi.size = open_log(fi.path)
+    with fh:
+        magic = fh.read(4)
+        _check_magic(fi, magic, fh)
+        yield from _read_stream(fi, fh, opts)
+
+
+def _check_magic(fi: FileInfo, magic: bytes, fh: BinaryIO) -> None:
+    if magic == BINLOG_MAGIC:
+        return
+    where = Position(fi.path, 0)
+    if magic == ENCRYPTED_MAGIC:
+        fi.encryption = describe_mysql_encryption(fh.read(508))
+        raise EncryptedLog(
+            f"encrypted MySQL binlog ({fi.encryption}); repltool cannot decrypt it without the "
+            "server's keyring - export it with `mysqlbinlog --read-from-remote-server "
+            "--raw` from the server, which decrypts", pos=where)
+    if len(magic) < 4:
+        raise TruncatedLog(f"file has {len(magic)} bytes, too short for the binlog magic",
+                           pos=where)
+    hint = ""
+    if magic.startswith(b"\xef\xbf\xbd") or b"\xef\xbf\xbd" in fh.read(64):
+        hint = " (EF BF BD is U+FFFD: the file went through a text-mode/UTF-8 conversion)"
+    raise NotABinlog(f"not a binlog: magic is {magic.hex(' ')}, expected fe 62 69 6e{hint}",
+                     pos=where)
+
+
+def describe_mysql_encryption(header: bytes) -> str:
+    """'version V, key id K' from the 512-byte header of an encrypted MySQL binlog."""
+    if not header:
+        return "header missing"
+    version = header[0]
+    key_id = "?"
+    i = 1
+    while i + 1 < len(header) and header[i] != 0:
+        kind = header[i]
+        if kind == 1:
+            n = header[i + 1]
+            key_id = header[i + 2:i + 2 + n].decode("ascii", "replace")
+            i += 2 + n
+        elif kind == 2:
+            i += 1 + 32
+        elif kind == 3:
+            i += 1 + 16
+        else:
+            break
+    return f"version {version}, key id {key_id}"
+
+
+def _read_stream(fi: FileInfo, fh: BinaryIO, opts: ReadOptions) -> Iterator[Event]:
+    win = _Chunked(fh, 4)
+    fde: FormatDescriptionBody | None = None
+    structs: BinlogStructs | None = None
+    crc_on = False
+    decoders = FAST_DECODERS if opts.fast else __import__(
+        "repltool.binlog.decode", fromlist=["DECODERS"]).DECODERS
+    types = opts.types
+    path = fi.path
+    unpack = _HEADER.unpack_from
+    while True:
+        p = win.pos
+        fi.end_offset = p
+        if not win.need(HEADER_LEN):
+            left = len(win.buf) - win.off
+            if left:
+                fi.truncated_at = p
+                raise TruncatedLog(f"log ends mid-event: {left} bytes left, a header needs 19"
+                                   f"{_live_hint(fi)}", pos=Position(path, p))
+            return
+        buf, off = win.buf, win.off
+        ts, tc, sid, size, log_pos, flags = unpack(buf, off)
+        if fde is None:
+            fde = _first_event(fi, buf, off, tc, p, size)
+        if size < HEADER_LEN:
+            raise MalformedEvent(f"event_size {size} is smaller than the 19-byte header",
+                                 pos=Position(path, p), event_type=type_name(tc))
+        if size > fi.size - p:
+            fi.truncated_at = p
+            raise TruncatedLog(
+                f"log ends mid-event: event_size {size} but only {fi.size - p} bytes left"
+                f"{_live_hint(fi)}", pos=Position(path, p), event_type=type_name(tc))
+        win.need(size)
+        buf, off = win.buf, win.off
+        raw = buf[off:off + size]
+        win.off += size
+        pos = Position(path, p)
+        if tc == _FDE:
+            fde, crc = _handle_fde(fi, raw, pos, opts)
+            structs = structs_for(fde)
+            crc_on = fde.checksum_alg == ChecksumAlg.CRC32
+            yield Event(pos, ts, tc, sid, size, log_pos, flags, fde, crc,
+                        raw if opts.keep_raw else b"")
+            continue
+        if structs is None:
+            if tc == _START_V3:
+                fde = _v3_fde(raw, pos)
+                fi.fde = fi.first_fde = fde
+                fi.binlog_version = fde.binlog_version
+                structs = structs_for(fde)
+            else:
+                raise NoFormatDescription("no Format_description_event before this event",
+                                          pos=pos, event_type=type_name(tc))
+        crc = None
+        body_end = size
+        if crc_on:
+            if size < HEADER_LEN + CHECKSUM_LEN:
+                raise MalformedEvent(f"event_size {size} leaves no room for the CRC32",
+                                     pos=pos, event_type=type_name(tc))
+            body_end = size - CHECKSUM_LEN
+            crc = int.from_bytes(raw[body_end:], "little")
+            if opts.verify_checksum:
+                computed = zlib.crc32(raw[:body_end])
+                if computed != crc:
+                    raise ChecksumMismatch(
+                        f"CRC32 mismatch: stored 0x{crc:08x}, computed 0x{computed:08x}",
+                        pos=pos, event_type=type_name(tc))
+        body = None
+        if types is None or tc in types or tc == _PAYLOAD and opts.payloads:
+            ctx = DecodeContext(structs, pos, tc)
+            decoder = decoders.get(tc)
+            data = raw[HEADER_LEN:body_end]
+            if tc == _START_V3:
+                body = decode_start_v3(data, ctx)
+            elif decoder is not None and tc not in structs.opaque:
+                body = _decode(decoder, data, ctx, structs)
+            else:
+                from .events import UnknownBody
+                body = UnknownBody(data)
+        if tc == _START_ENCRYPTION:
+            yield Event(pos, ts, tc, sid, size, log_pos, flags, body, crc,
+                        raw if opts.keep_raw else b"")
+            fi.encryption = "MariaDB START_ENCRYPTION"
+            key = f", key version {body.key_version}" if isinstance(body, StartEncryptionBody) else ""
+            raise EncryptedLog(
+                f"MariaDB encrypted binlog{key}: every event after offset {p + size} is "
+                "encrypted; repltool cannot decrypt it (read it through the server, e.g. "
+                "`mariadb-binlog --read-from-remote-server`)", pos=pos,
+                event_type=type_name(tc))
+        yield Event(pos, ts, tc, sid, size, log_pos, flags, body, crc,
+                    raw if opts.keep_raw else b"")
+        if tc == _PAYLOAD and opts.payloads and isinstance(body, TransactionPayloadBody):
+            yield from read_payload_events(body, pos, structs, opts)
+
+
+def _decode(decoder, data: bytes, ctx: DecodeContext, structs: BinlogStructs):  # type: ignore[no-untyped-def]
+    """Decode a body; under a non-standard FDE (pre-GA numbering) damage means 'opaque'."""
+    if not structs.opaque:
+        return decoder(data, ctx)
+    try:
+        return decoder(data, ctx)
+    except MalformedEvent:
+        from .events import UnknownBody
+        return UnknownBody(bytes(data))
+
+
+def _live_hint(fi: FileInfo) -> str:
+    if fi.in_use:
+        return " (the FDE's in-use flag is set: a live log still being written, or the server crashed)"
+    return ""
+
+
+def _first_event(fi: FileInfo, buf: bytes, off: int, tc: int, p: int,
+                 size: int) -> FormatDescriptionBody | None:
+    """Refuse v1 files early; anything but FDE / Start_v3 first means 'no FDE'."""
+    if tc == _FDE:
+        return None
+    if tc == _START_V3:
+        if len(buf) >= off + 21 and buf[off + 19:off + 21] in (b"\x02\x00", b"\x03\x00"):
+            return None
+        if len(buf) >= off + 15 and buf[off + 13:off + 15] == b"\x01\x00":
+            raise UnsupportedLog("binlog format version 1 (MySQL 3.23, 13-byte headers) is not "
+                                 "supported", pos=Position(fi.path, p),
+                                 event_type=type_name(tc))
+        return None
+    raise NoFormatDescription(
+        f"the first event is {type_name(tc)} (type {tc}), not a Format_description_event: "
+        "the file's start is missing or damaged", pos=Position(fi.path, p),
+        event_type=type_name(tc))
+
+
+def _handle_fde(fi: FileInfo, raw: bytes, pos: Position,
+                opts: ReadOptions) -> tuple[FormatDescriptionBody, int | None]:
+    from .events import parse_version
+    version = parse_version(raw[HEADER_LEN + 2:HEADER_LEN + 52].split(b"\x00", 1)[0]
+                            .decode("ascii", "replace"))
+    has_crc = version >= (5, 6, 1)
+    body_end = len(raw) - CHECKSUM_LEN if has_crc else len(raw)
+    ctx = DecodeContext(structs_for(FormatDescriptionBody(4, "", 0, 19, b"", None)), pos, _FDE)
+    fde = decode_fde(raw[HEADER_LEN:body_end], ctx)
+    if fde.common_header_len < HEADER_LEN:
+        raise MalformedEvent(f"common_header_len {fde.common_header_len} < 19", pos=pos,
+                             event_type="FORMAT_DESCRIPTION_EVENT")
+    if fde.checksum_alg not in (None, 0, 1, 255):
+        raise UnsupportedLog(f"unknown checksum algorithm {fde.checksum_alg}", pos=pos,
+                             event_type="FORMAT_DESCRIPTION_EVENT")
+    crc = None
+    if has_crc:
+        crc = int.from_bytes(raw[body_end:], "little")
+        if opts.verify_checksum:
+            flags = int.from_bytes(raw[17:19], "little")
+            cleared = raw[:17] + (flags & ~EventFlag.BINLOG_IN_USE).to_bytes(2, "little") \
+                + raw[19:body_end]
+            if zlib.crc32(cleared) != crc and zlib.crc32(raw[:body_end]) != crc:
+                raise ChecksumMismatch(
+                    f"CRC32 mismatch: stored 0x{crc:08x}, computed 0x{zlib.crc32(cleared):08x}",
+                    pos=pos, event_type="FORMAT_DESCRIPTION_EVENT")
+    flags = int.from_bytes(raw[17:19], "little")
+    fi.fde_count += 1
+    if fi.first_fde is None:
+        fi.first_fde = fde
+        fi.in_use = bool(flags & EventFlag.BINLOG_IN_USE)
+        fi.relay_log = bool(flags & EventFlag.RELAY_LOG)
+    fi.fde = fde
+    return fde, crc
+
+
+def _v3_fde(raw: bytes, pos: Position) -> FormatDescriptionBody:
+    """The pseudo-FDE MySQL assumes for binlog versions 2/3 (4.0, 4.1): no CRC, v3 lengths."""
+    ctx = DecodeContext(structs_for(FormatDescriptionBody(3, "", 0, 19, b"", None)), pos,
+                        _START_V3)
+    start = decode_start_v3(raw[HEADER_LEN:], ctx)
+    return FormatDescriptionBody(start.binlog_version, start.server_version,
+                                 start.create_timestamp, HEADER_LEN,
+                                 bytes(V3_POST_HEADER_LEN), None)
+
+
+# ---- Transaction_payload (format-spec §4.13) ----
+
+def decompress_payload(body: TransactionPayloadBody, pos: Position,
+                       limit: int = MAX_PAYLOAD_PLAINTEXT) -> bytes:
+    """Plaintext of a payload event; the declared size is a claim, never an allocation size."""
+    if body.compression_type == 255:
+        return body.payload
+    if body.compression_type != 0:
+        raise UnsupportedLog(f"unknown payload compression type {body.compression_type}",
+                             pos=pos, event_type="TRANSACTION_PAYLOAD_EVENT")
+    import zstandard
+    out = bytearray()
+    data = body.payload
+    try:
+        while data:
+            d = zstandard.ZstdDecompressor().decompressobj()
+            while data:
+                piece = d.decompress(data[:65536])
+                data = data[65536:]
+                out += piece
+                if len(out) > limit:
+                    raise MalformedEvent(f"payload decompresses to more than {limit} bytes",
+                                         pos=pos, event_type="TRANSACTION_PAYLOAD_EVENT")
+                if d.eof:
+                    data = d.unused_data + data
+                    break
+            else:
+                if not d.eof:
+                    raise MalformedEvent("zstd stream ends before its frame does", pos=pos,
+                                         event_type="TRANSACTION_PAYLOAD_EVENT")
+    except zstandard.ZstdError as exc:
+        raise MalformedEvent(f"zstd: {exc}", pos=pos,
+                             event_type="TRANSACTION_PAYLOAD_EVENT") from exc
+    return bytes(out)
+
+
+def read_payload_events(body: TransactionPayloadBody, pos: Position, structs: BinlogStructs,
+                        opts: ReadOptions) -> Iterator[Event]:
+    """The events inside a payload: no CRC, log_pos 0, positioned by ``payload_offset``."""
+    plain = decompress_payload(body, pos)
+    p = 0
+    n = len(plain)
+    types = opts.types
+    while p < n:
+        inner = Position(pos.file, pos.offset, p)
+        if n - p < HEADER_LEN:
+            raise MalformedEvent(f"payload ends with {n - p} stray bytes", pos=inner,
+                                 event_type="TRANSACTION_PAYLOAD_EVENT")
+        ts, tc, sid, size, log_pos, flags = _HEADER.unpack_from(plain, p)
+        if size < HEADER_LEN or size > n - p:
+            raise MalformedEvent(f"inner event_size {size} does not fit the payload",
+                                 pos=inner, event_type=type_name(tc))
+        raw = plain[p:p + size]
+        body_obj = None
+        if types is None or tc in types:
+            from .decode import DECODERS, decode_unknown
+            decoder = (FAST_DECODERS if opts.fast else DECODERS).get(tc, decode_unknown)
+            if tc in structs.opaque:
+                decoder = decode_unknown
+            body_obj = decoder(raw[HEADER_LEN:], DecodeContext(structs, inner, tc))
+        yield Event(inner, ts, tc, sid, size, log_pos, flags, body_obj, None,
+                    raw if opts.keep_raw else b"")
+        p += size

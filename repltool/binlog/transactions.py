@@ -1,0 +1,294 @@
+"""Events -> transactions (event groups), following MySQL's trx_boundary_parser.
+
+Rules (format-spec §1.5, MariaDB notes §6):
+
+* a group starts at a GTID event (33, 34, 42, MariaDB 162); in GTID-less logs
+  at ``BEGIN`` or at any statement outside a group;
+* after a MySQL GTID, ``BEGIN`` / ``XA START`` opens a multi-statement group; any
+  other Query is a single-statement (DDL) group; a Transaction_payload carries
+  the whole group inside it;
+* MariaDB writes no ``BEGIN``: a non-standalone GTID opens the group, a
+  ``FL_STANDALONE`` one ends at its first Query;
+* ends: XID, ``COMMIT``, ``ROLLBACK`` (not ``ROLLBACK TO``), ``XA ROLLBACK``,
+  XA_PREPARE; an INCIDENT is a group of its own;
+* FDE, Rotate, Previous_gtids, Stop, heartbeats, GTID_LIST, BINLOG_CHECKPOINT and
+  ignorable unknown events never end a group, so a relay-log group that
+  continues into the next relay file stays one transaction;
+* a group followed by another GTID (or by the end of input) without its end
+  event is reported with ``truncated=True``, never merged with the next one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from ..positions import Position
+from .constants import (
+    MARIA_FL_GROUP_COMMIT_ID, MARIA_FL_STANDALONE, ROWS_TYPES, EventFlag,
+    EventType,
+)
+from .events import Event, GtidBody, MariaGtidBody, QueryBody, TableMapBody
+
+_T = EventType
+_GTIDS = frozenset({_T.GTID_LOG_EVENT, _T.ANONYMOUS_GTID_LOG_EVENT, _T.GTID_TAGGED_LOG_EVENT})
+_IGNORED = frozenset({
+    _T.FORMAT_DESCRIPTION_EVENT, _T.ROTATE_EVENT, _T.PREVIOUS_GTIDS_LOG_EVENT, _T.STOP_EVENT,
+    _T.HEARTBEAT_LOG_EVENT, _T.HEARTBEAT_LOG_EVENT_V2, _T.GTID_LIST_EVENT,
+    _T.BINLOG_CHECKPOINT_EVENT, _T.START_ENCRYPTION_EVENT, _T.START_EVENT_V3,
+    _T.TRANSACTION_CONTEXT_EVENT,
+})
+_QUERIES = frozenset({_T.QUERY_EVENT, _T.QUERY_COMPRESSED_EVENT, _T.EXECUTE_LOAD_QUERY_EVENT})
+_ROWS = frozenset(int(t) for t in ROWS_TYPES)
+
+#: Types whose bodies the grouper reads; everything else is counted by header only.
+GROUPING_TYPES = frozenset({
+    *_GTIDS, _T.MARIADB_GTID_EVENT, *_QUERIES, _T.TABLE_MAP_EVENT,
+    _T.TRANSACTION_PAYLOAD_EVENT, _T.FORMAT_DESCRIPTION_EVENT, _T.ROTATE_EVENT,
+})
+
+
+@dataclass(frozen=True, slots=True)
+class Transaction:
+    """One event group.
+
+    ``last_committed`` / ``sequence_number`` are as logged (MySQL 5.7+; ``None``
+    when the log has no logical clock: 5.6, GTID-less, MariaDB).  ``size`` is the
+    bytes the group occupies in the log (events inside a Transaction_payload are
+    inside the payload event's size); ``num_events`` counts inner events too.
+    """
+
+    start: Position
+    end: Position
+    end_offset: int
+    gtid: str | None
+    last_committed: int | None
+    sequence_number: int | None
+    server_id: int
+    thread_id: int | None
+    size: int
+    num_events: int
+    timestamp: int
+    end_timestamp: int
+    kind: str                       # dml | ddl | xa-prepare | xa-commit | xa-rollback | rollback | incident | empty
+    truncated: bool = False
+    immediate_commit_timestamp: int | None = None
+    original_commit_timestamp: int | None = None
+    transaction_length: int | None = None
+    commit_id: int | None = None    # MariaDB group-commit id
+    maria_flags: int | None = None
+    gtid_flags: int | None = None
+    compressed: bool = False
+    tables: tuple[str, ...] = ()
+    rows_events: tuple[tuple[str, int], ...] = ()
+    delta16_saturated: bool = False
+    events: tuple[Event, ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def file(self) -> str:
+        return self.start.file
+
+    @property
+    def spans_files(self) -> bool:
+        return self.start.file != self.end.file
+
+    @property
+    def duration(self) -> int:
+        """Seconds between the group's first and last event timestamps."""
+        return max(0, self.end_timestamp - self.timestamp)
+
+
+def classify_query(query: bytes) -> str:
+    """``begin``, ``commit``, ``rollback``, ``xa-rollback``, ``xa-commit``, ``xa-end`` or ``statement``.
+
+    Example::
+
+        >>> classify_query(b"BEGIN"), classify_query(b"ROLLBACK TO sp1"), classify_query(b"XA COMMIT X'01'")
+        ('begin', 'statement', 'xa-commit')
+    """
+    head = query[:24].lstrip().upper()
+    if head.startswith(b"BEGIN") or head.startswith(b"XA START"):
+        return "begin"
+    if head.startswith(b"COMMIT"):
+        return "commit"
+    if head.startswith(b"ROLLBACK"):
+        return "statement" if head.startswith(b"ROLLBACK TO") else "rollback"
+    if head.startswith(b"XA ROLLBACK"):
+        return "xa-rollback"
+    if head.startswith(b"XA COMMIT"):
+        return "xa-commit"
+    if head.startswith(b"XA END"):
+        return "xa-end"
+    return "statement"
+
+
+class _Group:
+    """The open group while its events stream past."""
+
+    __slots__ = ("first", "last", "gtid_body", "maria", "events", "size", "count", "thread_id",
+                 "state", "kind", "tables", "rows", "compressed", "keep", "has_gtid", "ts")
+
+    def __init__(self, first: Event, keep: bool) -> None:
+        self.first = self.last = first
+        self.gtid_body: GtidBody | None = None
+        self.maria: MariaGtidBody | None = None
+        self.events: list[Event] = []
+        self.size = self.count = 0
+        self.thread_id: int | None = None
+        self.state = "start"            # start | open | standalone
+        self.kind = "dml"
+        self.tables: dict[str, None] = {}
+        self.rows: dict[str, int] = {}
+        self.compressed = False
+        self.keep = keep
+        self.has_gtid = False
+        self.ts = first.timestamp
+
+
+def group_transactions(events: Iterable[Event], *, keep_events: bool = False
+                       ) -> Iterator[Transaction]:
+    """Group a stream of events (from one or many files) into transactions.
+
+    :param keep_events: keep every event in ``Transaction.events`` (memory then
+        grows with the largest transaction, not with the log).
+    """
+    group: _Group | None = None
+    table_names: dict[int, str] = {}
+    for ev in events:
+        tc = ev.type_code
+        if tc in _IGNORED or (tc not in _KNOWN and ev.flags & EventFlag.IGNORABLE):
+            continue
+        inner = ev.pos.payload_offset is not None
+        if tc in _GTIDS or tc == _T.MARIADB_GTID_EVENT:
+            if group is not None:
+                yield _finish(group, truncated=True)
+            group = _Group(ev, keep_events)
+            group.has_gtid = True
+            _add(group, ev, inner)
+            if tc == _T.MARIADB_GTID_EVENT:
+                group.maria = ev.body if isinstance(ev.body, MariaGtidBody) else None
+                if group.maria is not None:
+                    group.state = ("standalone" if group.maria.flags2 & MARIA_FL_STANDALONE
+                                   else "open")
+            else:
+                group.gtid_body = ev.body if isinstance(ev.body, GtidBody) else None
+            continue
+        if group is None:
+            group = _Group(ev, keep_events)
+        _add(group, ev, inner)
+        if tc == _T.TABLE_MAP_EVENT:
+            name = _table_name(ev)
+            if name is not None:
+                table_names[_table_id(ev)] = name
+                group.tables[name] = None
+            continue
+        if tc in _ROWS:
+            name = table_names.get(_table_id(ev), "?")
+            group.rows[name] = group.rows.get(name, 0) + 1
+            continue
+        if tc == _T.TRANSACTION_PAYLOAD_EVENT:
+            group.compressed = True
+            group.state = "open"
+            continue
+        ended = _advance(group, ev)
+        if ended:
+            yield _finish(group, truncated=False)
+            group = None
+    if group is not None:
+        yield _finish(group, truncated=True)
+
+
+_KNOWN = frozenset(int(t) for t in EventType)
+
+
+def _add(group: _Group, ev: Event, inner: bool) -> None:
+    group.last = ev
+    group.count += 1
+    if not inner:
+        group.size += ev.event_size
+    if group.keep:
+        group.events.append(ev)
+
+
+def _advance(group: _Group, ev: Event) -> bool:
+    """Feed one boundary-relevant event; True when it ends the group."""
+    tc = ev.type_code
+    if tc == _T.XID_EVENT or tc == _T.XA_PREPARE_LOG_EVENT:
+        if tc == _T.XA_PREPARE_LOG_EVENT:
+            group.kind = "xa-prepare"
+        return True
+    if tc == _T.INCIDENT_EVENT:
+        group.kind = "incident"
+        return True
+    if tc not in _QUERIES:
+        if group.state == "start" and not group.has_gtid and tc not in (
+                _T.INTVAR_EVENT, _T.RAND_EVENT, _T.USER_VAR_EVENT):
+            group.state = "open"
+        return False
+    body = ev.body
+    if not isinstance(body, QueryBody):
+        return group.state == "start"
+    if group.thread_id is None:
+        group.thread_id = body.thread_id
+    what = classify_query(body.query)
+    if what == "begin":
+        group.state = "open"
+        return False
+    if what == "commit":
+        return True
+    if what in ("rollback", "xa-rollback"):
+        group.kind = what
+        return True
+    if group.state in ("start", "standalone"):
+        # A statement right after the GTID (or outside any group) is the whole group.
+        group.kind = "xa-commit" if what == "xa-commit" else "ddl"
+        return True
+    return False
+
+
+def _table_id(ev: Event) -> int:
+    body = ev.body
+    if isinstance(body, TableMapBody):
+        return body.table_id
+    raw = ev.raw
+    if len(raw) >= 25:
+        return int.from_bytes(raw[19:25], "little")
+    return -1
+
+
+def _table_name(ev: Event) -> str | None:
+    body = ev.body
+    if isinstance(body, TableMapBody):
+        return f"{body.db}.{body.table}"
+    return None
+
+
+def _finish(group: _Group, *, truncated: bool) -> Transaction:
+    first, last = group.first, group.last
+    g, m = group.gtid_body, group.maria
+    gtid: str | None = None
+    lc = sn = None
+    extra: dict[str, object] = {}
+    if g is not None:
+        gtid = g.gtid_text
+        if g.lt_type is not None:
+            lc, sn = g.last_committed, g.sequence_number
+        extra = dict(immediate_commit_timestamp=g.immediate_commit_timestamp,
+                     original_commit_timestamp=g.original_commit_timestamp,
+                     transaction_length=g.transaction_length, gtid_flags=g.gtid_flags,
+                     delta16_saturated=g.delta16_saturated)
+    elif m is not None:
+        gtid = f"{m.domain_id}-{first.server_id}-{m.seq_no}"
+        extra = dict(commit_id=m.commit_id if m.flags2 & MARIA_FL_GROUP_COMMIT_ID else None,
+                     maria_flags=m.flags2)
+    kind = group.kind
+    if group.count == 1 and group.has_gtid:
+        kind = "empty"
+    return Transaction(
+        start=first.pos, end=last.pos, end_offset=last.end_pos, gtid=gtid,
+        last_committed=lc, sequence_number=sn, server_id=first.server_id,
+        thread_id=group.thread_id, size=group.size, num_events=group.count,
+        timestamp=group.ts, end_timestamp=last.timestamp, kind=kind, truncated=truncated,
+        compressed=group.compressed, tables=tuple(group.tables),
+        rows_events=tuple(group.rows.items()), events=tuple(group.events),
+        **extra)  # type: ignore[arg-type]

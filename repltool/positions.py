@@ -1,0 +1,26 @@
+"""Where a byte came from: the type every event, transaction and error carries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Position:
+    """A byte offset in a named log file.
+
+    ``offset`` is decimal and refers to the first byte of an event, like
+    mysqlbinlog's ``# at N``.  ``payload_offset`` is set for events that live
+    inside a Transaction_payload event: it is the offset of the inner event in
+    the decompressed payload, while ``offset`` is the payload event's own
+    position in the file.
+    """
+
+    file: str
+    offset: int
+    payload_offset: int | None = None
+
+    def __str__(self) -> str:
+        if self.payload_offset is None:
+            return f"{self.file}:{self.offset}"
+        return f"{self.file}:{self.offset}+{self.payload_offset}"
