@@ -15,8 +15,11 @@ from uuid import UUID
 from .constants import (
     COMMIT_TIMESTAMP_FLAG, LOGICAL_TIMESTAMP_TYPECODE, SERVER_VERSION_FLAG, EventType,
 )
-from .decode import DECODERS, DecodeContext, decode_gtid, decode_query, decode_xid
-from .events import Body, GtidBody, QueryBody, XidBody
+from .decode import (
+    DECODERS, DecodeContext, decode_gtid, decode_maria_gtid, decode_query, decode_table_map,
+    decode_xid,
+)
+from .events import Body, GtidBody, MariaGtidBody, QueryBody, TableMapBody, XidBody
 
 _GTID_HEAD = struct.Struct("<B16sqBqq")      # flags, sid, gno, lt_type, lc, sn
 _QUERY_HEAD = struct.Struct("<IIBHH")        # thread_id, exec_time, db_len, error_code, status_len
@@ -103,12 +106,93 @@ def fast_xid(data: bytes, ctx: DecodeContext) -> XidBody:
     return XidBody(_U64.unpack_from(data)[0])
 
 
+def _packed(data: bytes, p: int) -> tuple[int, int]:
+    """(value, next offset) of a packed integer at ``p``; raises IndexError/ValueError."""
+    first = data[p]
+    if first < 251:
+        return first, p + 1
+    width = (0, 2, 3, 8)[first - 251] if first != 255 else 0
+    if width == 0 or p + 1 + width > len(data):
+        raise ValueError("bad packed integer")
+    return int.from_bytes(data[p + 1:p + 1 + width], "little"), p + 1 + width
+
+
+def fast_table_map(data: bytes, ctx: DecodeContext) -> TableMapBody:
+    """TABLE_MAP_EVENT with the 8-byte post-header; anything odd goes to construct."""
+    if ctx.structs.post_header(EventType.TABLE_MAP_EVENT, 8) != 8:
+        return decode_table_map(data, ctx)
+    try:
+        n = len(data)
+        table_id = int.from_bytes(data[0:6], "little")
+        flags = data[6] | data[7] << 8
+        dl = data[8]
+        db_end = 9 + dl
+        if data[db_end] != 0:
+            raise ValueError
+        tl = data[db_end + 1]
+        t_start = db_end + 2
+        t_end = t_start + tl
+        if data[t_end] != 0:
+            raise ValueError
+        count, p = _packed(data, t_end + 1)
+        types = data[p:p + count]
+        p += count
+        if p == n:
+            metadata = null_bitmap = b""
+        else:
+            mlen, p = _packed(data, p)
+            metadata = data[p:p + mlen]
+            p += mlen
+            nb = (count + 7) // 8
+            null_bitmap = data[p:p + nb]
+            p += nb
+        if len(types) != count or p > n:
+            raise ValueError
+        opt = []
+        while p < n:
+            kind = data[p]
+            vlen, q = _packed(data, p + 1)
+            if q + vlen > n:
+                raise ValueError
+            opt.append((kind, bytes(data[q:q + vlen])))
+            p = q + vlen
+    except (IndexError, ValueError):
+        return decode_table_map(data, ctx)
+    return TableMapBody(table_id, flags, data[9:db_end].decode("utf-8", "replace"),
+                        data[t_start:t_end].decode("utf-8", "replace"), count, bytes(types),
+                        bytes(metadata), bytes(null_bitmap), tuple(opt))
+
+
+_MARIA_HEAD = struct.Struct("<QIB")
+
+
+def fast_maria_gtid(data: bytes, ctx: DecodeContext) -> MariaGtidBody:
+    """MariaDB GTID_EVENT without XA fields; XA GTIDs go to construct."""
+    n = len(data)
+    if n < 13 or data[12] & 0xC0:
+        return decode_maria_gtid(data, ctx)
+    seq_no, domain_id, flags2 = _MARIA_HEAD.unpack_from(data)
+    p = 13
+    commit_id = None
+    if flags2 & 0x02:
+        if n < 21:
+            return decode_maria_gtid(data, ctx)
+        commit_id = _U64.unpack_from(data, 13)[0]
+        p = 21
+    flags_extra = data[p] if p < n else None
+    if flags_extra:
+        return decode_maria_gtid(data, ctx)
+    return MariaGtidBody(seq_no, domain_id, flags2, commit_id, None, None, None, flags_extra)
+
+
 FAST_DECODERS: dict[int, object] = {
     **DECODERS,
     EventType.GTID_LOG_EVENT: fast_gtid,
     EventType.ANONYMOUS_GTID_LOG_EVENT: fast_gtid,
     EventType.QUERY_EVENT: fast_query,
     EventType.XID_EVENT: fast_xid,
+    EventType.TABLE_MAP_EVENT: fast_table_map,
+    EventType.MARIADB_GTID_EVENT: fast_maria_gtid,
 }
 
 

@@ -1,0 +1,105 @@
+"""The ``repltool`` command: a thin click layer over the library.
+
+Errors are rendered in exactly one place (:func:`run`): a
+:class:`~repltool.errors.ReplToolError` becomes one line on stderr and its
+documented exit status; ``--traceback`` re-raises instead.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn, Sequence
+
+import click
+
+from .. import __version__
+from ..errors import ReplToolError
+from .exitcodes import EXIT_HELP, ExitStatus
+
+
+class _Group(click.Group):
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_paragraph()
+        for line in EXIT_HELP.splitlines():
+            formatter.write_text(line)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"],
+                                           "max_content_width": 100})
+@click.version_option(__version__, prog_name="repltool")
+@click.option("--traceback", is_flag=True, help="Show the Python traceback of an error.")
+@click.option("--color/--no-color", default=None,
+              help="Force or disable colours (default: only on a terminal).")
+@click.pass_context
+def cli(ctx: click.Context, traceback: bool, color: bool | None) -> None:
+    """repltool: MySQL/MariaDB binary-log and relay-log analysis.
+
+    Reads binlogs and relay logs (MySQL 4.0 to 9.x, MariaDB) to show their
+    events, transactions and logical clocks (last_committed/sequence_number),
+    and how parallel a replica can apply them.
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["traceback"] = traceback
+    ctx.obj["color"] = color
+
+
+def _register() -> None:
+    from .dump import dump
+    from .stats import stats
+    cli.add_command(dump)
+    cli.add_command(stats)
+
+
+_register()
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return the exit status (no ``sys.exit``)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    show_traceback = "--traceback" in args
+    try:
+        cli.main(args=args, prog_name="repltool", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.Abort:
+        click.echo("repltool: interrupted", err=True)
+        return ExitStatus.INTERRUPTED
+    except click.ClickException as exc:
+        exc.show()
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        if show_traceback:
+            raise
+        click.echo("repltool: interrupted", err=True)
+        return ExitStatus.INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return ExitStatus.OK
+    except ReplToolError as exc:
+        if show_traceback:
+            raise
+        _flush_quietly()
+        click.echo(f"repltool: error: {exc}", err=True)
+        return exc.exit_code
+    return ExitStatus.OK
+
+
+def _flush_quietly() -> None:
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        _silence_stdout()
+
+
+def _silence_stdout() -> None:
+    import os
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    """Console-script entry point."""
+    sys.exit(run(argv))

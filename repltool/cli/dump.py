@@ -1,0 +1,173 @@
+"""``repltool dump``: the events of logs, as mysqlbinlog-like text or JSON lines."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime, timezone
+from typing import Iterator
+
+import click
+
+from ..binlog import ReadOptions, read_events
+from ..binlog.constants import EventType
+from ..binlog.describe import event_to_dict
+from ..binlog.events import Event, GtidBody, MariaGtidBody, QueryBody, TableMapBody
+from ..binlog.gtid import GtidFilter
+from ..errors import UsageError
+from .options import files_argument, verify_checksum_option
+
+_CONTROL = frozenset({
+    EventType.FORMAT_DESCRIPTION_EVENT, EventType.ROTATE_EVENT, EventType.STOP_EVENT,
+    EventType.PREVIOUS_GTIDS_LOG_EVENT, EventType.GTID_LIST_EVENT,
+    EventType.BINLOG_CHECKPOINT_EVENT, EventType.START_EVENT_V3,
+    EventType.START_ENCRYPTION_EVENT,
+})
+_GTID_TYPES = frozenset({EventType.GTID_LOG_EVENT, EventType.ANONYMOUS_GTID_LOG_EVENT,
+                         EventType.GTID_TAGGED_LOG_EVENT, EventType.MARIADB_GTID_EVENT})
+
+
+def _parse_datetime(value: str | None, name: str) -> int | None:
+    if value is None:
+        return None
+    for fmt in ("%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d"):
+        try:
+            dt = datetime.strptime(value, fmt).replace(tzinfo=timezone.utc)
+            return int(dt.timestamp())
+        except ValueError:
+            continue
+    raise UsageError(f"{name}: cannot read {value!r} as 'YYYY-MM-DD hh:mm:ss'")
+
+
+class EventFilter:
+    """mysqlbinlog's selection options, applied to a stream of events.
+
+    Positions apply like mysqlbinlog's: ``start`` to the first file, ``stop`` to
+    the last.  GTID, database and table filters apply to the events of a
+    transaction; control events (FDE, Rotate, Previous_gtids, ...) always pass.
+    """
+
+    def __init__(self, files: list[str], *, start: int | None, stop: int | None,
+                 start_dt: int | None, stop_dt: int | None, include: GtidFilter | None,
+                 exclude: GtidFilter | None, databases: tuple[str, ...],
+                 tables: tuple[str, ...]) -> None:
+        self.first, self.last = files[0], files[-1]
+        self.start, self.stop = start, stop
+        self.start_dt, self.stop_dt = start_dt, stop_dt
+        self.include, self.exclude = include, exclude
+        self.databases = set(databases)
+        self.tables = set(tables)
+        self.gtid: str | None = None
+        self.table_ids: dict[int, tuple[str, str]] = {}
+
+    def apply(self, events: Iterator[Event]) -> Iterator[Event]:
+        for ev in events:
+            f = ev.pos.file
+            if self.stop is not None and f == self.last and ev.pos.offset >= self.stop:
+                return
+            if self.stop_dt is not None and ev.timestamp >= self.stop_dt and ev.timestamp:
+                return
+            if self.start is not None and f == self.first and ev.pos.offset < self.start:
+                self._track(ev)
+                if ev.type_code == EventType.FORMAT_DESCRIPTION_EVENT:
+                    yield ev        # mysqlbinlog prints the FDE whatever the start position
+                continue
+            if self._keep(ev):
+                yield ev
+
+    def _track(self, ev: Event) -> None:
+        body = ev.body
+        if ev.type_code in _GTID_TYPES:
+            if isinstance(body, GtidBody):
+                self.gtid = body.gtid_text
+            elif isinstance(body, MariaGtidBody):
+                self.gtid = f"{body.domain_id}-{ev.server_id}-{body.seq_no}"
+        elif ev.type_code in _CONTROL:
+            self.gtid = None
+        if isinstance(body, TableMapBody):
+            self.table_ids[body.table_id] = (body.db, body.table)
+
+    def _keep(self, ev: Event) -> bool:
+        self._track(ev)
+        if ev.type_code in _CONTROL:
+            return True
+        if self.start_dt is not None and ev.timestamp < self.start_dt:
+            return False
+        if self.include is not None and not self.include.matches(self.gtid):
+            return False
+        if self.exclude is not None and self.exclude.matches(self.gtid):
+            return False
+        if self.databases or self.tables:
+            return self._db_table_ok(ev)
+        return True
+
+    def _db_table_ok(self, ev: Event) -> bool:
+        body = ev.body
+        db: str | None = None
+        table: str | None = None
+        if isinstance(body, QueryBody):
+            if ev.type_code in _GTID_TYPES:
+                return True
+            text = body.query[:16].strip().upper()
+            if text in (b"BEGIN", b"COMMIT") or text.startswith(b"XA "):
+                return True
+            db = body.db
+        elif isinstance(body, TableMapBody):
+            db, table = body.db, body.table
+        elif body is not None and hasattr(body, "table_id"):
+            db, table = self.table_ids.get(getattr(body, "table_id"), (None, None))
+        else:
+            return True
+        if self.databases and db not in self.databases:
+            return False
+        if self.tables:
+            if table is None:
+                return not self.databases or db in self.databases
+            return table in self.tables or f"{db}.{table}" in self.tables
+        return True
+
+
+@click.command()
+@files_argument
+@click.option("--format", "fmt", type=click.Choice(["text", "jsonl"]), default="text",
+              show_default=True, help="mysqlbinlog-like text, or one JSON object per event.")
+@click.option("--start-position", type=click.IntRange(min=0),
+              help="Skip events before this offset of the first file.")
+@click.option("--stop-position", type=click.IntRange(min=0),
+              help="Stop at the first event at or after this offset of the last file.")
+@click.option("--start-datetime", help="Skip events before 'YYYY-MM-DD hh:mm:ss' (UTC).")
+@click.option("--stop-datetime", help="Stop at the first event at or after this time (UTC).")
+@click.option("--include-gtids", help="Only transactions in this GTID set "
+              "(uuid:1-5,uuid:tag:3 or MariaDB 0-1-5).")
+@click.option("--exclude-gtids", help="Leave out transactions in this GTID set.")
+@click.option("--database", "-d", "databases", multiple=True,
+              help="Only events of this database (repeatable).")
+@click.option("--table", "tables", multiple=True,
+              help="Only row events of this table, `table` or `db.table` (repeatable).")
+@verify_checksum_option
+def dump(files: tuple[str, ...], fmt: str, start_position: int | None,
+         stop_position: int | None, start_datetime: str | None, stop_datetime: str | None,
+         include_gtids: str | None, exclude_gtids: str | None, databases: tuple[str, ...],
+         tables: tuple[str, ...], verify_checksum: bool) -> None:
+    """Print the events of binlogs / relay logs, read as one ordered sequence.
+
+    Times are shown in UTC.  Events inside a Transaction_payload are shown after
+    it with their offset inside the payload (`payload_pos`).
+    """
+    flt = EventFilter(
+        list(files), start=start_position, stop=stop_position,
+        start_dt=_parse_datetime(start_datetime, "--start-datetime"),
+        stop_dt=_parse_datetime(stop_datetime, "--stop-datetime"),
+        include=GtidFilter(include_gtids) if include_gtids else None,
+        exclude=GtidFilter(exclude_gtids) if exclude_gtids else None,
+        databases=databases, tables=tables)
+    events = flt.apply(read_events(files, ReadOptions(verify_checksum=verify_checksum)))
+    out = sys.stdout
+    if fmt == "jsonl":
+        for ev in events:
+            out.write(json.dumps(event_to_dict(ev), ensure_ascii=False))
+            out.write("\n")
+        return
+    from .render import event_text
+    for ev in events:
+        out.write(event_text(ev))

@@ -1,0 +1,186 @@
+"""Everything that turns library results into text for people (rich and plain)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..binlog.events import (
+    BinlogCheckpointBody, Event, FormatDescriptionBody, GtidBody, GtidListBody,
+    IncidentBody, IntvarBody, MariaGtidBody, PreviousGtidsBody, QueryBody, RandBody,
+    RotateBody, RowsBody, RowsQueryBody, StartV3Body, TableMapBody, TransactionPayloadBody,
+    UserVarBody, XaPrepareBody, XidBody,
+)
+
+
+def _when(ts: int) -> str:
+    t = time.gmtime(ts)
+    return time.strftime("%y%m%d", t) + f" {t.tm_hour:2d}:{t.tm_min:02d}:{t.tm_sec:02d}"
+
+
+def _usec(ts: int | None) -> str:
+    if ts is None:
+        return "n/a"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts // 1_000_000)) + \
+        f".{ts % 1_000_000:06d} UTC"
+
+
+def event_text(ev: Event) -> str:
+    """mysqlbinlog-like lines for one event (``# at N`` header, description, SQL)."""
+    at = f"# at {ev.pos.offset}\n" if ev.pos.payload_offset is None else \
+        f"# at {ev.pos.offset} payload_pos {ev.pos.payload_offset}\n"
+    crc = f" CRC32 0x{ev.crc:08x}" if ev.crc is not None else ""
+    head = f"#{_when(ev.timestamp)} server id {ev.server_id}  end_log_pos {ev.log_pos}{crc} \t"
+    desc, sql = describe(ev)
+    return at + head + desc + "\n" + "".join(line + "\n" for line in sql)
+
+
+def describe(ev: Event) -> tuple[str, list[str]]:
+    """(description after the header line, SQL-ish lines) for an event."""
+    b = ev.body
+    if isinstance(b, FormatDescriptionBody):
+        at = " at startup" if b.create_timestamp else ""
+        return (f"Start: binlog v {b.binlog_version}, server v {b.server_version} created "
+                f"{_when(b.create_timestamp or ev.timestamp)}{at}", [])
+    if isinstance(b, StartV3Body):
+        return (f"Start: binlog v {b.binlog_version}, server v {b.server_version} created "
+                f"{_when(b.create_timestamp or ev.timestamp)}", [])
+    if isinstance(b, GtidBody):
+        return _gtid(b)
+    if isinstance(b, MariaGtidBody):
+        cid = f" cid={b.commit_id}" if b.commit_id is not None else ""
+        trans = " trans" if b.flags2 & 0x04 else ""
+        return (f"GTID {b.domain_id}-{ev.server_id}-{b.seq_no}{cid}{trans}",
+                [f"/*!100001 SET @@session.gtid_seq_no={b.seq_no}*//*!*/;"])
+    if isinstance(b, QueryBody):
+        return (f"Query\tthread_id={b.thread_id}\texec_time={b.exec_time}\t"
+                f"error_code={b.error_code}",
+                ([f"use `{b.db}`/*!*/;"] if b.db else [])
+                + [f"SET TIMESTAMP={ev.timestamp}/*!*/;", b.text, "/*!*/;"])
+    if isinstance(b, XidBody):
+        return f"Xid = {b.xid}", ["COMMIT/*!*/;"]
+    if isinstance(b, RotateBody):
+        return f"Rotate to {b.next_file}  pos: {b.position}", []
+    if isinstance(b, PreviousGtidsBody):
+        return "Previous-GTIDs", [f"# {b.gtid_set or '[empty]'}"]
+    if isinstance(b, GtidListBody):
+        items = ",".join(f"{d}-{s}-{q}" for d, s, q in b.gtids)
+        return f"Gtid list [{items}]", []
+    if isinstance(b, BinlogCheckpointBody):
+        return f"Binlog checkpoint {b.file}", []
+    if isinstance(b, TableMapBody):
+        return f"Table_map: `{b.db}`.`{b.table}` mapped to number {b.table_id}", []
+    if isinstance(b, RowsBody):
+        flags = " flags: STMT_END_F" if b.flags & 1 else ""
+        name = ev.type_name.replace("_EVENT", "").title()
+        return f"{name}: table id {b.table_id}{flags}", []
+    if isinstance(b, RowsQueryBody):
+        return ("Annotate_rows:" if ev.type_code == 160 else "Rows_query",
+                [f"#Q> {line}" for line in b.text.splitlines()])
+    if isinstance(b, TransactionPayloadBody):
+        kind = {0: "ZSTD", 255: "NONE"}.get(b.compression_type, str(b.compression_type))
+        return (f"Transaction_Payload\tpayload_size={b.payload_size}\tcompression_type={kind}"
+                f"\tuncompressed_size={b.uncompressed_size}", [])
+    if isinstance(b, XaPrepareBody):
+        return (f"XA PREPARE X'{b.gtrid.hex()}',X'{b.bqual.hex()}',{b.format_id}",
+                [f"XA PREPARE X'{b.gtrid.hex()}',X'{b.bqual.hex()}',{b.format_id}", "/*!*/;"])
+    if isinstance(b, IntvarBody):
+        name = {1: "LAST_INSERT_ID", 2: "INSERT_ID"}.get(b.type, str(b.type))
+        return "Intvar", [f"SET {name}={b.value}/*!*/;"]
+    if isinstance(b, RandBody):
+        return "Rand", [f"SET @@RAND_SEED1={b.seed1}, @@RAND_SEED2={b.seed2}/*!*/;"]
+    if isinstance(b, UserVarBody):
+        return "User_var", [f"SET @`{b.name}`:={'NULL' if b.is_null else '...'}/*!*/;"]
+    if isinstance(b, IncidentBody):
+        return f"Incident: {b.incident} {b.message}", []
+    name = ev.type_name
+    return name, [] if b is not None else []
+
+
+def _gtid(b: GtidBody) -> tuple[str, list[str]]:
+    name = "Anonymous_GTID" if b.anonymous else "GTID"
+    parts = [name]
+    if b.lt_type is not None:
+        parts.append(f"last_committed={b.last_committed}")
+        parts.append(f"sequence_number={b.sequence_number}")
+    parts.append(f"rbr_only={'no' if b.gtid_flags & 1 else 'yes'}")
+    if b.original_commit_timestamp is not None:
+        parts.append(f"original_committed_timestamp={b.original_commit_timestamp}")
+        parts.append(f"immediate_commit_timestamp={b.immediate_commit_timestamp}")
+    if b.transaction_length is not None:
+        parts.append(f"transaction_length={b.transaction_length}")
+    lines = []
+    if b.original_commit_timestamp is not None:
+        lines.append(f"# original_commit_timestamp={b.original_commit_timestamp} "
+                     f"({_usec(b.original_commit_timestamp)})")
+        lines.append(f"# immediate_commit_timestamp={b.immediate_commit_timestamp} "
+                     f"({_usec(b.immediate_commit_timestamp)})")
+    if b.original_server_version is not None:
+        lines.append(f"/*!80014 SET @@session.original_server_version="
+                     f"{b.original_server_version}*//*!*/;")
+    lines.append(f"SET @@SESSION.GTID_NEXT= '{b.gtid_text}'/*!*/;")
+    return "\t".join(parts), lines
+
+
+# ---- stats ----
+
+def stats_tables(stats: Any) -> list[Any]:
+    """rich renderables for a :class:`~repltool.stats.LogStats`."""
+    from rich.table import Table
+    out: list[Any] = []
+    files = Table(title="Files", show_lines=False)
+    for col in ("file", "server", "bytes", "events", "transactions", "trunc.", "LC/SN trx",
+                "barriers", "mean window", "max window"):
+        files.add_column(col, justify="right" if col not in ("file", "server") else "left")
+    rows = list(stats.files) + ([stats.total] if len(stats.files) > 1 else [])
+    for f in rows:
+        c = f.clock
+        files.add_row(f.file, f.server_version or "-", f"{f.size:,}", f"{f.events:,}",
+                      f"{f.transactions:,}", str(f.truncated_transactions),
+                      f"{c.transactions:,}",
+                      f"{c.barriers:,} ({c.barrier_share:.1%})" if c.transactions else "-",
+                      f"{c.mean_window:.2f}" if c.transactions else "-",
+                      str(c.max_window) if c.transactions else "-")
+    out.append(files)
+    t = stats.total
+    types = Table(title="Events by type (all files)")
+    types.add_column("type")
+    types.add_column("count", justify="right")
+    types.add_column("bytes", justify="right")
+    for name, n in t.event_types.items():
+        types.add_row(name, f"{n:,}", f"{t.event_bytes.get(name, 0):,}")
+    out.append(types)
+    if t.clock.transactions:
+        dist = Table(title="sequence_number - last_committed (all files)")
+        dist.add_column("distance")
+        dist.add_column("transactions", justify="right")
+        dist.add_column("share", justify="right")
+        for k, n in t.clock.distance.items():
+            dist.add_row(k, f"{n:,}", f"{n / t.clock.transactions:.1%}")
+        out.append(dist)
+    if t.commit_id_groups:
+        g = Table(title="MariaDB group commits (commit_id runs)")
+        g.add_column("group size")
+        g.add_column("groups", justify="right")
+        for k, n in t.commit_id_groups.items():
+            g.add_row(k, f"{n:,}")
+        out.append(g)
+    if t.tables:
+        tb = Table(title="Rows events by table")
+        tb.add_column("table")
+        tb.add_column("rows events", justify="right")
+        for name, n in list(t.tables.items())[:20]:
+            tb.add_row(name, f"{n:,}")
+        out.append(tb)
+    for title, items, key in (("Biggest transactions", t.biggest, "size"),
+                              ("Longest transactions (seconds)", t.longest, "duration")):
+        if not items:
+            continue
+        tt = Table(title=title)
+        for col in ("gtid", "file:pos", key, "events"):
+            tt.add_column(col, justify="right" if col in (key, "events") else "left")
+        for x in items:
+            tt.add_row(x.gtid or "-", f"{x.file}:{x.pos}", f"{getattr(x, key):,}",
+                       f"{x.num_events:,}")
+        out.append(tt)
+    return out

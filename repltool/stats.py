@@ -1,0 +1,257 @@
+"""Per-file and total statistics of logs: what ``repltool stats`` reports.
+
+Streaming: every counter is updated as events and transactions pass, so memory
+depends on the number of distinct tables and the ``top`` size, not on the log.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from .binlog.constants import EventType, type_name
+from .binlog.events import Event
+from .binlog.reader import FileInfo, ReadOptions, read_events
+from .binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
+
+
+def distance_bucket(distance: int) -> str:
+    """Bucket label of ``sequence_number - last_committed``: 1, 2, 3-4, 5-8, ... .
+
+    Example::
+
+        >>> [distance_bucket(d) for d in (1, 2, 3, 5, 9, 100)]
+        ['1', '2', '3-4', '5-8', '9-16', '65-128']
+    """
+    if distance <= 2:
+        return str(max(distance, 0))
+    hi = 1 << (distance - 1).bit_length()
+    return f"{hi // 2 + 1}-{hi}"
+
+
+@dataclass(frozen=True, slots=True)
+class TopTransaction:
+    gtid: str | None
+    file: str
+    pos: int
+    size: int
+    duration: int
+    num_events: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClockStats:
+    """Logical-clock parallelism measures over the transactions that carry a clock."""
+
+    transactions: int
+    barriers: int                      # last_committed == 0
+    barrier_share: float
+    distance: dict[str, int]           # bucket of sequence_number - last_committed -> count
+    windows: int                       # runs of consecutive transactions sharing last_committed
+    mean_window: float
+    max_window: int
+    delta16_saturated: int
+    inconsistent: int                  # sequence_number <= last_committed (not 0,0)
+
+
+@dataclass(frozen=True, slots=True)
+class FileStats:
+    file: str
+    size: int
+    server_version: str | None
+    binlog_version: int | None
+    relay_log: bool
+    in_use: bool
+    checksum: str | None
+    events: int
+    event_types: dict[str, int]
+    event_bytes: dict[str, int]
+    transactions: int
+    transaction_kinds: dict[str, int]
+    truncated_transactions: int
+    transaction_bytes: int
+    clock: ClockStats
+    commit_id_groups: dict[str, int]   # MariaDB: group size -> number of groups
+    tables: dict[str, int]             # db.table -> rows events
+    biggest: tuple[TopTransaction, ...]
+    longest: tuple[TopTransaction, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LogStats:
+    files: tuple[FileStats, ...]
+    total: FileStats
+
+
+class _ClockAcc:
+    __slots__ = ("n", "barriers", "dist", "windows", "cur_lc", "cur_len", "max_len",
+                 "saturated", "bad")
+
+    def __init__(self) -> None:
+        self.n = self.barriers = self.windows = self.cur_len = self.max_len = 0
+        self.saturated = self.bad = 0
+        self.dist: Counter[str] = Counter()
+        self.cur_lc: int | None = None
+
+    def add(self, lc: int, sn: int, saturated: bool) -> None:
+        self.n += 1
+        if lc == 0:
+            self.barriers += 1
+        if sn <= lc and not (sn == 0 and lc == 0):
+            self.bad += 1
+        self.dist[distance_bucket(sn - lc)] += 1
+        if saturated:
+            self.saturated += 1
+        if lc == self.cur_lc:
+            self.cur_len += 1
+        else:
+            self.windows += 1
+            self.cur_lc = lc
+            self.cur_len = 1
+        self.max_len = max(self.max_len, self.cur_len)
+
+    def result(self) -> ClockStats:
+        return ClockStats(self.n, self.barriers, self.barriers / self.n if self.n else 0.0,
+                          dict(sorted(self.dist.items(), key=lambda kv: _bucket_key(kv[0]))),
+                          self.windows, self.n / self.windows if self.windows else 0.0,
+                          self.max_len, self.saturated, self.bad)
+
+
+def _bucket_key(label: str) -> int:
+    return int(label.split("-")[0])
+
+
+class _FileAcc:
+    """Accumulates one file's (or the total's) figures."""
+
+    def __init__(self, top: int) -> None:
+        self.top = top
+        self.types: Counter[int] = Counter()
+        self.bytes: Counter[int] = Counter()
+        self.kinds: Counter[str] = Counter()
+        self.tables: Counter[str] = Counter()
+        self.groups: Counter[str] = Counter()
+        self.trx = self.truncated = self.trx_bytes = 0
+        self.clock = _ClockAcc()
+        self.biggest: list[tuple[int, int, TopTransaction]] = []
+        self.longest: list[tuple[int, int, TopTransaction]] = []
+        self._seq = 0
+        self._run_id: int | None = None
+        self._run_len = 0
+
+    def event(self, ev: Event) -> None:
+        self.types[ev.type_code] += 1
+        if ev.pos.payload_offset is None:
+            self.bytes[ev.type_code] += ev.event_size
+
+    def transaction(self, t: Transaction) -> None:
+        self.trx += 1
+        self.trx_bytes += t.size
+        self.kinds[t.kind] += 1
+        if t.truncated:
+            self.truncated += 1
+        if t.last_committed is not None and t.sequence_number is not None:
+            self.clock.add(t.last_committed, t.sequence_number, t.delta16_saturated)
+        for table, n in t.rows_events:
+            self.tables[table] += n
+        self._commit_id(t)
+        top = TopTransaction(t.gtid, t.start.file, t.start.offset, t.size, t.duration,
+                             t.num_events)
+        self._seq += 1
+        self._push(self.biggest, (t.size, -self._seq, top))
+        self._push(self.longest, (t.duration, -self._seq, top))
+
+    def _commit_id(self, t: Transaction) -> None:
+        if t.maria_flags is None:
+            return
+        cid = t.commit_id
+        if cid is not None and cid == self._run_id:
+            self._run_len += 1
+            return
+        self.flush_group()
+        self._run_id, self._run_len = cid, 1
+
+    def flush_group(self) -> None:
+        if self._run_len:
+            self.groups[str(self._run_len)] += 1
+        self._run_id, self._run_len = None, 0
+
+    def _push(self, heap: list[tuple[int, int, TopTransaction]],
+              item: tuple[int, int, TopTransaction]) -> None:
+        if len(heap) < self.top:
+            heapq.heappush(heap, item)
+        elif item > heap[0]:
+            heapq.heapreplace(heap, item)
+
+    def result(self, file: str, size: int, fi: FileInfo | None) -> FileStats:
+        self.flush_group()
+        fde = fi.first_fde if fi else None
+        return FileStats(
+            file=file, size=size,
+            server_version=fde.server_version if fde else None,
+            binlog_version=fde.binlog_version if fde else None,
+            relay_log=bool(fi and fi.relay_log), in_use=bool(fi and fi.in_use),
+            checksum=_checksum_name(fi),
+            events=sum(self.types.values()),
+            event_types={type_name(k): v for k, v in self.types.most_common()},
+            event_bytes={type_name(k): v for k, v in self.bytes.most_common()},
+            transactions=self.trx, transaction_kinds=dict(self.kinds.most_common()),
+            truncated_transactions=self.truncated, transaction_bytes=self.trx_bytes,
+            clock=self.clock.result(),
+            commit_id_groups=dict(sorted(self.groups.items(), key=lambda kv: int(kv[0]))),
+            tables=dict(self.tables.most_common()),
+            biggest=tuple(x[2] for x in sorted(self.biggest, reverse=True)),
+            longest=tuple(x[2] for x in sorted(self.longest, reverse=True)))
+
+
+def _checksum_name(fi: FileInfo | None) -> str | None:
+    if fi is None or fi.fde is None:
+        return None
+    return {0: "NONE", 1: "CRC32", 255: "UNDEF", None: "NONE (pre-5.6.1)"}.get(
+        fi.fde.checksum_alg, str(fi.fde.checksum_alg))
+
+
+def compute_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum: bool = True,
+                  top: int = 5) -> LogStats:
+    """Read the logs (as one ordered sequence) and return per-file and total figures.
+
+    :raises ReplToolError: as :func:`~repltool.binlog.read_events` does.
+    """
+    paths = [os.fspath(p) for p in paths]
+    infos: list[FileInfo] = []
+    per_file: dict[str, _FileAcc] = {}
+    total = _FileAcc(top)
+    opts = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES, keep_raw=True)
+
+    def tap(events: Iterable[Event]) -> Iterator[Event]:
+        for ev in events:
+            acc = per_file.get(ev.pos.file)
+            if acc is None:
+                acc = per_file[ev.pos.file] = _FileAcc(top)
+            acc.event(ev)
+            total.event(ev)
+            yield ev
+
+    for trx in group_transactions(tap(read_events(paths, opts, infos))):
+        per_file[trx.start.file].transaction(trx)
+        total.transaction(trx)
+    by_name = {fi.path: fi for fi in infos}
+    files = tuple(per_file.get(p, _FileAcc(top)).result(p, by_name[p].size if p in by_name
+                                                        else 0, by_name.get(p))
+                  for p in paths)
+    tot = total.result("TOTAL", sum(f.size for f in files), infos[0] if len(infos) == 1 else None)
+    return LogStats(files, tot)
+
+
+def stats_to_dict(stats: LogStats) -> dict[str, Any]:
+    """JSON-ready form of :class:`LogStats` (what ``stats --format json`` prints)."""
+    import dataclasses
+    return {"files": [dataclasses.asdict(f) for f in stats.files],
+            "total": dataclasses.asdict(stats.total)}
+
+
+__all__ = ["ClockStats", "FileStats", "LogStats", "TopTransaction", "compute_stats",
+           "distance_bucket", "stats_to_dict", "EventType"]
