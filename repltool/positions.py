@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Position:
-    """A byte offset in a named log file.
+class Position(NamedTuple):
+    """A byte offset in a named log file (immutable).
 
     ``offset`` is decimal and refers to the first byte of an event, like
     mysqlbinlog's ``# at N``.  ``payload_offset`` is set for events that live
     inside a Transaction_payload event: it is the offset of the inner event in
     the decompressed payload, while ``offset`` is the payload event's own
     position in the file.
+
+    A NamedTuple rather than a frozen dataclass: one is built for every event
+    read, and tuple construction costs a fifth of a frozen dataclass's.
+
+    Example::
+
+        >>> str(Position("binlog.000001", 4))
+        'binlog.000001:4'
+        >>> str(Position("binlog.000001", 274, 71))
+        'binlog.000001:274+71'
     """
 
     file: str

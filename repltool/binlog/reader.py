@@ -93,31 +93,6 @@ def structs_for(fde: FormatDescriptionBody) -> BinlogStructs:
     return s
 
 
-class _Chunked:
-    """A forward-only window over a file: ``need(n)`` guarantees n bytes at ``off``."""
-
-    def __init__(self, fh: BinaryIO, start: int) -> None:
-        self.fh = fh
-        self.buf = b""
-        self.off = 0            # offset of the window's current byte within buf
-        self.base = start       # file offset of buf[0]
-        fh.seek(start)
-
-    @property
-    def pos(self) -> int:
-        return self.base + self.off
-
-    def need(self, n: int) -> bool:
-        have = len(self.buf) - self.off
-        if have >= n:
-            return True
-        more = self.fh.read(max(CHUNK, n - have))
-        self.base += self.off
-        self.buf = self.buf[self.off:] + more
-        self.off = 0
-        return len(self.buf) >= n
-
-
 def read_events(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
                 options: ReadOptions | None = None,
                 info: list[FileInfo] | None = None) -> Iterator[Event]:
@@ -203,96 +178,161 @@ def describe_mysql_encryption(header: bytes) -> str:
 
 
 def _read_stream(fi: FileInfo, fh: BinaryIO, opts: ReadOptions) -> Iterator[Event]:
-    win = _Chunked(fh, 4)
-    fde: FormatDescriptionBody | None = None
-    structs: BinlogStructs | None = None
-    crc_on = False
-    decoders = FAST_DECODERS if opts.fast else __import__(
-        "repltool.binlog.decode", fromlist=["DECODERS"]).DECODERS
-    types = opts.types
-    path = fi.path
+    """The event loop of one file.  Kept flat on purpose: it runs once per event."""
+    st = _StreamState(fi, opts)
+    path, file_size = fi.path, fi.size
+    types, keep_raw, verify = opts.types, opts.keep_raw, opts.verify_checksum
+    special = _SPECIAL
+    decoders = FAST_DECODERS if opts.fast else _construct_decoders()
     unpack = _HEADER.unpack_from
+    new_pos, new_event = tuple.__new__, tuple.__new__
+    crc32 = zlib.crc32
+    fh.seek(4)
+    buf, off, base = b"", 0, 4            # buf[0] is at file offset `base`
     while True:
-        p = win.pos
-        fi.end_offset = p
-        if not win.need(HEADER_LEN):
-            left = len(win.buf) - win.off
-            if left:
-                fi.truncated_at = p
-                raise TruncatedLog(f"log ends mid-event: {left} bytes left, a header needs 19"
-                                   f"{_live_hint(fi)}", pos=Position(path, p))
-            return
-        buf, off = win.buf, win.off
+        if off + HEADER_LEN > len(buf):
+            buf = buf[off:] + fh.read(CHUNK)
+            base += off
+            off = 0
+            if len(buf) < HEADER_LEN:
+                fi.end_offset = base
+                if buf:
+                    fi.truncated_at = base
+                    raise TruncatedLog(f"log ends mid-event: {len(buf)} bytes left, a header "
+                                       f"needs 19{_live_hint(fi)}", pos=Position(path, base))
+                return
         ts, tc, sid, size, log_pos, flags = unpack(buf, off)
-        if fde is None:
-            fde = _first_event(fi, buf, off, tc, p, size)
-        if size < HEADER_LEN:
-            raise MalformedEvent(f"event_size {size} is smaller than the 19-byte header",
-                                 pos=Position(path, p), event_type=type_name(tc))
-        if size > fi.size - p:
-            fi.truncated_at = p
-            raise TruncatedLog(
-                f"log ends mid-event: event_size {size} but only {fi.size - p} bytes left"
-                f"{_live_hint(fi)}", pos=Position(path, p), event_type=type_name(tc))
-        win.need(size)
-        buf, off = win.buf, win.off
-        raw = buf[off:off + size]
-        win.off += size
-        pos = Position(path, p)
-        if tc == _FDE:
-            fde, crc = _handle_fde(fi, raw, pos, opts)
-            structs = structs_for(fde)
-            crc_on = fde.checksum_alg == ChecksumAlg.CRC32
-            yield Event(pos, ts, tc, sid, size, log_pos, flags, fde, crc,
-                        raw if opts.keep_raw else b"")
+        p = base + off
+        if size < HEADER_LEN or p + size > file_size:
+            fi.end_offset = p
+            st.bad_size(p, tc, size, buf[off:off + 21])
+        end = off + size
+        if end > len(buf):
+            buf = buf[off:] + fh.read(max(CHUNK, end - len(buf)))
+            base += off
+            off, end = 0, size
+        raw = buf[off:end]
+        off = end
+        pos = new_pos(Position, (path, p, None))
+        if tc in special or st.structs is None:
+            yield from st.special(pos, raw, ts, tc, sid, size, log_pos, flags)
             continue
-        if structs is None:
-            if tc == _START_V3:
-                fde = _v3_fde(raw, pos)
-                fi.fde = fi.first_fde = fde
-                fi.binlog_version = fde.binlog_version
-                structs = structs_for(fde)
-            else:
-                raise NoFormatDescription("no Format_description_event before this event",
-                                          pos=pos, event_type=type_name(tc))
         crc = None
         body_end = size
-        if crc_on:
+        if st.crc_on:
             if size < HEADER_LEN + CHECKSUM_LEN:
                 raise MalformedEvent(f"event_size {size} leaves no room for the CRC32",
                                      pos=pos, event_type=type_name(tc))
             body_end = size - CHECKSUM_LEN
             crc = int.from_bytes(raw[body_end:], "little")
-            if opts.verify_checksum:
-                computed = zlib.crc32(raw[:body_end])
-                if computed != crc:
-                    raise ChecksumMismatch(
-                        f"CRC32 mismatch: stored 0x{crc:08x}, computed 0x{computed:08x}",
-                        pos=pos, event_type=type_name(tc))
+            if verify and crc32(raw[:body_end]) != crc:
+                raise ChecksumMismatch(
+                    f"CRC32 mismatch: stored 0x{crc:08x}, computed "
+                    f"0x{crc32(raw[:body_end]):08x}", pos=pos, event_type=type_name(tc))
         body = None
-        if types is None or tc in types or tc == _PAYLOAD and opts.payloads:
-            ctx = DecodeContext(structs, pos, tc)
-            decoder = decoders.get(tc)
-            data = raw[HEADER_LEN:body_end]
-            if tc == _START_V3:
-                body = decode_start_v3(data, ctx)
-            elif decoder is not None and tc not in structs.opaque:
-                body = _decode(decoder, data, ctx, structs)
-            else:
-                from .events import UnknownBody
-                body = UnknownBody(data)
+        if types is None or tc in types:
+            body = st.decode(decoders.get(tc), raw[HEADER_LEN:body_end], pos, tc)
+        yield new_event(Event, (pos, ts, tc, sid, size, log_pos, flags, body, crc,
+                                raw if keep_raw else b""))
+
+
+_SPECIAL = frozenset({_FDE, _START_V3, _START_ENCRYPTION, _PAYLOAD})
+
+
+def _construct_decoders() -> dict[int, object]:
+    from .decode import DECODERS
+    return DECODERS  # type: ignore[return-value]
+
+
+class _StreamState:
+    """Per-file reader state and the rarely taken branches of the event loop."""
+
+    def __init__(self, fi: FileInfo, opts: ReadOptions) -> None:
+        self.fi = fi
+        self.opts = opts
+        self.fde: FormatDescriptionBody | None = None
+        self.structs: BinlogStructs | None = None
+        self.crc_on = False
+        self.first = True
+
+    def bad_size(self, p: int, tc: int, size: int, head: bytes) -> None:
+        fi = self.fi
+        if self.first:
+            _first_event(fi, head, 0, tc, p, size)
+        if size < HEADER_LEN:
+            raise MalformedEvent(f"event_size {size} is smaller than the 19-byte header",
+                                 pos=Position(fi.path, p), event_type=type_name(tc))
+        fi.truncated_at = p
+        raise TruncatedLog(
+            f"log ends mid-event: event_size {size} but only {fi.size - p} bytes left"
+            f"{_live_hint(fi)}", pos=Position(fi.path, p), event_type=type_name(tc))
+
+    def decode(self, decoder, data: bytes, pos: Position, tc: int):  # type: ignore[no-untyped-def]
+        structs = self.structs
+        assert structs is not None
+        if decoder is None or tc in structs.opaque:
+            from .events import UnknownBody
+            return UnknownBody(bytes(data))
+        if structs.opaque:
+            return _decode(decoder, data, DecodeContext(structs, pos, tc), structs)
+        return decoder(data, DecodeContext(structs, pos, tc))
+
+    def special(self, pos: Position, raw: bytes, ts: int, tc: int, sid: int, size: int,
+                log_pos: int, flags: int) -> Iterator[Event]:
+        """FDE, the first event, Start_v3, START_ENCRYPTION and Transaction_payload."""
+        fi, opts = self.fi, self.opts
+        keep = raw if opts.keep_raw else b""
+        if self.first:
+            _first_event(fi, raw, 0, tc, pos.offset, size)
+            self.first = False
+        if tc == _FDE:
+            fde, crc = _handle_fde(fi, raw, pos, opts)
+            self.fde, self.structs = fde, structs_for(fde)
+            self.crc_on = fde.checksum_alg == ChecksumAlg.CRC32
+            yield Event(pos, ts, tc, sid, size, log_pos, flags, fde, crc, keep)
+            return
+        if self.structs is None:
+            if tc != _START_V3:
+                raise NoFormatDescription("no Format_description_event before this event",
+                                          pos=pos, event_type=type_name(tc))
+            fde = _v3_fde(raw, pos)
+            fi.fde = fi.first_fde = fde
+            fi.binlog_version = fde.binlog_version
+            self.fde, self.structs = fde, structs_for(fde)
+        crc = None
+        body_end = size
+        if self.crc_on:
+            body_end = size - CHECKSUM_LEN
+            if body_end < HEADER_LEN:
+                raise MalformedEvent(f"event_size {size} leaves no room for the CRC32",
+                                     pos=pos, event_type=type_name(tc))
+            crc = int.from_bytes(raw[body_end:], "little")
+            if opts.verify_checksum and zlib.crc32(raw[:body_end]) != crc:
+                raise ChecksumMismatch(
+                    f"CRC32 mismatch: stored 0x{crc:08x}, computed "
+                    f"0x{zlib.crc32(raw[:body_end]):08x}", pos=pos, event_type=type_name(tc))
+        data = raw[HEADER_LEN:body_end]
+        structs = self.structs
+        ctx = DecodeContext(structs, pos, tc)
+        wanted = opts.types is None or tc in opts.types
+        body = None
+        if tc == _START_V3:
+            body = decode_start_v3(data, ctx)
+        elif tc == _PAYLOAD and (wanted or opts.payloads):
+            body = _decode(FAST_DECODERS[tc], data, ctx, structs)
+        elif wanted:
+            body = self.decode(FAST_DECODERS.get(tc), data, pos, tc)
         if tc == _START_ENCRYPTION:
-            yield Event(pos, ts, tc, sid, size, log_pos, flags, body, crc,
-                        raw if opts.keep_raw else b"")
+            yield Event(pos, ts, tc, sid, size, log_pos, flags, body, crc, keep)
             fi.encryption = "MariaDB START_ENCRYPTION"
-            key = f", key version {body.key_version}" if isinstance(body, StartEncryptionBody) else ""
+            key = (f", key version {body.key_version}"
+                   if isinstance(body, StartEncryptionBody) else "")
             raise EncryptedLog(
-                f"MariaDB encrypted binlog{key}: every event after offset {p + size} is "
-                "encrypted; repltool cannot decrypt it (read it through the server, e.g. "
+                f"MariaDB encrypted binlog{key}: every event after offset {pos.offset + size} "
+                "is encrypted; repltool cannot decrypt it (read it through the server, e.g. "
                 "`mariadb-binlog --read-from-remote-server`)", pos=pos,
                 event_type=type_name(tc))
-        yield Event(pos, ts, tc, sid, size, log_pos, flags, body, crc,
-                    raw if opts.keep_raw else b"")
+        yield Event(pos, ts, tc, sid, size, log_pos, flags, body if wanted else None, crc, keep)
         if tc == _PAYLOAD and opts.payloads and isinstance(body, TransactionPayloadBody):
             yield from read_payload_events(body, pos, structs, opts)
 
