@@ -7,6 +7,7 @@ depends on the number of distinct tables and the ``top`` size, not on the log.
 from __future__ import annotations
 
 import heapq
+import itertools
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -124,6 +125,9 @@ def _bucket_key(label: str) -> int:
     return int(label.split("-")[0])
 
 
+_TIEBREAK = itertools.count()
+
+
 class _FileAcc:
     """Accumulates one file's (or the total's) figures."""
 
@@ -138,14 +142,8 @@ class _FileAcc:
         self.clock = _ClockAcc()
         self.biggest: list[tuple[int, int, TopTransaction]] = []
         self.longest: list[tuple[int, int, TopTransaction]] = []
-        self._seq = 0
         self._run_id: int | None = None
         self._run_len = 0
-
-    def event(self, ev: Event) -> None:
-        self.types[ev.type_code] += 1
-        if ev.pos.payload_offset is None:
-            self.bytes[ev.type_code] += ev.event_size
 
     def transaction(self, t: Transaction) -> None:
         self.trx += 1
@@ -160,9 +158,9 @@ class _FileAcc:
         self._commit_id(t)
         top = TopTransaction(t.gtid, t.start.file, t.start.offset, t.size, t.duration,
                              t.num_events)
-        self._seq += 1
-        self._push(self.biggest, (t.size, -self._seq, top))
-        self._push(self.longest, (t.duration, -self._seq, top))
+        tie = -next(_TIEBREAK)          # earlier transactions win ties
+        self._push(self.biggest, (t.size, tie, top))
+        self._push(self.longest, (t.duration, tie, top))
 
     def _commit_id(self, t: Transaction) -> None:
         if t.maria_flags is None:
@@ -218,32 +216,67 @@ def compute_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum: b
                   top: int = 5) -> LogStats:
     """Read the logs (as one ordered sequence) and return per-file and total figures.
 
+    Logical clocks restart in every binlog file, so clock figures are computed
+    per file and the total adds them up.
+
     :raises ReplToolError: as :func:`~repltool.binlog.read_events` does.
     """
     paths = [os.fspath(p) for p in paths]
     infos: list[FileInfo] = []
-    per_file: dict[str, _FileAcc] = {}
-    total = _FileAcc(top)
+    per_file: dict[str, _FileAcc] = {p: _FileAcc(top) for p in paths}
     opts = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES, keep_raw=True)
 
     def tap(events: Iterable[Event]) -> Iterator[Event]:
+        cur_file = None
+        types: Counter[int] = Counter()
+        sizes: Counter[int] = Counter()
         for ev in events:
-            acc = per_file.get(ev.pos.file)
-            if acc is None:
-                acc = per_file[ev.pos.file] = _FileAcc(top)
-            acc.event(ev)
-            total.event(ev)
+            pos = ev.pos
+            if pos.file != cur_file:
+                cur_file = pos.file
+                acc = per_file.setdefault(cur_file, _FileAcc(top))
+                types, sizes = acc.types, acc.bytes
+            types[ev.type_code] += 1
+            if pos.payload_offset is None:
+                sizes[ev.type_code] += ev.event_size
             yield ev
 
     for trx in group_transactions(tap(read_events(paths, opts, infos))):
         per_file[trx.start.file].transaction(trx)
-        total.transaction(trx)
     by_name = {fi.path: fi for fi in infos}
-    files = tuple(per_file.get(p, _FileAcc(top)).result(p, by_name[p].size if p in by_name
-                                                        else 0, by_name.get(p))
-                  for p in paths)
-    tot = total.result("TOTAL", sum(f.size for f in files), infos[0] if len(infos) == 1 else None)
+    files = tuple(per_file[p].result(p, by_name[p].size if p in by_name else 0,
+                                     by_name.get(p)) for p in paths)
+    total = _merge(list(per_file.values()), top)
+    tot = total.result("TOTAL", sum(f.size for f in files),
+                       infos[0] if len(infos) == 1 else None)
     return LogStats(files, tot)
+
+
+def _merge(accs: list[_FileAcc], top: int) -> _FileAcc:
+    total = _FileAcc(top)
+    for a in accs:
+        a.flush_group()
+        total.types.update(a.types)
+        total.bytes.update(a.bytes)
+        total.kinds.update(a.kinds)
+        total.tables.update(a.tables)
+        total.groups.update(a.groups)
+        total.trx += a.trx
+        total.truncated += a.truncated
+        total.trx_bytes += a.trx_bytes
+        c, tc = a.clock, total.clock
+        tc.n += c.n
+        tc.barriers += c.barriers
+        tc.dist.update(c.dist)
+        tc.windows += c.windows
+        tc.max_len = max(tc.max_len, c.max_len)
+        tc.saturated += c.saturated
+        tc.bad += c.bad
+        for item in a.biggest:
+            total._push(total.biggest, item)
+        for item in a.longest:
+            total._push(total.longest, item)
+    return total
 
 
 def stats_to_dict(stats: LogStats) -> dict[str, Any]:

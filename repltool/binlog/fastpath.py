@@ -117,10 +117,28 @@ def _packed(data: bytes, p: int) -> tuple[int, int]:
     return int.from_bytes(data[p + 1:p + 1 + width], "little"), p + 1 + width
 
 
+_TABLE_MAP_CACHE: dict[bytes, TableMapBody] = {}
+
+
 def fast_table_map(data: bytes, ctx: DecodeContext) -> TableMapBody:
-    """TABLE_MAP_EVENT with the 8-byte post-header; anything odd goes to construct."""
+    """TABLE_MAP_EVENT with the 8-byte post-header; anything odd goes to construct.
+
+    A server writes the same Table_map bytes for every statement on a table, so
+    decoded bodies are cached by their bytes (bounded).
+    """
+    hit = _TABLE_MAP_CACHE.get(data)
+    if hit is not None:
+        return hit
     if ctx.structs.post_header(EventType.TABLE_MAP_EVENT, 8) != 8:
         return decode_table_map(data, ctx)
+    body = _parse_table_map(data, ctx)
+    if len(_TABLE_MAP_CACHE) >= 4096:
+        _TABLE_MAP_CACHE.clear()
+    _TABLE_MAP_CACHE[bytes(data)] = body
+    return body
+
+
+def _parse_table_map(data: bytes, ctx: DecodeContext) -> TableMapBody:
     try:
         n = len(data)
         table_id = int.from_bytes(data[0:6], "little")

@@ -273,7 +273,7 @@ class _StreamState:
         if decoder is None or tc in structs.opaque:
             from .events import UnknownBody
             return UnknownBody(bytes(data))
-        if structs.opaque:
+        if structs.lenient:
             return _decode(decoder, data, DecodeContext(structs, pos, tc), structs)
         return decoder(data, DecodeContext(structs, pos, tc))
 
@@ -339,7 +339,7 @@ class _StreamState:
 
 def _decode(decoder, data: bytes, ctx: DecodeContext, structs: BinlogStructs):  # type: ignore[no-untyped-def]
     """Decode a body; under a non-standard FDE (pre-GA numbering) damage means 'opaque'."""
-    if not structs.opaque:
+    if not structs.lenient:
         return decoder(data, ctx)
     try:
         return decoder(data, ctx)

@@ -453,6 +453,9 @@ class BinlogStructs:
         self.opaque = frozenset(
             t for t, sizes in EXPECTED_POST_HEADER.items()
             if 1 <= t <= len(self.post_header_len) and ph(t) not in sizes)
+        # A zero length only says "this server never writes that type" (MariaDB and
+        # MySQL's GTID types); another length means a foreign numbering: decode leniently.
+        self.lenient = any(ph(t) != 0 for t in self.opaque)
         query_ph = ph(EventType.QUERY_EVENT, 13)
         self.query_body = self._query(query_ph)
         self.execute_load_query_body = self._query(ph(EventType.EXECUTE_LOAD_QUERY_EVENT, 26))
