@@ -45,9 +45,11 @@ def cli(ctx: click.Context, traceback: bool, color: bool | None) -> None:
 
 def _register() -> None:
     from .dump import dump
+    from .sample import sample
     from .stats import stats
     cli.add_command(dump)
     cli.add_command(stats)
+    cli.add_command(sample)
 
 
 _register()

@@ -62,7 +62,7 @@ def describe(ev: Event) -> tuple[str, list[str]]:
     if isinstance(b, RotateBody):
         return f"Rotate to {b.next_file}  pos: {b.position}", []
     if isinstance(b, PreviousGtidsBody):
-        return "Previous-GTIDs", [f"# {b.gtid_set or '[empty]'}"]
+        return "Previous-GTIDs", [f"# {str(b.gtid_set) or '[empty]'}"]
     if isinstance(b, GtidListBody):
         items = ",".join(f"{d}-{s}-{q}" for d, s, q in b.gtids)
         return f"Gtid list [{items}]", []
