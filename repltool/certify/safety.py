@@ -1,0 +1,85 @@
+"""Check computed clocks against the write-set safety rule.
+
+The rule MySQL's trackers guarantee (``sql/rpl_trx_tracking.cc``,
+``plugin/group_replication/src/certifier.cc``): if transactions ``i < j`` of
+one clock segment share a write-set key, then
+``last_committed(j) >= sequence_number(i)``, so the replica's logical-clock
+scheduler never runs ``j`` before ``i`` has committed.
+
+Replica-side barriers make some pairs safe regardless
+(``sql/rpl_mta_submode.cc``, format spec 6d): a transaction with
+``last_committed == 0`` or ``sequence_number == 0``, the first of a new clock
+segment (sequence numbers restart), the one after a ``(0, 0)`` and the one
+after a sequence gap wait for everything before them, and every later
+transaction waits for them (the scheduler's low-water mark restarts at a
+barrier), so no pair across a barrier can overlap. A GR *local*
+transaction (``computed is None``, :attr:`Reason.LOCAL`) was committed on
+the member only after the remote transactions it depends on were applied, so
+it absorbs its keys' earlier dependencies. Negatively certified transactions are ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .model import CertResult, Reason
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """``later`` may run before ``earlier`` although both write ``key_hash``."""
+
+    earlier: CertResult
+    later: CertResult
+    key_hash: int
+
+    def __str__(self) -> str:
+        def name(r: CertResult) -> str:
+            return r.trx.gtid or (str(r.trx.pos) if r.trx.pos else f"#{r.sequence_number}")
+        return (f"{name(self.later)} last_committed={self.later.last_committed} < "
+                f"sequence_number={self.earlier.sequence_number} of {name(self.earlier)}; "
+                f"both write key {self.key_hash:#x}")
+
+
+def check_safety(results: Iterable[CertResult],
+                 writesets: Iterable[Sequence[int]] | None = None) -> list[Violation]:
+    """Return every pair that breaks the safety rule (one entry per pair).
+
+    Runs in one pass with a map key -> last writer, so memory follows the
+    number of distinct keys in a segment.
+
+    :param results: certification results in log order.
+    :param writesets: write sets parallel to ``results``; default: each
+        result's ``trx.writeset``.
+    """
+    violations: list[Violation] = []
+    last: dict[int, CertResult] = {}
+    prev_seq: int | None = None
+    sets = iter(writesets) if writesets is not None else None
+    for r in results:
+        ws = next(sets) if sets is not None else r.trx.writeset
+        if r.computed is None:
+            if r.reason is Reason.LOCAL:
+                for h in ws:
+                    last.pop(h, None)
+            continue
+        lc, seq = r.computed
+        gap = prev_seq is not None and prev_seq != 0 and seq > prev_seq + 1
+        if (lc == 0 or seq == 0 or gap or prev_seq == 0
+                or (prev_seq is not None and seq <= prev_seq)):
+            # a barrier: it waits for everything before, and every later
+            # transaction waits for it (the MTS low-water mark restarts there)
+            last.clear()
+        else:
+            seen: set[int] = set()
+            for h in ws:
+                earlier = last.get(h)
+                if (earlier is not None and earlier.computed is not None
+                        and lc < earlier.computed[1] and id(earlier) not in seen):
+                    seen.add(id(earlier))
+                    violations.append(Violation(earlier, r, h))
+        for h in ws:
+            last[h] = r
+        prev_seq = seq
+    return violations
