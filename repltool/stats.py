@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from .binlog.constants import EventType, type_name
+from .binlog.clockscan import ClockRecord, scan_clocks
 from .binlog.events import Event
 from .binlog.reader import FileInfo, ReadOptions, read_events
 from .binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
@@ -162,6 +163,15 @@ class _FileAcc:
         self._push(self.biggest, (t.size, tie, top))
         self._push(self.longest, (t.duration, tie, top))
 
+    def clock_record(self, r: ClockRecord) -> None:
+        """A transaction seen by the clock scan (no events, tables or durations)."""
+        self.trx += 1
+        self.trx_bytes += r.size
+        if r.last_committed is not None and r.sequence_number is not None:
+            self.clock.add(r.last_committed, r.sequence_number, r.delta16_saturated)
+        top = TopTransaction(r.gtid, r.pos.file, r.pos.offset, r.size, 0, 0)
+        self._push(self.biggest, (r.size, -next(_TIEBREAK), top))
+
     def _commit_id(self, t: Transaction) -> None:
         if t.maria_flags is None:
             return
@@ -250,6 +260,28 @@ def compute_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum: b
     tot = total.result("TOTAL", sum(f.size for f in files),
                        infos[0] if len(infos) == 1 else None)
     return LogStats(files, tot)
+
+
+def compute_clock_stats(paths: Iterable[str | os.PathLike[str]], *,
+                        verify_checksum: bool = True, top: int = 5) -> LogStats:
+    """Clock-only figures from :func:`~repltool.binlog.clockscan.scan_clocks`.
+
+    MySQL 8.0.2+ logs are read by jumping over transaction bodies with
+    ``transaction_length``: events inside transactions are neither counted nor
+    CRC-checked (``events`` counts only what was read), tables and durations
+    are not known.  Older logs are walked event by event.
+    """
+    paths = [os.fspath(p) for p in paths]
+    infos: list[FileInfo] = []
+    per_file: dict[str, _FileAcc] = {p: _FileAcc(top) for p in paths}
+    for rec in scan_clocks(paths, verify_checksum=verify_checksum, info=infos):
+        per_file[rec.pos.file].clock_record(rec)
+    by_name = {fi.path: fi for fi in infos}
+    files = tuple(per_file[p].result(p, by_name[p].size if p in by_name else 0,
+                                     by_name.get(p)) for p in paths)
+    total = _merge(list(per_file.values()), top)
+    return LogStats(files, total.result("TOTAL", sum(f.size for f in files),
+                                        infos[0] if len(infos) == 1 else None))
 
 
 def _merge(accs: list[_FileAcc], top: int) -> _FileAcc:
