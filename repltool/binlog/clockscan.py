@@ -111,12 +111,15 @@ def _jump(fi: FileInfo, fh, verify: bool) -> Iterator[ClockRecord]:  # type: ign
     path, size = fi.path, fi.size
     opts = ReadOptions(verify_checksum=verify, types=frozenset({EventType.FORMAT_DESCRIPTION_EVENT}))
     structs = None
-    crc_on = False
+    crc_on = check = False
     pending: ClockRecord | None = None
     buf, base = b"", 4
     p = 4
-    unpack = _HEADER.unpack_from
-    crc32 = zlib.crc32
+    unpack, plain = _HEADER.unpack_from, _PLAIN.unpack_from
+    crc32, from_bytes, new = zlib.crc32, int.from_bytes, tuple.__new__
+    known, gtids, control = _KNOWN_TYPES, _GTID_CODES, _JUMP_CONTROL
+    fde_code = int(EventType.FORMAT_DESCRIPTION_EVENT)
+    sid_text = _SID_TEXT
     while p < size:
         off = p - base
         if off < 0 or off + HEADER_LEN > len(buf):
@@ -125,43 +128,58 @@ def _jump(fi: FileInfo, fh, verify: bool) -> Iterator[ClockRecord]:  # type: ign
         if off + HEADER_LEN > len(buf):
             break                                   # the walker reports the truncation
         ts, tc, _sid, ev_size, _log_pos, _flags = unpack(buf, off)
-        if ev_size < HEADER_LEN or p + ev_size > size or tc not in _KNOWN_TYPES:
+        if ev_size < HEADER_LEN or p + ev_size > size or tc not in known:
             break
         if pending is not None:
             yield pending
             pending = None
-        if off + ev_size > len(buf):
+        end = off + ev_size
+        if end > len(buf):
             fh.seek(p)
             buf, base, off = fh.read(max(_CHUNK, ev_size)), p, 0
-        raw = buf[off:off + ev_size]
-        pos = Position(path, p)
-        if tc == EventType.FORMAT_DESCRIPTION_EVENT:
-            fde = _fde(fi, raw, pos, opts)
+            end = ev_size
+        pos = new(Position, (path, p, None))
+        if tc == fde_code:
+            fde = _fde(fi, buf[off:end], pos, opts)
             structs = structs_for(fde)
             crc_on = fde.checksum_alg == ChecksumAlg.CRC32
+            check = crc_on and verify
             p += ev_size
             continue
-        body_end = ev_size - CHECKSUM_LEN if crc_on else ev_size
-        if crc_on and verify:
-            stored = int.from_bytes(raw[body_end:], "little")
-            if crc32(raw[:body_end]) != stored:
-                raise ChecksumMismatch(
-                    f"CRC32 mismatch: stored 0x{stored:08x}, computed "
-                    f"0x{crc32(raw[:body_end]):08x}", pos=pos, event_type=type_name(tc))
-        if tc not in _GTIDS or structs is None:
-            if tc not in _JUMP_CONTROL:
+        body_end = end - CHECKSUM_LEN if crc_on else end
+        if check and crc32(buf[off:body_end]) != from_bytes(buf[body_end:end], "little"):
+            raise ChecksumMismatch(
+                f"CRC32 mismatch: stored 0x{from_bytes(buf[body_end:end], 'little'):08x}, "
+                f"computed 0x{crc32(buf[off:body_end]):08x}", pos=pos,
+                event_type=type_name(tc))
+        if tc not in gtids or structs is None:
+            if tc not in control:
                 break                                   # a transaction without GTID: walk
             p += ev_size
             continue
-        quick = _quick_gtid(raw, body_end)
-        if quick is None:
-            body = fast_gtid(raw[HEADER_LEN:body_end], DecodeContext(structs, pos, tc))
-            quick = (body.gtid_text, body.last_committed, body.sequence_number,
-                     body.immediate_commit_timestamp, body.transaction_length)
-        gtid, lc, sn, ict, length = quick
-        if length is None or length < ev_size or p + length > size:
+        # The common 8.0 layout, decoded inline (checked against fast_gtid by the tests):
+        # typecode 2, 7-byte commit timestamp without the bit-55 flag, 1/3/4-byte length.
+        g = off + HEADER_LEN
+        length = -1
+        if body_end - g >= 51 and buf[g + 25] == 2:
+            sid, gno, _, lc, sn, ict_raw, first = plain(buf, g + 1)
+            ict = from_bytes(ict_raw, "little")
+            if not ict >> 55 and (first < 251 or first in (252, 253)):
+                length = first if first < 251 else from_bytes(
+                    buf[g + 50:g + (52 if first == 252 else 53)], "little")
+                text = sid_text.get(sid)
+                if text is None:
+                    text = _sid_text(sid)
+                gtid = "ANONYMOUS" if gno == 0 and text == _ZERO_SID else f"{text}:{gno}"
+        if length < 0:
+            body = fast_gtid(buf[g:body_end], DecodeContext(structs, pos, tc))
+            if body.transaction_length is None:
+                break
+            gtid, lc, sn = body.gtid_text, body.last_committed, body.sequence_number
+            ict, length = body.immediate_commit_timestamp, body.transaction_length
+        if length < ev_size or p + length > size:
             break
-        pending = _new(ClockRecord, (pos, gtid, lc, sn, length, ts, ict, True, False))
+        pending = new(ClockRecord, (pos, gtid, lc, sn, length, ts, ict, True, False))
         p += length
     else:
         if pending is not None:
@@ -178,30 +196,16 @@ _PLAIN = struct.Struct("<16sqBqq7sB")      # sid, gno, lt_type, lc, sn, ict, fir
 _SID_TEXT: dict[bytes, str] = {}
 
 
-def _quick_gtid(raw: bytes, body_end: int) -> tuple[str, int, int, int, int] | None:
-    """(gtid, lc, sn, immediate_commit_timestamp, transaction_length) of the common 8.0
-    layout (typecode 2, 7-byte timestamp, 1/3/4-byte length); None for anything else,
-    which :func:`fast_gtid` then decodes.  Checked against it by the test-suite."""
-    if body_end < HEADER_LEN + 51 or raw[HEADER_LEN + 25] != 2:
-        return None
-    sid, gno, _, lc, sn, ict_raw, first = _PLAIN.unpack_from(raw, HEADER_LEN + 1)
-    ict = int.from_bytes(ict_raw, "little")
-    if ict >> 55 or first == 251 or first >= 254:
-        return None
-    at = HEADER_LEN + 50
-    if first < 251:
-        length = first
-    else:
-        width = 2 if first == 252 else 3
-        length = int.from_bytes(raw[at:at + width], "little")
-    text = _SID_TEXT.get(sid)
-    if text is None:
-        if len(_SID_TEXT) > 4096:
-            _SID_TEXT.clear()
-        import uuid
-        text = _SID_TEXT[sid] = str(uuid.UUID(bytes=sid))
-    gtid = "ANONYMOUS" if gno == 0 and not any(sid) else f"{text}:{gno}"
-    return gtid, lc, sn, ict, length
+_ZERO_SID = "00000000-0000-0000-0000-000000000000"
+_GTID_CODES = frozenset({int(EventType.GTID_LOG_EVENT), int(EventType.ANONYMOUS_GTID_LOG_EVENT)})
+
+
+def _sid_text(sid: bytes) -> str:
+    import uuid
+    if len(_SID_TEXT) > 4096:
+        _SID_TEXT.clear()
+    text = _SID_TEXT[sid] = str(uuid.UUID(bytes=sid))
+    return text
 _JUMP_CONTROL = frozenset({
     EventType.ROTATE_EVENT, EventType.STOP_EVENT, EventType.PREVIOUS_GTIDS_LOG_EVENT,
     EventType.HEARTBEAT_LOG_EVENT, EventType.HEARTBEAT_LOG_EVENT_V2,
