@@ -230,16 +230,19 @@ gtid_body = Struct(
     "lt_type" / Optional(Int8ul),
     "clock" / If(lambda c: c.lt_type in (LOGICAL_TIMESTAMP_TYPECODE,
                                          LOGICAL_TIMESTAMP_DELTA16_TYPECODE), gtid_timestamps),
-    "immediate_commit_timestamp" / If(this.clock is not None, Optional(Int56ul)),
+    "immediate_commit_timestamp" / If(lambda c: c.clock is not None, Optional(Int56ul)),
     "original_commit_timestamp" / If(
         lambda c: c.immediate_commit_timestamp is not None
         and c.immediate_commit_timestamp & COMMIT_TIMESTAMP_FLAG, Int56ul),
-    "transaction_length" / If(this.immediate_commit_timestamp is not None, Optional(PackedInt)),
-    "immediate_server_version" / If(this.transaction_length is not None, Optional(Int32ul)),
+    "transaction_length" / If(lambda c: c.immediate_commit_timestamp is not None,
+                              Optional(PackedInt)),
+    "immediate_server_version" / If(lambda c: c.transaction_length is not None,
+                                    Optional(Int32ul)),
     "original_server_version" / If(
         lambda c: c.immediate_server_version is not None
         and c.immediate_server_version & SERVER_VERSION_FLAG, Int32ul),
-    "commit_group_ticket" / If(this.immediate_server_version is not None, Optional(Int64ul)),
+    "commit_group_ticket" / If(lambda c: c.immediate_server_version is not None,
+                               Optional(Int64ul)),
     "rest" / GreedyBytes,
 )
 

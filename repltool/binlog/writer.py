@@ -1,0 +1,696 @@
+"""The encoder side: GTID bodies, event framing, logical-clock patches, whole-file rewrites.
+
+Every layout is declared once, in :mod:`repltool.binlog.structs`, and this
+module *builds* with the same construct objects the reader *parses* with, so a
+decoded GTID event re-encodes to its original bytes (format-spec §3.1, §3.5;
+MySQL ``sql/log_event.cc`` Gtid_log_event::write_post_header_to_memory /
+write_body_to_memory, 9.x ``libs/mysql/binlog/event/control_events.h``
+Gtid_event::define_fields).
+
+Two logical-clock encodings are written:
+
+``"mysql"``
+    typecode 2: last_committed and sequence_number as two int64 (16 bytes).
+``"delta16"``
+    typecode 3, repltool's WL#7165 "Optimizations" §2 layout: sequence_number
+    as int64 followed by ``sequence_number - last_committed`` as uint16,
+    saturated at 65535 (6 bytes shorter).  A saturated delta decodes as
+    ``last_committed = sequence_number - 65535``: never lower than the truth.
+    The one value that layout cannot carry safely is the barrier
+    ``last_committed = 0`` with ``sequence_number >= 65535`` (the replica
+    serialises on lc = 0, format-spec §6d; a saturated delta would decode as a
+    *positive* lc and silently drop the barrier), so such events keep
+    typecode 2 (see :func:`delta16_encodable`).
+
+Tagged GTID events (type 42) have no typecode: they are always re-serialized in
+MySQL's serialization format, whatever ``encoding`` says.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import zlib
+from dataclasses import dataclass, replace
+from typing import Any, BinaryIO, Mapping
+
+from ..errors import (
+    ChecksumMismatch, EncryptedLog, InputError, MalformedEvent, NoFormatDescription, NotABinlog,
+    UnsupportedLog, UsageError,
+)
+from ..positions import Position
+from . import structs as S
+from .constants import (
+    BINLOG_MAGIC, CHECKSUM_LEN, COMMIT_TIMESTAMP_FLAG, DELTA16_SATURATED, ENCRYPTED_MAGIC,
+    HEADER_LEN, LOGICAL_TIMESTAMP_DELTA16_TYPECODE, LOGICAL_TIMESTAMP_TYPECODE,
+    SERVER_VERSION_FLAG, ChecksumAlg, EventFlag, EventType, type_name,
+)
+from .decode import DecodeContext, decode_fde, decode_gtid, decode_gtid_tagged
+from .events import GtidBody, parse_version
+
+__all__ = [
+    "ENCODINGS", "RewriteReport", "delta16_encodable", "encode_gtid_body",
+    "encode_gtid_tagged_body", "frame_event", "patch_clock", "recompute_crc", "rewrite_log",
+    "set_log_pos", "tagged_transaction_length_for", "transaction_length_for",
+]
+
+ENCODINGS = ("mysql", "delta16")
+_TYPECODES = {"mysql": LOGICAL_TIMESTAMP_TYPECODE, "delta16": LOGICAL_TIMESTAMP_DELTA16_TYPECODE}
+_UNTAGGED = frozenset({EventType.GTID_LOG_EVENT, EventType.ANONYMOUS_GTID_LOG_EVENT})
+_TAGGED = EventType.GTID_TAGGED_LOG_EVENT
+# flags(1) + sid(16) + gno(8) + lt_type(1): where the 16 timestamp bytes start.
+CLOCK_OFFSET = 26
+MAX_GTID_EVENT_SIZE = 4096       # a GTID event is < 200 bytes; anything bigger is damage
+MAX_FDE_SIZE = 4096
+_NO_STRUCTS = S.BinlogStructs(b"")   # GTID/FDE decoders need no FDE-dependent struct
+
+
+# ---- untagged GTID body (log_event.cc Gtid_log_event::write_*; format-spec §3.1) ----
+
+def delta16_encodable(last_committed: int, sequence_number: int) -> bool:
+    """Whether typecode 3 can carry this clock without losing what the replica needs.
+
+    A delta of 65535 or more saturates and decodes to a *higher* last_committed,
+    which only delays the transaction; but lc = 0 is the replica's full
+    barrier and must stay exactly 0, which the saturated form cannot express.
+
+    Example::
+
+        >>> delta16_encodable(70000, 70001), delta16_encodable(1, 90000)
+        (True, True)
+        >>> delta16_encodable(0, 65534), delta16_encodable(0, 65535)
+        (True, False)
+    """
+    return last_committed != 0 or sequence_number < DELTA16_SATURATED
+
+
+def _clock(lt_type: int, last_committed: int, sequence_number: int) -> dict[str, int]:
+    """The ``gtid_timestamps`` container for a typecode."""
+    if lt_type == LOGICAL_TIMESTAMP_TYPECODE:
+        return {"last_committed": last_committed, "sequence_number": sequence_number}
+    if last_committed < 0 or last_committed > sequence_number:
+        raise UsageError(f"delta16 needs 0 <= last_committed <= sequence_number, got "
+                         f"({last_committed}, {sequence_number})")
+    return {"sequence_number": sequence_number,
+            "delta": min(sequence_number - last_committed, DELTA16_SATURATED)}
+
+
+def encode_gtid_body(body: GtidBody, *, encoding: str = "mysql") -> bytes:
+    """Bytes of an untagged GTID / Anonymous GTID body (no header, no CRC), built by ``gtid_body``.
+
+    MySQL's writer rules: the commit timestamps take 7 bytes, or 14 with bit 55
+    of the first set when original != immediate; the server versions 4 bytes,
+    or 8 with bit 31 set when they differ; the commit-group ticket is written
+    only when set (non-zero).  A part that is ``None`` is absent, and so is
+    everything after it (5.6: 25-byte body; 5.7: 42-byte body).
+
+    :param encoding: ``"mysql"`` (typecode 2) or ``"delta16"`` (typecode 3,
+        falling back to 2 where :func:`delta16_encodable` says no).  Only
+        matters when the body has a clock (``lt_type`` not None).
+    :raises UsageError: for an unknown encoding, a typecode repltool does not
+        know, a tagged body, or a part present after an absent one.
+    """
+    if body.tag:
+        raise UsageError("a tagged GTID is written as GTID_TAGGED_LOG_EVENT: use "
+                         "encode_gtid_tagged_body")
+    lt_type = body.lt_type
+    if lt_type is not None:
+        if lt_type not in _TYPECODES.values():
+            raise UsageError(f"logical-timestamp typecode {lt_type} cannot be re-encoded")
+        lt_type = _typecode(encoding, body.last_committed, body.sequence_number)
+    ticket = body.commit_group_ticket or None          # 0 = kGroupTicketUnset: not written
+    parts = (lt_type, body.immediate_commit_timestamp, body.transaction_length,
+             body.immediate_server_version, ticket)
+    present = [p is not None for p in parts]
+    if present != sorted(present, reverse=True):
+        raise UsageError("GTID body parts are presence-detected in order: a part cannot follow "
+                         "an absent one")
+    ict, oct_ = body.immediate_commit_timestamp, body.original_commit_timestamp
+    isv, osv = body.immediate_server_version, body.original_server_version
+    container = {
+        "gtid_flags": body.gtid_flags,
+        "sid": body.sid.bytes,
+        "gno": body.gno,
+        "lt_type": lt_type,
+        "clock": None if lt_type is None else _clock(lt_type, body.last_committed,
+                                                     body.sequence_number),
+        "immediate_commit_timestamp": None if ict is None else (
+            ict if oct_ in (None, ict) else ict | COMMIT_TIMESTAMP_FLAG),
+        "original_commit_timestamp": None if oct_ in (None, ict) else oct_,
+        "transaction_length": body.transaction_length,
+        "immediate_server_version": None if isv is None else (
+            isv if osv in (None, isv) else isv | SERVER_VERSION_FLAG),
+        "original_server_version": None if osv in (None, isv) else osv,
+        "commit_group_ticket": ticket,
+        "rest": b"",
+    }
+    return bytes(S.gtid_body.build(container))
+
+
+def _typecode(encoding: str, last_committed: int, sequence_number: int) -> int:
+    if encoding not in _TYPECODES:
+        raise UsageError(f"unknown clock encoding {encoding!r}; expected one of {ENCODINGS}")
+    if encoding == "delta16" and not delta16_encodable(last_committed, sequence_number):
+        return LOGICAL_TIMESTAMP_TYPECODE
+    return _TYPECODES[encoding]
+
+
+# ---- tagged GTID body (control_events.h Gtid_event::define_fields; format-spec §3.5) ----
+
+def _tagged_fields(body: GtidBody) -> list[dict[str, object]]:
+    """(field_id, value) in id order; optional fields omitted at their MySQL defaults."""
+    ict, isv = body.immediate_commit_timestamp, body.immediate_server_version
+    values: list[tuple[int, object]] = [
+        (0, body.gtid_flags), (1, list(body.sid.bytes)), (2, body.gno),
+        (3, (body.tag or "").encode("ascii")), (4, body.last_committed),
+        (5, body.sequence_number), (6, ict),
+        (7, None if body.original_commit_timestamp == ict else body.original_commit_timestamp),
+        (8, body.transaction_length), (9, isv),
+        (10, None if body.original_server_version == isv else body.original_server_version),
+        (11, body.commit_group_ticket or None),
+    ]
+    return [{"field_id": i, "value": v} for i, v in values if v is not None]
+
+
+def _build_tagged(fields: list[dict[str, object]]) -> bytes:
+    """Build the message with ``total_size`` at its fixed point (its varint counts itself)."""
+    total = 0
+    for _ in range(4):
+        data = bytes(S.gtid_tagged_body.build({
+            "format_version": 1, "total_size": total,
+            # Every Gtid_event field is defined ignorable, so MySQL writes 0 here
+            # (9.6.0 fixture); a reader may then skip fields it does not know.
+            "last_non_ignorable_field_id": 0, "fields": fields}))
+        if len(data) == total:
+            return data
+        total = len(data)
+    raise AssertionError("total_size did not reach a fixed point")  # pragma: no cover
+
+
+def encode_gtid_tagged_body(body: GtidBody, *, other_events_size: int | None = None,
+                            crc: bool = True) -> bytes:
+    """Bytes of a GTID_TAGGED_LOG_EVENT body (one serialization message), by ``gtid_tagged_body``.
+
+    Fields are written in id order; original_commit_timestamp and
+    original_server_version only when they differ from the immediate ones,
+    commit_group_ticket only when non-zero, as MySQL does.
+
+    :param other_events_size: if given, transaction_length is recomputed as
+        this plus the event's own size (header, this body, CRC), to the fixed
+        point of the varint sizes (:func:`tagged_transaction_length_for`);
+        otherwise ``body.transaction_length`` is written as is.
+    :param crc: whether the event will carry a CRC32 footer (counts in its size).
+    :raises UsageError: when the body has no tag.
+    """
+    if not body.tag:
+        raise UsageError("an untagged GTID is written as GTID_LOG_EVENT: use encode_gtid_body")
+    if other_events_size is not None:
+        body = replace(body, transaction_length=tagged_transaction_length_for(
+            body, other_events_size, crc=crc))
+    return _build_tagged(_tagged_fields(body))
+
+
+def tagged_transaction_length_for(body: GtidBody, other_events_size: int, *, crc: bool) -> int:
+    """transaction_length of a tagged GTID: ``other_events_size`` + the event's own size.
+
+    The event's size depends on the varint width of the length it stores (and
+    of total_size), so iterate until nothing changes; sizes only grow, so a
+    few rounds suffice.
+    """
+    length = other_events_size
+    for _ in range(8):
+        data = _build_tagged(_tagged_fields(replace(body, transaction_length=length)))
+        new = other_events_size + HEADER_LEN + len(data) + (CHECKSUM_LEN if crc else 0)
+        if new == length:
+            return length
+        length = new
+    raise AssertionError("transaction_length did not reach a fixed point")  # pragma: no cover
+
+
+# ---- transaction_length (log_event.cc set_trx_length_by_cache_size; format-spec §3.1) ----
+
+def transaction_length_for(other_events_size: int,
+                           gtid_event_size_without_length_field: int) -> int:
+    """The self-inclusive transaction_length of an untagged GTID event.
+
+    T0 = the transaction's other events (as written, CRCs included) + the GTID
+    event without its packed length field; then the packed field counts
+    itself: T = T0+1; if T >= 251: T += 2; if T >= 65536: T += 1; if
+    T >= 16777216: T += 5 (1, 3, 4 or 9 bytes).
+
+    Example::
+
+        >>> transaction_length_for(157, 76)        # 8.0.32 fixture: 77-byte GTID event
+        234
+        >>> transaction_length_for(173, 76), transaction_length_for(174, 76)
+        (250, 253)
+    """
+    length = other_events_size + gtid_event_size_without_length_field + 1
+    if length >= 251:
+        length += 2
+    if length >= 1 << 16:
+        length += 1
+    if length >= 1 << 24:
+        length += 5
+    return length
+
+
+# ---- framing (binlog_event.h Log_event_header; format-spec §1.3, §2.3) ----
+
+def frame_event(timestamp: int, type_code: int, server_id: int, flags: int, body: bytes, *,
+                crc: bool, log_pos: int) -> bytes:
+    """A whole event: 19-byte ``common_header`` + body + optional CRC32 footer.
+
+    event_size counts the footer.  A FORMAT_DESCRIPTION_EVENT's CRC is taken
+    with LOG_EVENT_BINLOG_IN_USE_F cleared, as MySQL does.
+
+    Example::
+
+        >>> ev = frame_event(0, 16, 1, 0, bytes(8), crc=False, log_pos=31)   # an XID event
+        >>> len(ev), ev[9:13].hex(), ev[13:17].hex()
+        (27, '1b000000', '1f000000')
+        >>> len(frame_event(0, 16, 1, 0, bytes(8), crc=True, log_pos=31))
+        31
+    """
+    size = HEADER_LEN + len(body) + (CHECKSUM_LEN if crc else 0)
+    header = S.common_header.build({
+        "timestamp": timestamp, "type_code": type_code, "server_id": server_id,
+        "event_size": size, "log_pos": log_pos, "flags": flags})
+    raw = bytes(header) + body
+    if not crc:
+        return raw
+    return raw + _crc(raw, fde=type_code == EventType.FORMAT_DESCRIPTION_EVENT)
+
+
+def _crc(data: bytes, *, fde: bool) -> bytes:
+    if fde:
+        flags = int.from_bytes(data[17:19], "little") & ~EventFlag.BINLOG_IN_USE
+        data = data[:17] + flags.to_bytes(2, "little") + data[19:]
+    return (zlib.crc32(data) & 0xFFFFFFFF).to_bytes(4, "little")
+
+
+def recompute_crc(raw: bytes, *, fde: bool = False) -> bytes:
+    """``raw`` with its last 4 bytes replaced by the CRC32 of everything before them.
+
+    :param fde: compute as for a Format_description_event (IN_USE flag cleared).
+
+    Example::
+
+        >>> ev = frame_event(0, 16, 1, 0, bytes(8), crc=True, log_pos=31)
+        >>> recompute_crc(ev[:-4] + b'????') == ev
+        True
+    """
+    return raw[:-CHECKSUM_LEN] + _crc(raw[:-CHECKSUM_LEN], fde=fde)
+
+
+def _crc_ok(raw: bytes, *, fde: bool) -> bool:
+    return recompute_crc(raw, fde=fde) == raw or (fde and recompute_crc(raw) == raw)
+
+
+def set_log_pos(raw: bytes, log_pos: int, *, crc: bool) -> bytes:
+    """``raw`` with a new header log_pos (and CRC, computed FDE-style for type 15)."""
+    header = S.common_header.parse(raw[:HEADER_LEN])
+    header.log_pos = log_pos
+    out = bytes(S.common_header.build(header)) + raw[HEADER_LEN:]
+    return recompute_crc(out, fde=header.type_code == EventType.FORMAT_DESCRIPTION_EVENT) \
+        if crc else out
+
+
+# ---- one GTID event: new logical timestamps (format-spec §2.5 "Rewriter") ----
+
+def _decode_event_gtid(raw: bytes, type_code: int, crc: bool, pos: Position) -> GtidBody:
+    data = raw[HEADER_LEN:len(raw) - (CHECKSUM_LEN if crc else 0)]
+    ctx = DecodeContext(_NO_STRUCTS, pos, type_code)
+    if type_code == _TAGGED:
+        return decode_gtid_tagged(data, ctx)
+    if S.gtid_body.parse(data).rest:
+        raise UnsupportedLog("GTID event has trailing bytes repltool does not know; refusing "
+                             "to re-encode it", pos=pos, event_type=type_name(type_code))
+    return decode_gtid(data, ctx)
+
+
+def patch_clock(raw_event: bytes, last_committed: int, sequence_number: int, *,
+                encoding: str = "mysql", crc: bool, relay_log: bool = False,
+                pos: Position | None = None) -> tuple[bytes, int]:
+    """New bytes for a GTID event (type 33, 34 or 42) carrying new logical timestamps.
+
+    * Untagged, ``"mysql"`` encoding, event already typecode 2: the 16 bytes at
+      header+26 are overwritten (built by ``gtid_timestamps``) and the CRC
+      recomputed; nothing else changes.
+    * Otherwise (delta16, a typecode change, tagged): the body is re-serialized;
+      event_size changes and transaction_length is recomputed, since it
+      includes this event's own size (other events' size = old
+      transaction_length - old event size).  In a binlog the event's own
+      log_pos moves by the size change (its end moved); in a relay log it is a
+      source coordinate and is kept.
+
+    If nothing would change, ``raw_event`` is returned as is.
+
+    :param crc: whether the event carries a CRC32 footer (governing FDE's alg).
+    :returns: ``(new_event_bytes, size_delta)``.
+    :raises UsageError: not a GTID event, impossible timestamps, unknown encoding.
+    :raises UnsupportedLog: a 5.6 event (no clock to patch) or unknown trailing bytes.
+    :raises ChecksumMismatch: the event's stored CRC is wrong (never laundered).
+    """
+    if encoding not in ENCODINGS:
+        raise UsageError(f"unknown clock encoding {encoding!r}; expected one of {ENCODINGS}")
+    pos = pos or Position("<event>", 0)
+    header = S.common_header.parse(raw_event[:HEADER_LEN])
+    tc = header.type_code
+    name = type_name(tc)
+    if tc not in _UNTAGGED and tc != _TAGGED:
+        raise UsageError("not a GTID event", pos=pos, event_type=name)
+    if header.event_size != len(raw_event):
+        raise MalformedEvent(f"event_size {header.event_size} but {len(raw_event)} bytes given",
+                             pos=pos, event_type=name)
+    old = _decode_event_gtid(raw_event, tc, crc, pos)
+    if old.lt_type is None:
+        raise UnsupportedLog("a 5.6 GTID event carries no logical clock to patch", pos=pos,
+                             event_type=name)
+    target = old.lt_type if tc == _TAGGED else _typecode(encoding, last_committed,
+                                                          sequence_number)
+    if (last_committed, sequence_number, target) == (
+            old.last_committed, old.sequence_number, old.lt_type):
+        return raw_event, 0
+    if last_committed < 0 or not (last_committed < sequence_number
+                                  or last_committed == sequence_number == 0):
+        raise UsageError(f"invalid logical timestamps last_committed={last_committed}, "
+                         f"sequence_number={sequence_number}: need 0 <= lc < seq or (0, 0)",
+                         pos=pos, event_type=name)
+    if crc and not _crc_ok(raw_event, fde=False):
+        raise ChecksumMismatch("stored CRC32 is wrong; refusing to rewrite this event",
+                               pos=pos, event_type=name)
+    if tc != _TAGGED and old.lt_type == target == LOGICAL_TIMESTAMP_TYPECODE:
+        start = HEADER_LEN + CLOCK_OFFSET
+        stamps = S.gtid_timestamps.build(_clock(target, last_committed, sequence_number),
+                                         lt_type=target)
+        new = raw_event[:start] + stamps + raw_event[start + len(stamps):]
+        return (recompute_crc(new) if crc else new), 0
+    new_body = replace(old, last_committed=last_committed, sequence_number=sequence_number,
+                       lt_type=target, delta16_saturated=False)
+    other = None if old.transaction_length is None else old.transaction_length - len(raw_event)
+    if other is not None and other < 0:
+        raise MalformedEvent(f"transaction_length {old.transaction_length} is smaller than the "
+                             f"GTID event itself ({len(raw_event)} bytes)", pos=pos,
+                             event_type=name)
+    data = _reserialize(tc, new_body, other, crc, encoding)
+    delta = HEADER_LEN + len(data) + (CHECKSUM_LEN if crc else 0) - len(raw_event)
+    log_pos = header.log_pos if relay_log or header.log_pos == 0 else header.log_pos + delta
+    return frame_event(header.timestamp, tc, header.server_id, header.flags, data, crc=crc,
+                       log_pos=log_pos), delta
+
+
+def _reserialize(type_code: int, body: GtidBody, other_events_size: int | None, crc: bool,
+                 encoding: str) -> bytes:
+    """A GTID body whose transaction_length (if any) counts the new size of its own event."""
+    if type_code == _TAGGED:
+        return encode_gtid_tagged_body(body, other_events_size=other_events_size, crc=crc)
+    data = encode_gtid_body(body, encoding=encoding)
+    if other_events_size is None or body.transaction_length is None:
+        return data
+    own = HEADER_LEN + len(data) + (CHECKSUM_LEN if crc else 0) \
+        - len(S.encode_packed_int(body.transaction_length))
+    length = transaction_length_for(other_events_size, own)
+    return encode_gtid_body(replace(body, transaction_length=length), encoding=encoding)
+
+
+# ---- whole files ----
+
+@dataclass(frozen=True, slots=True)
+class RewriteReport:
+    """What :func:`rewrite_log` did.
+
+    ``gtid_events_rewritten`` counts the GTID events whose bytes changed;
+    ``log_pos_updated`` the events whose log_pos moved by the size change of
+    earlier events (binlog only);
+    ``stale_log_pos`` the events (with a non-zero log_pos) at or after a size
+    change whose log_pos was left as is because the file is a relay log;
+    ``delta16_fallbacks`` the events kept at typecode 2 because delta16 cannot
+    carry their lc = 0 barrier.
+    """
+
+    src: str
+    dst: str
+    relay_log: bool
+    events: int
+    gtid_events_rewritten: int
+    log_pos_updated: int
+    bytes_delta: int
+    stale_log_pos: int = 0
+    delta16_fallbacks: int = 0
+    warnings: tuple[str, ...] = ()
+
+
+class _Src:
+    """Exact reads from the source file, with its path for error positions."""
+
+    def __init__(self, fh: BinaryIO, path: str, size: int) -> None:
+        self.fh, self.path, self.size = fh, path, size
+
+    def read(self, n: int, at: int) -> bytes:
+        data = self.fh.read(n)
+        if len(data) != n:
+            raise InputError(f"{self.path}: file shrank while being rewritten", pos=Position(
+                self.path, at))
+        return data
+
+
+def rewrite_log(src_path: str | os.PathLike[str], dst_path: str | os.PathLike[str],
+                clocks: Mapping[int, tuple[int, int]], *, encoding: str = "mysql",
+                relay_log: bool | None = None, chunk_size: int = 1 << 20) -> RewriteReport:
+    """Copy one log file, giving the GTID events at the offsets in ``clocks`` new timestamps.
+
+    Every byte is copied; the GTID events named in ``clocks`` (offset of the
+    event -> ``(last_committed, sequence_number)``) are replaced through
+    :func:`patch_clock`.  In a binlog, once sizes changed, every later event
+    with a non-zero log_pos gets the cumulative size change added (and a new
+    CRC); inner events of Transaction_payload are untouched.  In a relay log
+    (first FDE flagged LOG_EVENT_RELAY_LOG_F, or ``relay_log=True``) log_pos
+    values are source coordinates and never change: they are counted in
+    ``stale_log_pos`` instead.  A truncated last event is copied verbatim.
+
+    The output goes to a temporary file next to ``dst_path`` that replaces it
+    only at the end; on any error it is removed and ``dst_path`` is untouched.
+    Memory use is bounded by ``chunk_size`` (and a few KiB per GTID/FDE event),
+    never by the file or event size.
+
+    :raises UsageError: ``dst_path`` is ``src_path`` (same inode) or a
+        directory, an offset in ``clocks`` is not a GTID event of the file.
+    :raises ChecksumMismatch: an event that had to change has a wrong CRC.
+    :raises NotABinlog, EncryptedLog, NoFormatDescription, MalformedEvent,
+        UnsupportedLog: for files that cannot be rewritten.
+    """
+    src, dst = os.fspath(src_path), os.fspath(dst_path)
+    if encoding not in ENCODINGS:
+        raise UsageError(f"unknown clock encoding {encoding!r}; expected one of {ENCODINGS}")
+    if os.path.isdir(dst):
+        raise UsageError(f"{dst}: is a directory")
+    try:
+        fh = open(src, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise InputError(f"{src}: cannot open: {exc.strerror or exc}") from None
+    with fh:
+        st = os.fstat(fh.fileno())
+        if os.path.exists(dst) and os.path.samefile(src, dst):
+            raise UsageError(f"{dst} is the source file itself; write to another path")
+        try:
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(dst)),
+                                       prefix=f".{os.path.basename(dst)}.", suffix=".tmp")
+        except OSError as exc:
+            raise InputError(f"{dst}: cannot create a file there: {exc.strerror or exc}") from None
+        try:
+            with os.fdopen(fd, "wb") as out:
+                report = _Rewriter(_Src(fh, src, st.st_size), out, dict(clocks), encoding,
+                                   relay_log, max(chunk_size, 64), dst).run()
+                out.flush()
+                os.fsync(out.fileno())
+            os.chmod(tmp, st.st_mode & 0o7777)
+            os.replace(tmp, dst)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+    return report
+
+
+class _Rewriter:
+    """The event walk of :func:`rewrite_log` (format-spec §2.5)."""
+
+    def __init__(self, src: _Src, out: BinaryIO, clocks: dict[int, tuple[int, int]],
+                 encoding: str, relay_log: bool | None, chunk: int, dst: str) -> None:
+        self.src, self.out, self.clocks, self.encoding = src, out, clocks, encoding
+        self.relay_log, self.chunk, self.dst = relay_log, chunk, dst
+        self.crc_on = False
+        self.seen_fde = False
+        self.delta = 0
+        self.events = self.rewritten = self.updated = self.stale = self.fallbacks = 0
+        self.odd = 0                      # shifted although log_pos != end offset
+        self.warnings: list[str] = []
+
+    def run(self) -> RewriteReport:
+        src = self.src
+        magic = src.fh.read(4)
+        if magic != BINLOG_MAGIC:
+            where = Position(src.path, 0)
+            if magic == ENCRYPTED_MAGIC:
+                raise EncryptedLog("encrypted binlog: cannot rewrite it", pos=where)
+            raise NotABinlog(f"not a binlog: magic is {magic.hex(' ')}", pos=where)
+        self.out.write(magic)
+        p = 4
+        while p < src.size:
+            if src.size - p < HEADER_LEN:
+                self._tail(p)
+                break
+            raw_header = src.read(HEADER_LEN, p)
+            h = S.common_header.parse(raw_header)
+            pos = Position(src.path, p)
+            if h.event_size < HEADER_LEN:
+                raise MalformedEvent(f"event_size {h.event_size} is smaller than the header",
+                                     pos=pos, event_type=type_name(h.type_code))
+            if h.event_size > src.size - p:
+                src.fh.seek(p)
+                self._tail(p)
+                break
+            self.events += 1
+            self._event(p, pos, raw_header, h)
+            p += h.event_size
+        if self.clocks:
+            missing = ", ".join(str(o) for o in sorted(self.clocks)[:5])
+            raise UsageError(f"no GTID event at offset(s) {missing} of {src.path}")
+        relay = bool(self.relay_log)
+        if self.odd:
+            self.warnings.append(
+                f"{self.odd} event(s) whose log_pos was not their end offset were shifted anyway; "
+                "if this is a relay log (MySQL 5.0 did not flag them), pass relay_log=True")
+        if relay and self.stale:
+            self.warnings.append(
+                f"relay log: {self.stale} event(s) after a size change keep their log_pos (source "
+                "coordinates); relay-log positions recorded elsewhere are now stale")
+        return RewriteReport(src.path, self.dst, relay, self.events, self.rewritten,
+                             self.updated, self.delta, self.stale, self.fallbacks,
+                             tuple(self.warnings))
+
+    def _tail(self, p: int) -> None:
+        left = self.src.size - p
+        self.warnings.append(f"{self.src.path}:{p}: log ends mid-event; {left} trailing byte(s) "
+                             "copied verbatim")
+        self._copy(left, p, None)
+
+    def _event(self, p: int, pos: Position, raw_header: bytes, h: Any) -> None:
+        tc, size = h.type_code, h.event_size
+        if tc == EventType.FORMAT_DESCRIPTION_EVENT:
+            self._fde(p, pos, raw_header + self._small(size, pos, tc, MAX_FDE_SIZE))
+            return
+        if not self.seen_fde:
+            if tc != EventType.START_EVENT_V3:
+                raise NoFormatDescription("no Format_description_event before this event",
+                                          pos=pos, event_type=type_name(tc))
+            self.seen_fde = True          # binlog v3: no checksums
+            self.relay_log = bool(self.relay_log)
+        if tc == EventType.START_ENCRYPTION_EVENT:
+            raise EncryptedLog("MariaDB encrypted binlog: the events after this one cannot be "
+                               "walked", pos=pos, event_type=type_name(tc))
+        clock = self.clocks.pop(p, None)
+        if clock is not None:
+            if tc not in _UNTAGGED and tc != _TAGGED:
+                raise UsageError(f"offset {p} is a {type_name(tc)}, not a GTID event", pos=pos)
+            self._gtid(p, pos, raw_header + self._small(size, pos, tc, MAX_GTID_EVENT_SIZE),
+                       clock)
+            return
+        self._shifted_copy(p, pos, raw_header, h)
+
+    def _small(self, size: int, pos: Position, tc: int, limit: int) -> bytes:
+        if size > limit:
+            raise MalformedEvent(f"event_size {size} is implausible for this type", pos=pos,
+                                 event_type=type_name(tc))
+        return self.src.read(size - HEADER_LEN, pos.offset)
+
+    def _fde(self, p: int, pos: Position, raw: bytes) -> None:
+        version = parse_version(raw[HEADER_LEN + 2:HEADER_LEN + 52].split(b"\x00", 1)[0]
+                                .decode("ascii", "replace"))
+        has_crc = version >= (5, 6, 1)
+        body = raw[HEADER_LEN:len(raw) - (CHECKSUM_LEN if has_crc else 0)]
+        fde = decode_fde(body, DecodeContext(_NO_STRUCTS, pos, EventType.FORMAT_DESCRIPTION_EVENT))
+        flags = int.from_bytes(raw[17:19], "little")
+        if not self.seen_fde and self.relay_log is None:
+            self.relay_log = bool(flags & EventFlag.RELAY_LOG)
+        self.seen_fde = True
+        self.crc_on = fde.checksum_alg == ChecksumAlg.CRC32
+        log_pos = int.from_bytes(raw[13:17], "little")
+        if self._shifts(log_pos, p + len(raw)):
+            if has_crc and not _crc_ok(raw, fde=True):
+                raise ChecksumMismatch("stored CRC32 is wrong; refusing to rewrite this event",
+                                       pos=pos, event_type=type_name(15))
+            raw = set_log_pos(raw, log_pos + self.delta, crc=has_crc)
+        self.out.write(raw)
+
+    def _shifts(self, log_pos: int, end: int, own_delta: int = 0) -> bool:
+        """Whether an event's log_pos moves by the cumulative delta (binlog, non-zero log_pos).
+
+        In a relay log the event is counted as stale instead.
+        """
+        if not log_pos or not (self.delta or own_delta):
+            return False
+        if self.relay_log:
+            self.stale += 1
+            return False
+        if not self.delta:
+            return False
+        self.odd += log_pos != end
+        self.updated += 1
+        return True
+
+    def _gtid(self, p: int, pos: Position, raw: bytes, clock: tuple[int, int]) -> None:
+        lc, sn = clock
+        relay = bool(self.relay_log)
+        new, delta = patch_clock(raw, lc, sn, encoding=self.encoding, crc=self.crc_on,
+                                 relay_log=relay, pos=pos)
+        if new != raw:
+            self.rewritten += 1
+        if self.encoding == "delta16" and raw[4] in _UNTAGGED and not delta16_encodable(lc, sn):
+            self.fallbacks += 1
+        if self._shifts(int.from_bytes(raw[13:17], "little"), p + len(raw), delta):
+            new = set_log_pos(new, int.from_bytes(new[13:17], "little") + self.delta,
+                              crc=self.crc_on)
+        self.delta += delta
+        self.out.write(new)
+
+    def _shifted_copy(self, p: int, pos: Position, raw_header: bytes, h: Any) -> None:
+        size, log_pos = h.event_size, h.log_pos
+        body_len = size - HEADER_LEN
+        if not self._shifts(log_pos, p + size):
+            self.out.write(raw_header)
+            self._copy(body_len, p + HEADER_LEN, None)
+            return
+        h.log_pos = log_pos + self.delta
+        new_header = bytes(S.common_header.build(h))
+        self.out.write(new_header)
+        if not self.crc_on:
+            self._copy(body_len, p + HEADER_LEN, None)
+            return
+        if body_len < CHECKSUM_LEN:
+            raise MalformedEvent(f"event_size {size} leaves no room for the CRC32", pos=pos,
+                                 event_type=type_name(h.type_code))
+        old_crc, new_crc = self._copy(body_len - CHECKSUM_LEN, p + HEADER_LEN,
+                                      (zlib.crc32(raw_header), zlib.crc32(new_header)))
+        stored = int.from_bytes(self.src.read(CHECKSUM_LEN, p), "little")
+        if stored != old_crc:
+            raise ChecksumMismatch(
+                f"stored CRC32 0x{stored:08x} is wrong (computed 0x{old_crc:08x}); refusing to "
+                "rewrite this event", pos=pos, event_type=type_name(h.type_code))
+        self.out.write(new_crc.to_bytes(4, "little"))
+
+    def _copy(self, n: int, at: int, crcs: tuple[int, int] | None) -> tuple[int, int]:
+        """Stream ``n`` bytes to the output, updating (old, new) running CRCs if given."""
+        old, new = crcs or (0, 0)
+        while n:
+            piece = self.src.read(min(n, self.chunk), at)
+            if crcs is not None:
+                old = zlib.crc32(piece, old)
+                new = zlib.crc32(piece, new)
+            self.out.write(piece)
+            n -= len(piece)
+            at += len(piece)
+        return old, new
