@@ -15,7 +15,7 @@ from typing import Any, Iterable, Iterator
 
 from .binlog.constants import EventType, type_name
 from .binlog.clockscan import ClockRecord, scan_clocks
-from .binlog.events import Event
+from .binlog.events import DAMAGED_TYPE, DamagedBody, Event
 from .binlog.reader import FileInfo, ReadOptions, read_events
 from .binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
 
@@ -75,6 +75,9 @@ class FileStats:
     transaction_kinds: dict[str, int]
     truncated_transactions: int
     transaction_bytes: int
+    damaged_regions: int               # --keep-going: ranges skipped
+    damaged_bytes: int
+    damage: tuple[DamagedBody, ...]    # the first 50 damaged ranges, in order
     clock: ClockStats
     commit_id_groups: dict[str, int]   # MariaDB: group size -> number of groups
     tables: dict[str, int]             # db.table -> rows events
@@ -141,6 +144,7 @@ class _FileAcc:
         self.groups: Counter[str] = Counter()
         self.trx = self.truncated = self.trx_bytes = 0
         self.clock = _ClockAcc()
+        self.damage: list[DamagedBody] = []
         self.biggest: list[tuple[int, int, TopTransaction]] = []
         self.longest: list[tuple[int, int, TopTransaction]] = []
         self._run_id: int | None = None
@@ -208,6 +212,8 @@ class _FileAcc:
             event_bytes={type_name(k): v for k, v in self.bytes.most_common()},
             transactions=self.trx, transaction_kinds=dict(self.kinds.most_common()),
             truncated_transactions=self.truncated, transaction_bytes=self.trx_bytes,
+            damaged_regions=self.types.get(DAMAGED_TYPE, 0),
+            damaged_bytes=self.bytes.get(DAMAGED_TYPE, 0), damage=tuple(self.damage),
             clock=self.clock.result(),
             commit_id_groups=dict(sorted(self.groups.items(), key=lambda kv: int(kv[0]))),
             tables=dict(self.tables.most_common()),
@@ -223,7 +229,7 @@ def _checksum_name(fi: FileInfo | None) -> str | None:
 
 
 def compute_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum: bool = True,
-                  top: int = 5) -> LogStats:
+                  top: int = 5, keep_going: bool = False) -> LogStats:
     """Read the logs (as one ordered sequence) and return per-file and total figures.
 
     Logical clocks restart in every binlog file, so clock figures are computed
@@ -234,7 +240,8 @@ def compute_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum: b
     paths = [os.fspath(p) for p in paths]
     infos: list[FileInfo] = []
     per_file: dict[str, _FileAcc] = {p: _FileAcc(top) for p in paths}
-    opts = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES, keep_raw=True)
+    opts = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES, keep_raw=True,
+                       keep_going=keep_going)
 
     def tap(events: Iterable[Event]) -> Iterator[Event]:
         cur_file = None
@@ -249,6 +256,8 @@ def compute_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum: b
             types[ev.type_code] += 1
             if pos.payload_offset is None:
                 sizes[ev.type_code] += ev.event_size
+            if ev.type_code == DAMAGED_TYPE and len(acc.damage) < 50:
+                acc.damage.append(ev.body)  # type: ignore[arg-type]
             yield ev
 
     for trx in group_transactions(tap(read_events(paths, opts, infos))):
@@ -293,6 +302,7 @@ def _merge(accs: list[_FileAcc], top: int) -> _FileAcc:
         total.kinds.update(a.kinds)
         total.tables.update(a.tables)
         total.groups.update(a.groups)
+        total.damage.extend(a.damage[:max(0, 50 - len(total.damage))])
         total.trx += a.trx
         total.truncated += a.truncated
         total.trx_bytes += a.trx_bytes

@@ -92,7 +92,9 @@ def type_name(type_code: int) -> str:
         'UNKNOWN_EVENT_99'
     """
     name = _TYPE_NAMES.get(type_code)
-    return name if name is not None else f"UNKNOWN_EVENT_{type_code}"
+    if name is not None:
+        return name
+    return "DAMAGED_REGION" if type_code == -1 else f"UNKNOWN_EVENT_{type_code}"
 
 
 GTID_TYPES = frozenset({EventType.GTID_LOG_EVENT, EventType.ANONYMOUS_GTID_LOG_EVENT,

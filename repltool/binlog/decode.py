@@ -242,7 +242,13 @@ def decode_gtid_tagged(data: bytes, ctx: DecodeContext) -> GtidBody:
         raise malformed(ctx, f"total_size {c.total_size} but the event data has {len(data)} bytes")
     if c.last_non_ignorable_field_id > S.TAGGED_MAX_FIELD_ID + 1:
         raise malformed(ctx, f"unknown non-ignorable field {c.last_non_ignorable_field_id - 1}")
-    f = {_TAGGED_NAMES[x.field_id]: x.value for x in c.fields}
+    f: dict[str, Any] = {}
+    for x in c.fields:
+        if x.field_id > S.TAGGED_MAX_FIELD_ID:
+            # An unknown field (ignorable, checked above) of unknown type: MySQL's
+            # decoder cannot skip it either, so stop here (format-spec §3.5).
+            break
+        f[_TAGGED_NAMES[x.field_id]] = x.value
     missing = {"uuid", "gno", "tag", "last_committed", "sequence_number"} - f.keys()
     if missing:
         raise malformed(ctx, f"missing field(s) {', '.join(sorted(missing))}")

@@ -296,12 +296,29 @@ class UnknownBody:
     payload: bytes = field(repr=False)
 
 
+#: type_code of the pseudo-events that stand for damaged byte ranges (keep-going mode).
+DAMAGED_TYPE = -1
+
+
+@dataclass(frozen=True, slots=True)
+class DamagedBody:
+    """A byte range the reader could not read (``ReadOptions(keep_going=True)``).
+
+    The event carrying it has ``type_code`` :data:`DAMAGED_TYPE`, ``pos`` at the
+    first damaged byte and ``event_size`` = the bytes skipped.
+    """
+
+    error: str          # the exception class, e.g. ChecksumMismatch
+    reason: str         # its full message, FILE:OFFSET EVENT_TYPE: ...
+    skipped: int
+
+
 Body = (FormatDescriptionBody | StartV3Body | QueryBody | XidBody | RotateBody | StopBody
         | IntvarBody | RandBody | UserVarBody | IncidentBody | RowsQueryBody | GtidBody
         | PreviousGtidsBody | TableMapBody | RowsBody | XaPrepareBody
         | TransactionContextBody | ViewChangeBody | TransactionPayloadBody | HeartbeatBody
         | MariaGtidBody | GtidListBody | BinlogCheckpointBody | StartEncryptionBody
-        | UnknownBody)
+        | UnknownBody | DamagedBody)
 
 
 class Event(NamedTuple):

@@ -30,7 +30,10 @@ from .constants import (
     EventFlag, EventType, type_name,
 )
 from .decode import DecodeContext, decode_fde, decode_start_v3
-from .events import Event, FormatDescriptionBody, StartEncryptionBody, TransactionPayloadBody
+from .events import (
+    DAMAGED_TYPE, DamagedBody, Event, FormatDescriptionBody, StartEncryptionBody,
+    TransactionPayloadBody,
+)
 from .fastpath import FAST_DECODERS
 from .structs import BinlogStructs
 
@@ -56,6 +59,11 @@ class ReadOptions:
     :param payloads: decompress Transaction_payload events and yield their inner events.
     :param fast: use the hand-written decoders for GTID/Query/Xid.
     :param keep_raw: keep each event's bytes in ``Event.raw``.
+    :param keep_going: on a damaged event, yield a :class:`DamagedBody` event for
+        the damaged byte range, resynchronise at the next plausible event (one
+        whose CRC32 verifies, when the log has checksums) and go on; a truncated
+        tail becomes a damaged range too.  Files that cannot be read at all
+        (not a binlog, encrypted, no FDE) still raise.
     """
 
     verify_checksum: bool = True
@@ -63,6 +71,7 @@ class ReadOptions:
     payloads: bool = True
     fast: bool = True
     keep_raw: bool = True
+    keep_going: bool = False
 
 
 @dataclass(slots=True)
@@ -132,7 +141,10 @@ def _read_file(fi: FileInfo, opts: ReadOptions) -> Iterator[Event]:
     with fh:
         magic = fh.read(4)
         _check_magic(fi, magic, fh)
-        yield from _read_stream(fi, fh, opts)
+        if not opts.keep_going:
+            yield from _read_stream(fi, fh, opts)
+            return
+        yield from _read_keep_going(fi, fh, opts)
 
 
 def _check_magic(fi: FileInfo, magic: bytes, fh: BinaryIO) -> None:
@@ -177,9 +189,10 @@ def describe_mysql_encryption(header: bytes) -> str:
     return f"version {version}, key id {key_id}"
 
 
-def _read_stream(fi: FileInfo, fh: BinaryIO, opts: ReadOptions) -> Iterator[Event]:
+def _read_stream(fi: FileInfo, fh: BinaryIO, opts: ReadOptions, start: int = 4,
+                 st: _StreamState | None = None) -> Iterator[Event]:
     """The event loop of one file.  Kept flat on purpose: it runs once per event."""
-    st = _StreamState(fi, opts)
+    st = st or _StreamState(fi, opts)
     path, file_size = fi.path, fi.size
     types, keep_raw, verify = opts.types, opts.keep_raw, opts.verify_checksum
     special = _SPECIAL
@@ -187,8 +200,8 @@ def _read_stream(fi: FileInfo, fh: BinaryIO, opts: ReadOptions) -> Iterator[Even
     unpack = _HEADER.unpack_from
     new_pos, new_event = tuple.__new__, tuple.__new__
     crc32 = zlib.crc32
-    fh.seek(4)
-    buf, off, base = b"", 0, 4            # buf[0] is at file offset `base`
+    fh.seek(start)
+    buf, off, base = b"", 0, start        # buf[0] is at file offset `base`
     while True:
         if off + HEADER_LEN > len(buf):
             buf = buf[off:] + fh.read(CHUNK)
@@ -237,6 +250,97 @@ def _read_stream(fi: FileInfo, fh: BinaryIO, opts: ReadOptions) -> Iterator[Even
 
 
 _SPECIAL = frozenset({_FDE, _START_V3, _START_ENCRYPTION, _PAYLOAD})
+_FATAL = (NotABinlog, EncryptedLog, UnsupportedLog, NoFormatDescription)
+_KNOWN_TYPES = frozenset(int(t) for t in EventType)
+
+
+def _read_keep_going(fi: FileInfo, fh: BinaryIO, opts: ReadOptions) -> Iterator[Event]:
+    """Read a file, turning each damaged region into a DamagedBody event and resuming."""
+    st = _StreamState(fi, opts)
+    start = 4
+    while True:
+        last_end = [start]
+
+        def track(events: Iterator[Event]) -> Iterator[Event]:
+            for ev in events:
+                if ev.pos.payload_offset is None:
+                    last_end[0] = ev.pos.offset + ev.event_size
+                yield ev
+
+        try:
+            yield from track(_read_stream(fi, fh, opts, start, st))
+            return
+        except _FATAL:
+            raise
+        except (TruncatedLog, ChecksumMismatch, MalformedEvent) as exc:
+            bad = exc.pos.offset if exc.pos is not None else last_end[0]
+            bad = max(bad, last_end[0])
+            resume = _resync(fh, fi, st, bad, exc)
+            yield _damaged(fi, bad, resume, exc)
+            if resume is None:
+                fi.end_offset = fi.size
+                return
+            start = resume
+
+
+def _damaged(fi: FileInfo, bad: int, resume: int | None, exc: Exception) -> Event:
+    end = fi.size if resume is None else resume
+    body = DamagedBody(type(exc).__name__, str(exc), end - bad)
+    return Event(Position(fi.path, bad), 0, DAMAGED_TYPE, 0, end - bad, 0, 0, body)
+
+
+def _resync(fh: BinaryIO, fi: FileInfo, st: _StreamState, bad: int,
+            exc: Exception) -> int | None:
+    """Offset of the first plausible event after a damaged one at ``bad`` (None: none).
+
+    An event whose own size was sane (CRC mismatch, undecodable body, a payload
+    that does not decompress) is skipped whole.  Otherwise every later offset is
+    tried: a header with a known type, a size that fits the file, and - when the
+    log has checksums - a CRC32 that verifies (else a log_pos equal to the
+    event's end, or 0).
+    """
+    fh.seek(bad)
+    head = fh.read(HEADER_LEN)
+    if len(head) == HEADER_LEN and isinstance(exc, (ChecksumMismatch, MalformedEvent)):
+        size = int.from_bytes(head[9:13], "little")
+        if HEADER_LEN <= size <= fi.size - bad and _plausible(fh, fi, st, bad):
+            return bad + size
+    q = bad + 1
+    while q + HEADER_LEN <= fi.size:
+        fh.seek(q)
+        window = fh.read(CHUNK)
+        for i in range(max(0, len(window) - HEADER_LEN + 1)):
+            if _plausible(fh, fi, st, q + i, window, i):
+                return q + i
+        q += max(1, len(window) - HEADER_LEN + 1)
+    return None
+
+
+def _plausible(fh: BinaryIO, fi: FileInfo, st: _StreamState, at: int,
+               window: bytes | None = None, i: int = 0) -> bool:
+    if window is None:
+        fh.seek(at)
+        window, i = fh.read(HEADER_LEN), 0
+    if i + HEADER_LEN > len(window):
+        return False
+    _ts, tc, _sid, size, log_pos, _flags = _HEADER.unpack_from(window, i)
+    if tc not in _KNOWN_TYPES or size < HEADER_LEN or at + size > fi.size:
+        return False
+    if st.crc_on:
+        if size < HEADER_LEN + CHECKSUM_LEN:
+            return False
+        if i + size <= len(window):
+            raw = window[i:i + size]
+        else:
+            fh.seek(at)
+            raw = fh.read(size)
+        ok = zlib.crc32(raw[:-CHECKSUM_LEN]) == int.from_bytes(raw[-CHECKSUM_LEN:], "little")
+        if not ok and tc == _FDE:
+            flags = int.from_bytes(raw[17:19], "little") & ~EventFlag.BINLOG_IN_USE
+            ok = zlib.crc32(raw[:17] + flags.to_bytes(2, "little") + raw[19:-4]) == \
+                int.from_bytes(raw[-4:], "little")
+        return ok
+    return log_pos in (0, at + size)
 
 
 def _construct_decoders() -> dict[int, object]:

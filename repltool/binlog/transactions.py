@@ -28,7 +28,7 @@ from .constants import (
     MARIA_FL_GROUP_COMMIT_ID, MARIA_FL_STANDALONE, ROWS_TYPES, EventFlag,
     EventType,
 )
-from .events import Event, GtidBody, MariaGtidBody, QueryBody, TableMapBody
+from .events import DAMAGED_TYPE, Event, GtidBody, MariaGtidBody, QueryBody, TableMapBody
 
 _T = EventType
 _GTIDS = frozenset({_T.GTID_LOG_EVENT, _T.ANONYMOUS_GTID_LOG_EVENT, _T.GTID_TAGGED_LOG_EVENT})
@@ -126,7 +126,8 @@ class _Group:
     """The open group while its events stream past."""
 
     __slots__ = ("first", "last", "gtid_body", "maria", "events", "size", "count", "thread_id",
-                 "state", "kind", "tables", "rows", "compressed", "keep", "has_gtid", "ts")
+                 "state", "kind", "tables", "rows", "compressed", "keep", "has_gtid", "ts",
+                 "end_offset")
 
     def __init__(self, first: Event, keep: bool) -> None:
         self.first = self.last = first
@@ -143,6 +144,7 @@ class _Group:
         self.keep = keep
         self.has_gtid = False
         self.ts = first.timestamp
+        self.end_offset: int | None = None   # end of the last event *in the file* (not in a payload)
 
 
 def group_transactions(events: Iterable[Event], *, keep_events: bool = False
@@ -157,6 +159,12 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False
     for ev in events:
         tc = ev.type_code
         if tc in _IGNORED or (tc not in _KNOWN and ev.flags & EventFlag.IGNORABLE):
+            continue
+        if tc == DAMAGED_TYPE:
+            # keep-going mode: a damaged range ends the open group as truncated.
+            if group is not None:
+                yield _finish(group, truncated=True)
+                group = None
             continue
         inner = ev.pos.payload_offset is not None
         if tc in _GTIDS or tc == _T.MARIADB_GTID_EVENT:
@@ -206,6 +214,7 @@ def _add(group: _Group, ev: Event, inner: bool) -> None:
     group.count += 1
     if not inner:
         group.size += ev.event_size
+        group.end_offset = ev.end_pos
     if group.keep:
         group.events.append(ev)
 
@@ -284,8 +293,9 @@ def _finish(group: _Group, *, truncated: bool) -> Transaction:
     kind = group.kind
     if group.count == 1 and group.has_gtid:
         kind = "empty"
+    end_offset = group.end_offset if group.end_offset is not None else last.end_pos
     return Transaction(
-        start=first.pos, end=last.pos, end_offset=last.end_pos, gtid=gtid,
+        start=first.pos, end=last.pos, end_offset=end_offset, gtid=gtid,
         last_committed=lc, sequence_number=sn, server_id=first.server_id,
         thread_id=group.thread_id, size=group.size, num_events=group.count,
         timestamp=group.ts, end_timestamp=last.timestamp, kind=kind, truncated=truncated,

@@ -12,10 +12,12 @@ import click
 from ..binlog import ReadOptions, read_events
 from ..binlog.constants import EventType
 from ..binlog.describe import event_to_dict
-from ..binlog.events import Event, GtidBody, MariaGtidBody, QueryBody, TableMapBody
+from ..binlog.events import (
+    DAMAGED_TYPE, DamagedBody, Event, GtidBody, MariaGtidBody, QueryBody, TableMapBody,
+)
 from ..binlog.gtid import GtidFilter
 from ..errors import UsageError
-from .options import files_argument, verify_checksum_option
+from .options import damage_exit, files_argument, keep_going_option, verify_checksum_option
 
 _CONTROL = frozenset({
     EventType.FORMAT_DESCRIPTION_EVENT, EventType.ROTATE_EVENT, EventType.STOP_EVENT,
@@ -89,7 +91,7 @@ class EventFilter:
 
     def _keep(self, ev: Event) -> bool:
         self._track(ev)
-        if ev.type_code in _CONTROL:
+        if ev.type_code in _CONTROL or ev.type_code == DAMAGED_TYPE:
             return True
         if self.start_dt is not None and ev.timestamp < self.start_dt:
             return False
@@ -145,10 +147,11 @@ class EventFilter:
 @click.option("--table", "tables", multiple=True,
               help="Only row events of this table, `table` or `db.table` (repeatable).")
 @verify_checksum_option
+@keep_going_option
 def dump(files: tuple[str, ...], fmt: str, start_position: int | None,
          stop_position: int | None, start_datetime: str | None, stop_datetime: str | None,
          include_gtids: str | None, exclude_gtids: str | None, databases: tuple[str, ...],
-         tables: tuple[str, ...], verify_checksum: bool) -> None:
+         tables: tuple[str, ...], verify_checksum: bool, keep_going: bool) -> None:
     """Print the events of binlogs / relay logs, read as one ordered sequence.
 
     Times are shown in UTC.  Events inside a Transaction_payload are shown after
@@ -161,13 +164,32 @@ def dump(files: tuple[str, ...], fmt: str, start_position: int | None,
         include=GtidFilter(include_gtids) if include_gtids else None,
         exclude=GtidFilter(exclude_gtids) if exclude_gtids else None,
         databases=databases, tables=tables)
-    events = flt.apply(read_events(files, ReadOptions(verify_checksum=verify_checksum)))
+    damage = _DamageCounter()
+    events = damage.count(flt.apply(read_events(
+        files, ReadOptions(verify_checksum=verify_checksum, keep_going=keep_going))))
     out = sys.stdout
     if fmt == "jsonl":
         for ev in events:
             out.write(json.dumps(event_to_dict(ev), ensure_ascii=False))
             out.write("\n")
-        return
-    from .render import event_text
-    for ev in events:
-        out.write(event_text(ev))
+    else:
+        from .render import event_text
+        for ev in events:
+            out.write(event_text(ev))
+    damage_exit(damage.first, damage.n)
+
+
+class _DamageCounter:
+    """Counts the DAMAGED_REGION pseudo-events of a --keep-going run as they pass."""
+
+    def __init__(self) -> None:
+        self.first: str | None = None
+        self.n = 0
+
+    def count(self, events: Iterator[Event]) -> Iterator[Event]:
+        for ev in events:
+            if ev.type_code == DAMAGED_TYPE:
+                self.n += 1
+                if self.first is None and isinstance(ev.body, DamagedBody):
+                    self.first = ev.body.error
+            yield ev

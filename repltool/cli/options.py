@@ -12,3 +12,19 @@ verify_checksum_option = click.option(
 
 files_argument = click.argument("files", nargs=-1, required=True,
                                 type=click.Path(dir_okay=False, allow_dash=False))
+
+keep_going_option = click.option(
+    "--keep-going", is_flag=True,
+    help="On a damaged event, report the damaged byte range, resynchronise at the next "
+         "event whose CRC32 verifies, and go on (the exit status is still that of the "
+         "first error).")
+
+
+def damage_exit(first_error: str | None, count: int) -> None:
+    """After a --keep-going run: exit with the status of the first damage found, if any."""
+    if first_error is None:
+        return
+    from .. import errors
+    cls = getattr(errors, first_error, errors.LogFormatError)
+    click.echo(f"repltool: {count} damaged region(s) skipped (--keep-going)", err=True)
+    raise click.exceptions.Exit(cls.exit_code)

@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from ..binlog.events import (
-    BinlogCheckpointBody, Event, FormatDescriptionBody, GtidBody, GtidListBody,
+    BinlogCheckpointBody, DamagedBody, Event, FormatDescriptionBody, GtidBody, GtidListBody,
     IncidentBody, IntvarBody, MariaGtidBody, PreviousGtidsBody, QueryBody, RandBody,
     RotateBody, RowsBody, RowsQueryBody, StartV3Body, TableMapBody, TransactionPayloadBody,
     UserVarBody, XaPrepareBody, XidBody,
@@ -27,6 +27,10 @@ def _usec(ts: int | None) -> str:
 
 def event_text(ev: Event) -> str:
     """mysqlbinlog-like lines for one event (``# at N`` header, description, SQL)."""
+    if isinstance(ev.body, DamagedBody):
+        b = ev.body
+        return (f"# at {ev.pos.offset}\n# DAMAGED REGION: bytes {ev.pos.offset}-"
+                f"{ev.pos.offset + b.skipped} ({b.skipped} bytes) skipped: {b.reason}\n")
     at = f"# at {ev.pos.offset}\n" if ev.pos.payload_offset is None else \
         f"# at {ev.pos.offset} payload_pos {ev.pos.payload_offset}\n"
     crc = f" CRC32 0x{ev.crc:08x}" if ev.crc is not None else ""

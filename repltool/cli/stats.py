@@ -7,8 +7,8 @@ import sys
 
 import click
 
-from ..stats import compute_clock_stats, compute_stats, stats_to_dict
-from .options import files_argument, verify_checksum_option
+from ..stats import LogStats, compute_clock_stats, compute_stats, stats_to_dict
+from .options import damage_exit, files_argument, keep_going_option, verify_checksum_option
 
 
 @click.command()
@@ -22,9 +22,10 @@ from .options import files_argument, verify_checksum_option
                    "jumping over transaction bodies with transaction_length (events inside "
                    "transactions are then neither counted nor CRC-checked).")
 @verify_checksum_option
+@keep_going_option
 @click.pass_context
 def stats(ctx: click.Context, files: tuple[str, ...], fmt: str, top: int, clock_only: bool,
-          verify_checksum: bool) -> None:
+          verify_checksum: bool, keep_going: bool) -> None:
     """Summarise logs: versions, events by type, transactions, logical clocks.
 
     The logical-clock section shows how parallel a replica can apply the log:
@@ -32,11 +33,17 @@ def stats(ctx: click.Context, files: tuple[str, ...], fmt: str, top: int, clock_
     transactions sharing one commit parent ("windows"), and the share of
     barrier transactions (last_committed = 0) that serialise the applier.
     """
-    compute = compute_clock_stats if clock_only else compute_stats
-    result = compute(files, verify_checksum=verify_checksum, top=top)
+    if clock_only and keep_going:
+        raise click.UsageError("--keep-going needs the event-by-event reader, not --clock-only")
+    if clock_only:
+        result = compute_clock_stats(files, verify_checksum=verify_checksum, top=top)
+    else:
+        result = compute_stats(files, verify_checksum=verify_checksum, top=top,
+                               keep_going=keep_going)
     if fmt == "json":
         json.dump(stats_to_dict(result), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
+        _report_damage(result)
         return
     from rich.console import Console
     from .render import stats_tables
@@ -44,3 +51,11 @@ def stats(ctx: click.Context, files: tuple[str, ...], fmt: str, top: int, clock_
     console = Console(no_color=color is False, force_terminal=color or None)
     for table in stats_tables(result):
         console.print(table)
+    _report_damage(result)
+
+
+def _report_damage(result: LogStats) -> None:
+    total = result.total
+    for d in total.damage:
+        click.echo(f"repltool: damaged region: {d.reason} ({d.skipped} bytes skipped)", err=True)
+    damage_exit(total.damage[0].error if total.damage else None, total.damaged_regions)
