@@ -50,6 +50,8 @@ def _register() -> None:
     cli.add_command(dump)
     cli.add_command(stats)
     cli.add_command(sample)
+    from .schedule import schedule
+    cli.add_command(schedule)
 
 
 _register()
@@ -60,7 +62,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     show_traceback = "--traceback" in args
     try:
-        cli.main(args=args, prog_name="repltool", standalone_mode=False)
+        status = cli.main(args=args, prog_name="repltool", standalone_mode=False)
+        if isinstance(status, int):       # click returns an Exit's code without raising
+            return status
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.Abort:

@@ -1,0 +1,272 @@
+"""``repltool schedule`` output for people: rich tables, and the matplotlib plot.
+
+rich and matplotlib are imported inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import UsageError
+from ..schedule import format_bitmap
+from ..schedule.model import SimResult
+from ..schedule.source import ScheduleReport
+
+_WAITS = {"lwm": "LWM", "barrier": "barrier", "no_free_worker": "no worker",
+          "gaq_full": "GAQ full", "commit_order": "commit order"}
+_BAR = 30
+_MAX_GAPS = 30
+
+
+def seconds(value: float) -> str:
+    """A duration with a readable unit, three significant digits.
+
+    >>> seconds(0.0057), seconds(2.5), seconds(0.0), seconds(12.345e-6)
+    ('5.7ms', '2.5s', '0', '12.3µs')
+    """
+    if value == 0:
+        return "0"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{unit}"
+    return f"{value / 1e-9:.3g}ns"
+
+
+def ranges(indexes: Sequence[int]) -> str:
+    """Compress sorted relay indexes into ranges.
+
+    >>> ranges([1, 2, 3, 7, 9, 10])
+    '1-3, 7, 9-10'
+    """
+    parts: list[str] = []
+    last: int | None = None
+    for i in indexes:
+        if parts and last is not None and i == last + 1:
+            parts[-1] = f"{parts[-1].split('-')[0]}-{i}"
+        else:
+            parts.append(str(i))
+        last = i
+    return ", ".join(parts)
+
+
+def recommendation(report: ScheduleReport) -> str:
+    """The sentence that names the worker count to configure."""
+    sw = report.sweep
+    k = sw.recommended
+    counts = [r.workers for r in sw.results]
+    if k == counts[-1] and len(counts) > 1:
+        return (f"speed-up still grows up to {k} workers (the largest count tried): "
+                f"replica_parallel_workers = {k}, or try more")
+    return (f"more than {k} worker{'s' if k != 1 else ''} gains < {sw.threshold:.0%}: "
+            f"replica_parallel_workers = {k}")
+
+
+def schedule_renderables(report: ScheduleReport) -> list[Any]:
+    """rich renderables for a :class:`~repltool.schedule.source.ScheduleReport`."""
+    from rich.text import Text
+    out: list[Any] = [_summary(report), _curve(report), _waits(report),
+                      Text(recommendation(report), style="bold")]
+    for warning in report.stats.warnings[:20]:
+        out.append(Text(f"warning: {warning}", style="yellow"))
+    if len(report.stats.warnings) > 20:
+        out.append(Text(f"... and {len(report.stats.warnings) - 20} more warnings",
+                        style="yellow"))
+    if report.recovery is not None and report.detail is not None:
+        out.extend(_recovery(report))
+    return out
+
+
+def _summary(report: ScheduleReport) -> Any:
+    from rich.table import Table
+    sw, st, cfg = report.sweep, report.stats, report.config
+    t = Table(title="Schedule simulation (LOGICAL_CLOCK applier)", show_header=False)
+    t.add_column("what")
+    t.add_column("value")
+    t.add_row("files", "\n".join(report.files))
+    trx = f"{st.transactions:,}"
+    if st.truncated_skipped:
+        trx += f" ({st.truncated_skipped} truncated skipped)"
+    t.add_row("transactions", trx)
+    t.add_row("source binlogs", f"{st.source_files}" + (" (relay log)" if st.relay_log else ""))
+    t.add_row("cost model", f"{report.cost_model}: {report.cost_description}")
+    t.add_row("applier", f"policy {cfg.policy.value}, preserve_commit_order "
+              f"{'ON' if cfg.preserve_commit_order else 'OFF'}, coordinator overhead "
+              f"{seconds(cfg.coordinator_overhead)}, checkpoint group {cfg.checkpoint_group}")
+    total = sw.results[0].total_cost if sw.results else 0.0
+    t.add_row("total cost", seconds(total))
+    t.add_row("critical path", seconds(sw.critical_path))
+    t.add_row("ideal speed-up", f"{sw.ideal_speedup:.2f}x (total cost / critical path)")
+    if sw.results:
+        t.add_row("barriers (new groups)", f"{sw.results[0].barriers:,}")
+    return t
+
+
+def _curve(report: ScheduleReport) -> Any:
+    from rich.table import Table
+    sw = report.sweep
+    t = Table(title=f"Speed-up curve (cost model: {report.cost_model})")
+    for col in ("workers", "makespan", "speed-up", "", "utilisation"):
+        t.add_column(col, justify="left" if col == "" else "right")
+    top = max([sw.ideal_speedup] + [r.speedup or 0.0 for r in sw.results]) or 1.0
+    for r in sw.results:
+        speedup = r.speedup or 0.0
+        bar = "█" * max(1, round(_BAR * speedup / top))
+        util = sum(r.utilisation) / len(r.utilisation) if r.utilisation else 0.0
+        t.add_row(str(r.workers), seconds(r.makespan), f"{speedup:.2f}x", bar, f"{util:.0%}",
+                  style="bold green" if r.workers == sw.recommended else None)
+    return t
+
+
+def _waits(report: ScheduleReport) -> Any:
+    from rich.table import Table
+    sw = report.sweep
+    t = Table(title="Waiting time by cause (coordinator; commit order: workers)")
+    t.add_column("workers", justify="right")
+    for label in _WAITS.values():
+        t.add_column(label, justify="right")
+    for r in sw.results:
+        t.add_row(str(r.workers), *(seconds(getattr(r.waits, w)) for w in _WAITS),
+                  style="bold green" if r.workers == sw.recommended else None)
+    return t
+
+
+def _recovery(report: ScheduleReport) -> list[Any]:
+    from rich.table import Table
+    from rich.text import Text
+    rec, run = report.recovery, report.detail
+    if rec is None or run is None or run.trace is None:
+        return []
+    trace = run.trace
+    head = Table(title=f"Crash at {seconds(rec.crash_time)} with {_workers(run.workers)} "
+                 "(WL#5599 recovery)", show_header=False)
+    head.add_column("what")
+    head.add_column("value")
+    last = rec.checkpoints[-1] if rec.checkpoints else None
+    where = f"relay index {rec.checkpoint_index}"
+    if rec.checkpoint_pos is not None:
+        where += f", after {rec.checkpoint_pos}"
+    if last is not None:
+        where += f" (at {seconds(last.time)}, {last.reason})"
+    else:
+        where += " (no checkpoint yet: start of the log)"
+    head.add_row("coordinator checkpoint", where)
+    head.add_row("checkpoints before the crash", str(len(rec.checkpoints)))
+    width = max([rec.recovery_group_cnt] + [
+        w.checkpoint_seqno + 1 for w in rec.workers if w.checkpoint_seqno is not None
+        and w.last_group is not None and w.last_group >= rec.checkpoint_index])
+    head.add_row("recovery bitmap", format_bitmap(rec.recovery_bitmap, rec.recovery_group_cnt)
+                 or "(empty)")
+    head.add_row("groups after the checkpoint", str(rec.recovery_group_cnt))
+    head.add_row("skipped (already applied)", ranges(rec.skipped) or "-")
+    head.add_row("gaps (re-executed)", ranges(rec.gaps) or "-")
+    workers = Table(title="Workers (mysql.slave_worker_info)")
+    for col in ("worker", "checkpoint_seqno", "last group", "group_executed bitmap"):
+        workers.add_column(col, justify="left" if "bitmap" in col else "right")
+    for w in rec.workers:
+        workers.add_row(str(w.worker), _opt(w.checkpoint_seqno), _opt(w.last_group),
+                        format_bitmap(w.group_executed, width))
+    out: list[Any] = [head, workers]
+    if rec.gaps:
+        groups = Table(title="Gaps: groups a restart re-executes")
+        for col in ("index", "gtid", "position"):
+            groups.add_column(col, justify="right" if col == "index" else "left")
+        for i in rec.gaps[:_MAX_GAPS]:
+            span = trace[i]
+            groups.add_row(str(i), span.gtid or "-", str(span.pos) if span.pos else "-")
+        if len(rec.gaps) > _MAX_GAPS:
+            groups.add_row("...", f"{len(rec.gaps) - _MAX_GAPS} more", "")
+        out.append(groups)
+    summary = Text(f"restart at relay index {rec.checkpoint_index}: "
+                   f"{len(rec.gaps)} gap(s) to re-execute, {len(rec.skipped)} group(s) "
+                   "skipped, then normal parallel apply")
+    out.append(summary)
+    return out
+
+
+def _workers(count: int) -> str:
+    return f"{count} worker" if count == 1 else f"{count} workers"
+
+
+def _opt(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+# ---- the plot ----
+
+def write_plot(report: ScheduleReport, path: str, window: tuple[int, int]) -> None:
+    """Save the speed-up curve and a per-worker timeline to ``path`` (.png or .svg).
+
+    :param window: ``(start, count)``: the relay indexes the timeline shows.
+    :raises UsageError: when matplotlib is missing or the window is empty.
+    """
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise UsageError("--plot needs matplotlib: pip install 'repltool[plot]'") from None
+    run = report.detail
+    if run is None or run.trace is None:
+        raise UsageError("--plot: no trace was recorded")
+    start, count = window
+    spans = run.trace[start:start + count]
+    if run.trace and not spans:
+        raise UsageError(f"--timeline-window {start}:{count}: the log has only "
+                         f"{len(run.trace)} transactions")
+    fig = Figure(figsize=(11, 8.5), layout="constrained")
+    curve, timeline = fig.subplots(2, 1, height_ratios=[2, 3])
+    _plot_curve(curve, report)
+    _plot_timeline(timeline, run, start, spans)
+    fig.suptitle(f"repltool schedule: {', '.join(_short(f) for f in report.files)[:110]}")
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as exc:
+        raise UsageError(f"--plot {path}: {exc}") from None
+
+
+def _short(file: str) -> str:
+    return file.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _plot_curve(ax: Any, report: ScheduleReport) -> None:
+    sw = report.sweep
+    xs = [r.workers for r in sw.results]
+    ys = [r.speedup or 0.0 for r in sw.results]
+    ax.plot(xs, ys, marker="o", label=f"simulated ({report.config.policy.value})")
+    ax.plot(xs, [min(x, sw.ideal_speedup) for x in xs], linestyle="--", color="grey",
+            label=f"bound: min(workers, total/critical path = {sw.ideal_speedup:.2f})")
+    ax.axvline(sw.recommended, color="green", linestyle=":",
+               label=f"recommended: {_workers(sw.recommended)}")
+    ax.set_xlabel("replica_parallel_workers")
+    ax.set_ylabel("speed-up over 1 worker")
+    ax.set_title(f"Speed-up curve, cost model {report.cost_model}, "
+                 f"{report.stats.transactions:,} transactions")
+    if len(xs) > 1 and xs[-1] / xs[0] >= 8:
+        ax.set_xscale("log", base=2)
+    ax.set_xticks(xs, [str(x) for x in xs])
+    ax.set_ylim(0, 1.15 * max([sw.ideal_speedup, 1.0, *ys]))
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+
+
+def _plot_timeline(ax: Any, run: SimResult, start: int, spans: Any) -> None:
+    end = start + len(spans)
+    ax.set_title(f"Worker timeline, {_workers(run.workers)}, transactions "
+                 f"#{start}..#{max(start, end - 1)} (bar: execution; hatched: waiting "
+                 "for commit order)")
+    colours = ["tab:blue", "tab:orange", "tab:purple", "tab:cyan", "tab:olive", "tab:brown"]
+    for i, span in enumerate(spans):
+        index = start + i
+        colour = "tab:red" if span.barrier else colours[index % len(colours)]
+        width = span.end - span.start
+        ax.broken_barh([(span.start, width)], (span.worker - 0.4, 0.8), facecolors=colour,
+                       edgecolors="black", linewidth=0.4)
+        if span.commit > span.end:
+            ax.broken_barh([(span.end, span.commit - span.end)], (span.worker - 0.4, 0.8),
+                           facecolors="none", edgecolors="grey", hatch="///", linewidth=0.4)
+        if len(spans) <= 60:
+            ax.text(span.start + width / 2, span.worker, str(span.sequence_number),
+                    ha="center", va="center", fontsize=6, clip_on=True)
+    ax.set_yticks(range(run.workers), [f"worker {w}" for w in range(run.workers)])
+    ax.set_ylim(run.workers - 0.5, -0.5)
+    ax.set_xlabel("simulated time (s); labels: sequence_number; red: barrier")
+    ax.grid(True, axis="x", alpha=0.3)

@@ -1,0 +1,99 @@
+"""``repltool schedule``: how fast a multi-threaded replica applies the logs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import UsageError
+from ..schedule import Policy, SimConfig, parse_workers
+from ..schedule.source import CrashSpec, parse_cost, report_to_dict, schedule_report
+from .options import files_argument, verify_checksum_option
+
+_PLOT_SUFFIXES = (".png", ".svg")
+
+
+def _window(text: str) -> tuple[int, int]:
+    start, sep, count = text.partition(":")
+    if not (sep and start.strip().isdigit() and count.strip().isdigit()) or int(count) < 1:
+        raise UsageError(f"--timeline-window {text!r}: expected START:COUNT "
+                         "(relay indexes, COUNT >= 1)")
+    return int(start), int(count)
+
+
+@click.command()
+@files_argument
+@click.option("--workers", "workers_text", default="1,2,4,8,16", show_default=True,
+              metavar="LIST", help="Worker counts to simulate: N, a list 1,2,4,8 or a range 1-32.")
+@click.option("--policy", type=click.Choice([p.value for p in Policy]),
+              default=Policy.AT_MOST_ONE.value, show_default=True,
+              help="at-most-one is MySQL's worker choice; first-available waits for an idle worker.")
+@click.option("--preserve-commit-order/--no-preserve-commit-order", default=True,
+              show_default=True, help="replica_preserve_commit_order.")
+@click.option("--coordinator-overhead", type=click.FloatRange(min=0.0), default=0.0,
+              show_default=True, metavar="SECONDS",
+              help="Coordinator time spent on each transaction.")
+@click.option("--checkpoint-group", type=click.IntRange(min=1), default=512,
+              show_default=True, metavar="N", help="GAQ size (replica_checkpoint_group).")
+@click.option("--checkpoint-period", type=click.FloatRange(min=0.0), default=0.3,
+              show_default=True, metavar="SECONDS",
+              help="replica_checkpoint_period, for --crash-at (0: no timed checkpoints).")
+@click.option("--cost", "cost_spec", default="linear", show_default=True,
+              metavar="constant[:SECONDS]|linear|commit-ts|csv:FILE",
+              help="How long a worker needs per transaction.")
+@click.option("--lenient", is_flag=True,
+              help="Schedule inconsistent or missing clocks as barriers, with warnings.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="rich tables for people, JSON for machines.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png|FILE.svg",
+              help="Draw the speed-up curve and a worker timeline (needs matplotlib).")
+@click.option("--timeline-window", "window_text", default="0:40", show_default=True,
+              metavar="START:COUNT", help="Transactions the --plot timeline shows.")
+@click.option("--crash-at", "crash_text", metavar="SECONDS|GTID|#INDEX",
+              help="Crash the recommended configuration there and show the MTS recovery.")
+@verify_checksum_option
+@click.pass_context
+def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, policy: str,
+             preserve_commit_order: bool, coordinator_overhead: float, checkpoint_group: int,
+             checkpoint_period: float, cost_spec: str, lenient: bool, fmt: str,
+             plot_path: str | None, window_text: str, crash_text: str | None,
+             verify_checksum: bool) -> None:
+    """Simulate the LOGICAL_CLOCK multi-threaded applier over logs.
+
+    Reads binlogs or relay logs in order, takes each transaction's
+    last_committed/sequence_number as logged, gives it a cost, and simulates
+    one coordinator and N workers for every worker count: makespan, speed-up
+    over one worker, utilisation and waiting time by cause, against the
+    critical path of the dependencies.  The recommendation is the smallest
+    count beyond which more workers gain less than 5%.  --crash-at replays
+    the WL#5599 checkpoints of the recommended configuration up to a crash
+    and shows what a restart re-executes.
+    """
+    workers = parse_workers(workers_text)
+    window = _window(window_text)
+    if plot_path is not None and Path(plot_path).suffix.lower() not in _PLOT_SUFFIXES:
+        raise UsageError(f"--plot {plot_path}: the file name must end in .png or .svg")
+    config = SimConfig(policy=Policy(policy), preserve_commit_order=preserve_commit_order,
+                       coordinator_overhead=coordinator_overhead,
+                       checkpoint_group=checkpoint_group, lenient=lenient)
+    report = schedule_report(
+        files, workers, config, parse_cost(cost_spec), verify_checksum=verify_checksum,
+        trace=plot_path is not None,
+        crash=CrashSpec.parse(crash_text) if crash_text is not None else None,
+        checkpoint_period=checkpoint_period or None)
+    if plot_path is not None:
+        from .render_schedule import write_plot
+        write_plot(report, plot_path, window)
+    if fmt == "json":
+        json.dump(report_to_dict(report), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    from rich.console import Console
+    from .render_schedule import schedule_renderables
+    color = (ctx.obj or {}).get("color")
+    console = Console(no_color=color is False, force_terminal=color or None)
+    for item in schedule_renderables(report):
+        console.print(item)
