@@ -50,6 +50,8 @@ def _register() -> None:
     cli.add_command(dump)
     cli.add_command(stats)
     cli.add_command(sample)
+    from .check import check
+    cli.add_command(check)
     from .schedule import schedule
     cli.add_command(schedule)
 

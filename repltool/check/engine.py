@@ -1,0 +1,501 @@
+"""Run the rules over logs: one pass, files in the order given, damage contained per file.
+
+The files are read as one ordered stream (a transaction may continue into the
+next relay file), but a format error in one file only ends *that* file: it
+becomes a finding (S001-S009) and the check goes on with the next file, whose
+events start a fresh stream.  CRC32 footers are verified here rather than by the
+reader, so a mismatch is a finding and reading continues after the event.
+
+Clock segments (format-spec §3.2, §6c, §6d, gotcha 8): sequence numbers restart
+in every binlog file; in a relay log they restart at source Rotates (any Rotate
+not flagged LOG_EVENT_RELAY_LOG_F), not at relay-file boundaries; in a Group
+Replication applier relay log they never restart, except at a certifier start,
+which writes (1, 2).
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import Iterator
+
+from ..binlog import EventFlag, EventType, FileInfo, ReadOptions, read_events, type_name
+from ..binlog.events import Event, GtidListBody, PreviousGtidsBody
+from ..binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
+from ..errors import (
+    ChecksumMismatch, EncryptedLog, InputError, LogFormatError, NoFormatDescription,
+    NotABinlog, ReplToolError, TruncatedLog, UnsupportedLog,
+)
+from .config import CheckConfig
+from .model import TOTAL, CheckReport, FileResult, Finding, Totals
+from .rules import FATAL_RULES, RULES, WRITESET_RULES, Severity
+from .writesets import SKIP_REASON, WritesetProvider, builtin_provider
+
+_T = EventType
+_KNOWN = frozenset(int(t) for t in EventType)
+_GTID_TYPES = frozenset({_T.GTID_LOG_EVENT, _T.ANONYMOUS_GTID_LOG_EVENT,
+                         _T.GTID_TAGGED_LOG_EVENT})
+_READ_TYPES = GROUPING_TYPES | {_T.PREVIOUS_GTIDS_LOG_EVENT, _T.GTID_LIST_EVENT}
+_BUILTIN = object()
+
+
+def check_files(paths: list[str | os.PathLike[str]] | tuple[str | os.PathLike[str], ...],
+                config: CheckConfig | None = None, *,
+                writesets: WritesetProvider | None | object = _BUILTIN) -> CheckReport:
+    """Check logs and return every finding.
+
+    :param paths: the files, in order (the last one may be the active log).
+    :param config: rules, severities and thresholds (default: all rules).
+    :param writesets: the write-set provider for W001/W002; by default the
+        built-in row decoder, which is not available yet (the rules are then
+        reported skipped).  ``None`` skips them too.
+    :raises InputError: a file does not exist or cannot be opened (nothing is checked).
+    """
+    names = [os.fspath(p) for p in paths]
+    for name in names:
+        _require_readable(name)
+    provider = builtin_provider() if writesets is _BUILTIN else writesets
+    return _Checker(names, config or CheckConfig(), provider).run()  # type: ignore[arg-type]
+
+
+def _require_readable(path: str) -> None:
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a directory")
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise InputError(f"{path}: cannot open: {exc.strerror or exc}") from None
+
+
+def _rule_of(exc: ReplToolError) -> str:
+    """The structure rule a reader error becomes."""
+    for cls, code in ((NotABinlog, "S001"), (NoFormatDescription, "S002"),
+                      (ChecksumMismatch, "S003"), (TruncatedLog, "S004"),
+                      (EncryptedLog, "S007"), (UnsupportedLog, "S008")):
+        if isinstance(exc, cls):
+            return code
+    return "S009"
+
+
+class _Span:
+    """Work and span of the logical clock, as the replica's scheduler reads it (§6d).
+
+    A transaction waits for every earlier one of its segment whose
+    sequence_number <= its last_committed; a barrier (lc = 0, seq = 0, the
+    first of a segment, a sequence gap, the one after a (0, 0)) waits for
+    everything before, and everything after it waits for it.
+    """
+
+    def __init__(self) -> None:
+        self.work = self.depth = 0
+        self._sns: list[int] = []
+        self._pref: list[int] = []
+        self._base = 0
+        self._prev: int | None = None
+
+    def new_segment(self) -> None:
+        self._prev = None
+
+    def add(self, lc: int, sn: int) -> None:
+        self.work += 1
+        prev = self._prev
+        if lc == 0 or sn == 0 or not prev or sn > prev + 1 or sn <= prev:
+            depth = self.depth + 1
+            self._sns.clear()
+            self._pref.clear()
+            self._base = depth
+        else:
+            i = bisect_right(self._sns, lc) - 1
+            depth = (self._pref[i] if i >= 0 else self._base) + 1
+        self._sns.append(sn)
+        self._pref.append(max(depth, self._pref[-1] if self._pref else 0))
+        self.depth = max(self.depth, depth)
+        self._prev = sn
+
+
+@dataclass
+class _Note:
+    """What the event tap learnt about a GTID event before its transaction is complete."""
+
+    segment: int
+    view_change: bool = False
+
+
+class _File:
+    """Per-file state while the check runs."""
+
+    def __init__(self, index: int, path: str) -> None:
+        self.index, self.path = index, path
+        self.fi: FileInfo | None = None
+        self.events = self.transactions = 0
+        self.stopped: str | None = None
+        self.stopped_at: int | None = None
+        self.clocked = self.barriers = self.saturated = 0
+        self.span = _Span()
+        self.previous: dict[object, int] | None = None   # (uuid, tag) / domain -> last gno
+        self.last_gno: dict[object, int] = {}
+        self.gtid_kind: str | None = None                 # "anonymous" | "gtid"
+        self.mixed = False
+        self.nokey: dict[str, tuple[int, int]] = {}       # table -> (count, first offset)
+
+    @property
+    def relay(self) -> bool:
+        return bool(self.fi and self.fi.relay_log)
+
+    def result(self) -> FileResult:
+        fi, fde = self.fi, (self.fi.first_fde if self.fi else None)
+        return FileResult(
+            file=self.path, size=fi.size if fi else 0, events=self.events,
+            transactions=self.transactions,
+            server_version=fde.server_version if fde else None,
+            relay_log=self.relay, in_use=bool(fi and fi.in_use), stopped=self.stopped,
+            stopped_at=self.stopped_at,
+            unreadable=self.stopped in FATAL_RULES or (self.stopped is not None
+                                                      and self.events == 0))
+
+
+class _Checker:
+    def __init__(self, paths: list[str], cfg: CheckConfig,
+                 provider: WritesetProvider | None) -> None:
+        self.paths, self.cfg, self.provider = paths, cfg, provider
+        selected = cfg.selected()
+        self.skipped: dict[str, str] = {}
+        if provider is None:
+            self.skipped.update({c: SKIP_REASON for c in selected if c in WRITESET_RULES})
+        off = cfg.not_enabled() | set(self.skipped)
+        self.active = [c for c in selected if c not in off]
+        self.on = frozenset(self.active)
+        self.findings: list[Finding] = []
+        self.files: dict[str, _File] = {}
+        self.notes: dict[object, _Note] = {}
+        self.segment = 0
+        self.cur_segment: int | None = None
+        self.prev_sn: int | None = None
+        self.gr: bool | None = {"yes": True, "no": False}.get(cfg.gr_applier)
+        self.total = _Span()
+        self.total_barriers = 0
+        self.seen: dict[str, str] = {}                   # complete GTID -> where
+        self.truncated: list[Transaction] = []
+        self.cert: list[object] = []
+        self.ws_unknown = 0
+        self.last_gtid_pos: object = None
+        ws_events = provider is not None and getattr(provider, "needs_events", False)
+        self.keep_events = bool(ws_events)
+        self.opts = ReadOptions(verify_checksum=False, types=None if ws_events else _READ_TYPES)
+
+    # ---- driving ----
+
+    def run(self) -> CheckReport:
+        i = 0
+        while i < len(self.paths):
+            stream = _Stream(self, i)
+            for trx in group_transactions(stream.events(), keep_events=self.keep_events):
+                self.transaction(trx)
+            i = stream.next_index
+        self.finish()
+        order = {c: n for n, c in enumerate(RULES)}
+        file_order = {p: n for n, p in enumerate(self.paths)}
+        self.findings.sort(key=lambda f: (file_order.get(f.file, len(file_order)),
+                                          f.offset if f.offset is not None else -1,
+                                          order[f.rule]))
+        return CheckReport(tuple(f.result() for f in self.files.values()),
+                           tuple(self.findings), tuple(self.active), self.skipped,
+                           Totals(self.total.work, self.total_barriers, self.total.depth))
+
+    def emit(self, code: str, file: str, offset: int | None, message: str,
+             event_type: str | None = None) -> None:
+        if code in self.on:
+            self.findings.append(Finding(code, self.cfg.severity_of(code), file, offset,
+                                         message, event_type))
+
+    def begin_file(self, index: int, path: str) -> _File:
+        f = self.files[path] = _File(index, path)
+        return f
+
+    def format_error(self, f: _File, exc: ReplToolError) -> None:
+        code = _rule_of(exc)
+        f.stopped = code
+        f.stopped_at = exc.pos.offset if exc.pos is not None else None
+        self.emit(code, f.path, f.stopped_at, exc.reason, exc.event_type)
+
+    # ---- events (the tap runs slightly ahead of the transactions) ----
+
+    def event(self, f: _File, ev: Event) -> None:
+        f.events += 1
+        tc = ev.type_code
+        outer = ev.pos.payload_offset is None
+        if outer and ev.crc is not None and "S003" in self.on:
+            self._crc(f, ev)
+        if tc not in _KNOWN:
+            code = "S010" if ev.flags & EventFlag.IGNORABLE else "S006"
+            self.emit(code, f.path, ev.pos.offset, f"unknown event type {tc}"
+                      + (" (ignorable)" if code == "S010" else
+                         ": a server's applier stops here"), type_name(tc))
+        elif tc in _GTID_TYPES or tc == _T.MARIADB_GTID_EVENT:
+            self.notes[ev.pos] = _Note(self.segment)
+            self.last_gtid_pos = ev.pos
+        elif tc == _T.VIEW_CHANGE_EVENT:
+            note = self.notes.get(self.last_gtid_pos)
+            if note is not None:
+                note.view_change = True
+        elif tc == _T.ROTATE_EVENT and f.relay and not ev.flags & EventFlag.RELAY_LOG:
+            self.segment += 1            # a source Rotate: the source's clock restarts
+        elif tc == _T.PREVIOUS_GTIDS_LOG_EVENT and f.previous is None and outer:
+            if isinstance(ev.body, PreviousGtidsBody):
+                f.previous = {(sid, tag): iv[-1].end for sid, tag, iv in ev.body.gtid_set.sids
+                              if iv}
+        elif tc == _T.GTID_LIST_EVENT and f.previous is None and isinstance(ev.body,
+                                                                            GtidListBody):
+            prev: dict[object, int] = {}
+            for domain, _server, seq in ev.body.gtids:
+                prev[domain] = max(seq, prev.get(domain, 0))
+            f.previous = prev
+
+    def _crc(self, f: _File, ev: Event) -> None:
+        raw = ev.raw
+        body = raw[:-4]
+        computed = zlib.crc32(body)
+        if computed == ev.crc:
+            return
+        if ev.type_code == _T.FORMAT_DESCRIPTION_EVENT:
+            flags = int.from_bytes(raw[17:19], "little") & ~EventFlag.BINLOG_IN_USE
+            computed = zlib.crc32(raw[:17] + flags.to_bytes(2, "little") + raw[19:-4])
+            if computed == ev.crc:
+                return
+        self.emit("S003", f.path, ev.pos.offset,
+                  f"CRC32 mismatch: stored 0x{ev.crc:08x}, computed 0x{computed:08x}",
+                  ev.type_name)
+
+    # ---- transactions ----
+
+    def transaction(self, trx: Transaction) -> None:
+        f = self.files[trx.start.file]
+        f.transactions += 1
+        note = self.notes.pop(trx.start, None)
+        where = trx.start.offset
+        limit = self.cfg.max_trx_size
+        if limit is not None and trx.size > limit:
+            self.emit("T003", f.path, where, f"transaction {trx.gtid or ''} is {trx.size} "
+                      f"bytes, more than --max-trx-size {limit}".replace("  ", " "))
+        if trx.spans_files:
+            what = ("FLUSH RELAY LOGS inside a transaction (WL#8440)" if f.relay
+                    else "a binlog transaction never continues into the next file")
+            self.emit("R001", f.path, where,
+                      f"transaction {trx.gtid or ''} starts here and ends in "
+                      f"{trx.end.file}:{trx.end.offset}: {what}".replace("  ", " "))
+        if trx.truncated:
+            self.truncated.append(trx)      # discarded by the applier: no GTID, no write set
+        self._gtid(f, trx)
+        if trx.last_committed is not None and trx.sequence_number is not None:
+            self._clock(f, trx, note)
+
+    def _gtid(self, f: _File, trx: Transaction) -> None:
+        gtid = trx.gtid
+        if gtid is None:
+            return
+        where = trx.start.offset
+        if trx.maria_flags is None:                      # MySQL
+            kind = "anonymous" if gtid == "ANONYMOUS" else "gtid"
+            if f.gtid_kind is None:
+                f.gtid_kind = kind
+            elif kind != f.gtid_kind and not f.mixed:
+                f.mixed = True
+                self.emit("G004", f.path, where, f"{kind} GTID after {f.gtid_kind} ones in the "
+                          "same file (GTID_MODE was changing)")
+            if kind == "anonymous":
+                return
+            head, _, gno_text = gtid.rpartition(":")
+            sid, _, tag = head.partition(":")
+            key: object = (sid, tag or None)
+            gno = int(gno_text)
+        else:                                            # MariaDB domain-server-seq
+            domain, _, rest = gtid.partition("-")
+            key, gno = int(domain), int(rest.rpartition("-")[2])
+        earlier = self.seen.get(gtid)
+        if trx.truncated:
+            pass                            # not committed: re-delivery is not a duplicate
+        elif earlier is not None:
+            self.emit("G001", f.path, where, f"GTID {gtid} was already committed at {earlier}")
+        else:
+            self.seen[gtid] = f"{f.path}:{where}"
+        self._gno(f, key, gno, gtid, where)
+
+    def _gno(self, f: _File, key: object, gno: int, gtid: str, where: int) -> None:
+        last = f.last_gno.get(key)
+        f.last_gno[key] = gno if last is None else max(last, gno)
+        if last is None:
+            end = f.previous.get(_previous_key(key)) if f.previous and not f.relay else None
+            if end is not None and gno != end + 1:
+                self.emit("G002", f.path, where,
+                          f"first GTID {gtid} of this file does not follow the Previous_gtids "
+                          f"(GTID_LIST) end {end}: expected number {end + 1}")
+        elif gno != last + 1 and gno != last:     # equal: a re-delivered truncated group
+            self.emit("G003", f.path, where,
+                      f"GTID {gtid} follows number {last} of the same "
+                      f"{'domain' if isinstance(key, int) else 'uuid'}")
+
+    def _clock(self, f: _File, trx: Transaction, note: _Note | None) -> None:
+        lc, sn = trx.last_committed, trx.sequence_number
+        assert lc is not None and sn is not None
+        where, name = trx.start.offset, trx.gtid or "transaction"
+        segment = note.segment if note is not None else self.segment
+        if f.relay and self.gr is None:
+            self.gr = (lc, sn) == (1, 2)
+        gr = bool(self.gr and f.relay)
+        if segment != self.cur_segment or (gr and (lc, sn) == (1, 2)):
+            self.cur_segment, self.prev_sn = segment, None   # certifier (re)start: (1, 2)
+            self.total.new_segment()
+            f.span.new_segment()
+        f.clocked += 1
+        if trx.delta16_saturated:
+            f.saturated += 1
+        if lc < 0 or sn < 0:
+            self.emit("C005", f.path, where, f"{name}: last_committed={lc}, sequence_number={sn}")
+            return
+        if lc == 0:
+            f.barriers += 1
+            self.total_barriers += 1
+        f.span.add(lc, sn)
+        self.total.add(lc, sn)
+        if (lc, sn) == (0, 0):
+            if not (note and note.view_change):
+                self.emit("C006", f.path, where, f"{name} has last_committed=0, "
+                          "sequence_number=0 but is not a Group Replication view change")
+            return
+        if lc >= sn:
+            self.emit("C004", f.path, where,
+                      f"{name}: last_committed={lc} >= sequence_number={sn}")
+        prev = self.prev_sn
+        if prev is None:
+            if not f.relay and sn != 1:
+                self.emit("C002", f.path, where, f"first transaction {name} of the file has "
+                          f"sequence_number={sn}, expected 1")
+        elif sn <= prev:
+            self.emit("C001", f.path, where,
+                      f"{name}: sequence_number={sn} <= previous sequence_number={prev}")
+        elif sn != prev + 1:
+            code = "C003" if f.relay else "C002"
+            self.emit(code, f.path, where, f"{name}: sequence_number={sn} after {prev} "
+                      f"({sn - prev - 1} missing)")
+        self.prev_sn = sn
+        if self.provider is not None and not trx.truncated:
+            self._writeset(f, trx, lc, sn)
+
+    def _writeset(self, f: _File, trx: Transaction, lc: int, sn: int) -> None:
+        from ..certify import CertResult, CertTransaction, Reason
+        assert self.provider is not None
+        ws = self.provider(trx)
+        if ws is None:
+            self.ws_unknown += 1
+            hashes: tuple[int, ...] = ()
+        else:
+            hashes = ws.hashes
+            for table in ws.missing_key_tables:
+                n, first = f.nokey.get(table, (0, trx.start.offset))
+                f.nokey[table] = (n + 1, first)
+        gtid = trx.gtid if trx.gtid and trx.gtid != "ANONYMOUS" else None
+        ct = CertTransaction(gtid=gtid, pos=trx.start, file=f.path, recorded=(lc, sn),
+                             writeset=hashes)
+        self.cert.append(CertResult(trx=ct, computed=(lc, sn), reason=Reason.KEY))
+
+    # ---- the end ----
+
+    def finish(self) -> None:
+        last = len(self.paths) - 1
+        for f in self.files.values():
+            fi = f.fi
+            if fi is not None and fi.in_use and f.index < last:
+                self.emit("S005", f.path, 4, "the in-use flag is set but later files follow: the "
+                          "server crashed while writing this file", "FORMAT_DESCRIPTION_EVENT")
+            if f.saturated:
+                self.emit("C007", f.path, None, f"{f.saturated} of {f.clocked} transactions "
+                          "have a saturated delta16 clock (65535 or more apart)")
+            if f.clocked:
+                share = f.barriers / f.clocked
+                par = f.span.work / f.span.depth if f.span.depth else 0.0
+                self.emit("C008", f.path, None,
+                          f"barrier share {f.barriers}/{f.clocked} = {share:.1%} "
+                          f"(last_committed = 0); parallelism {par:.2f} (work/span)")
+            for table, (n, first) in sorted(f.nokey.items()):
+                self.emit("W002", f.path, first, f"table {table} has no usable key "
+                          f"({n} transactions): writeset tracking cannot see its conflicts")
+        for trx in self.truncated:
+            again = self.seen.get(trx.gtid) if trx.gtid and trx.gtid != "ANONYMOUS" else None
+            tail = f"; re-delivered complete at {again}" if again else ""
+            self.emit("R002", trx.start.file, trx.start.offset,
+                      f"transaction {trx.gtid or ''} has no end event (XID/COMMIT) before the "
+                      f"next GTID or the end of the input{tail}".replace("  ", " "))
+        self._totals()
+        if self.provider is not None and "W001" in self.on:
+            self._safety()
+
+    def _totals(self) -> None:
+        work, span = self.total.work, self.total.depth
+        for code, value, text in (
+                ("T001", work / span if span else None, "parallelism (work/span)"),
+                ("T002", self.total_barriers / work if work else None, "barrier share")):
+            if code not in self.on:
+                continue
+            limit = self.cfg.threshold(code)
+            if value is None:
+                self.skipped[code] = "no transaction carries a MySQL logical clock"
+                self.active.remove(code)
+                continue
+            bad = value < limit if code == "T001" else value > limit  # type: ignore[operator]
+            if bad:
+                rel = "<" if code == "T001" else ">"
+                self.emit(code, TOTAL, None,
+                          f"{text} {value:.3f} {rel} limit {limit} over {len(self.paths)} "
+                          f"file(s): {work} transactions, {self.total_barriers} with "
+                          f"last_committed=0, longest chain {span}")
+
+    def _safety(self) -> None:
+        from ..certify import check_safety
+        for v in check_safety(self.cert):  # type: ignore[arg-type]
+            pos = v.later.trx.pos
+            assert pos is not None
+            self.emit("W001", pos.file, pos.offset, f"{v}: the replica may run them in "
+                      "parallel")
+
+
+def _previous_key(key: object) -> object:
+    """Previous_gtids keys are (UUID, tag); the GTID text gives (str, tag)."""
+    if isinstance(key, tuple):
+        from uuid import UUID
+        return (UUID(key[0]), key[1])
+    return key
+
+
+class _Stream:
+    """Events of consecutive files until one of them fails (then the stream ends)."""
+
+    def __init__(self, checker: _Checker, start: int) -> None:
+        self.ck, self.start = checker, start
+        self.next_index = len(checker.paths)
+
+    def events(self) -> Iterator[Event]:
+        ck = self.ck
+        ck.segment += 1
+        for index in range(self.start, len(ck.paths)):
+            path = ck.paths[index]
+            f = ck.begin_file(index, path)
+            info: list[FileInfo] = []
+            try:
+                for ev in read_events(path, ck.opts, info):
+                    if f.fi is None:
+                        f.fi = info[0]
+                        if not f.relay:
+                            ck.segment += 1
+                    ck.event(f, ev)
+                    yield ev
+            except InputError:
+                raise
+            except (LogFormatError, UnsupportedLog) as exc:
+                f.fi = f.fi or (info[0] if info else None)
+                ck.format_error(f, exc)
+                self.next_index = index + 1
+                return
+            f.fi = f.fi or (info[0] if info else None)

@@ -1,0 +1,118 @@
+"""The results of ``repltool check`` as plain frozen data (rendered by :mod:`.report`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from .rules import RULES, Severity
+
+TOTAL = "TOTAL"
+"""The pseudo file of findings about all given files together (T001, T002)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One rule violation (or, for info rules, one observation).
+
+    :ivar file: the path as given on the command line, or :data:`TOTAL`.
+    :ivar offset: decimal offset of the event concerned (like ``# at N``), if any.
+    :ivar event_type: MySQL name of that event's type, if known.
+    """
+
+    rule: str
+    severity: Severity
+    file: str
+    offset: int | None
+    message: str
+    event_type: str | None = None
+
+    @property
+    def name(self) -> str:
+        return RULES[self.rule].name
+
+    @property
+    def location(self) -> str:
+        """``FILE:OFFSET`` (or ``FILE`` when no offset applies)."""
+        return self.file if self.offset is None else f"{self.file}:{self.offset}"
+
+    @property
+    def text(self) -> str:
+        """``EVENT_TYPE: message`` (format errors read like the reader's own messages)."""
+        return f"{self.event_type}: {self.message}" if self.event_type else self.message
+
+    def __str__(self) -> str:
+        return f"{self.location} {self.rule} {self.severity.value}: {self.text}"
+
+
+@dataclass(frozen=True, slots=True)
+class FileResult:
+    """What was read of one file.
+
+    :ivar stopped: the rule of the format error that stopped reading (None: read to the end).
+    :ivar unreadable: the file could not be read at all (S001, S002, S007, S008 or
+        nothing before the error): its other per-file rules are reported skipped.
+    """
+
+    file: str
+    size: int
+    events: int = 0
+    transactions: int = 0
+    server_version: str | None = None
+    relay_log: bool = False
+    in_use: bool = False
+    stopped: str | None = None
+    stopped_at: int | None = None
+    unreadable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """Logical-clock figures over all given files (what T001 / T002 compare).
+
+    ``parallelism`` is ``work / span``: transactions with a clock divided by
+    the longest chain of transactions that must run one after another under
+    the recorded clocks (None when no transaction has a clock).
+    """
+
+    clocked: int = 0
+    barriers: int = 0
+    span: int = 0
+
+    @property
+    def barrier_share(self) -> float | None:
+        return self.barriers / self.clocked if self.clocked else None
+
+    @property
+    def parallelism(self) -> float | None:
+        return self.clocked / self.span if self.span else None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """Everything one check produced.
+
+    :ivar rules: codes of the rules that ran, in documentation order.
+    :ivar skipped: selected rules that could not run, with the reason.
+    """
+
+    files: tuple[FileResult, ...]
+    findings: tuple[Finding, ...]
+    rules: tuple[str, ...]
+    skipped: Mapping[str, str] = field(default_factory=dict)
+    totals: Totals = Totals()
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for f in self.findings if f.severity is severity)
+
+    @property
+    def exit_status(self) -> int:
+        """0: no error-level finding (warnings allowed); 1: at least one."""
+        return 1 if self.count(Severity.ERROR) else 0
+
+    def by_rule(self) -> dict[str, int]:
+        """Number of findings per rule code (only rules with findings)."""
+        out: dict[str, int] = {}
+        for f in self.findings:
+            out[f.rule] = out.get(f.rule, 0) + 1
+        return dict(sorted(out.items()))

@@ -1,0 +1,163 @@
+"""Where the writeset rules (W001, W002) get each transaction's write set from.
+
+The rules work over an abstract provider: a callable that, given a
+:class:`~repltool.binlog.Transaction`, returns the key hashes it wrote (and the
+tables it wrote without a usable key), or ``None`` when it does not know.
+
+Row-event writeset extraction (``repltool.binlog.rows``) is not available yet,
+so :func:`builtin_provider` returns ``None`` and ``repltool check`` reports
+W001/W002 as *skipped* with :data:`SKIP_REASON` - visibly, never as a pass.
+Until then a provider can come from a JSON file (``--writesets FILE``, see
+:func:`load_writesets`) or from code (:class:`MappingProvider`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Mapping, Protocol
+
+from ..binlog import Transaction
+from ..errors import InputError, UsageError
+
+SKIP_REASON = "needs row decoding (not available yet)"
+
+
+@dataclass(frozen=True, slots=True)
+class TrxWriteset:
+    """What one transaction wrote.
+
+    :ivar hashes: uint64 key hashes (MySQL's XXH64 of the key strings, or any
+        stable 64-bit hash: the rules only compare them for equality).
+    :ivar missing_key_tables: ``db.table`` names written without a usable key.
+    """
+
+    hashes: tuple[int, ...] = ()
+    missing_key_tables: tuple[str, ...] = ()
+
+
+class WritesetProvider(Protocol):
+    """Gives the write set of a transaction, or None when it is unknown.
+
+    ``needs_events``: the provider reads ``Transaction.events`` (the engine then
+    keeps every transaction's events while it is checked).
+    """
+
+    needs_events: bool
+
+    def __call__(self, trx: Transaction) -> TrxWriteset | None: ...
+
+
+def builtin_provider() -> WritesetProvider | None:
+    """The row-decoding provider, once ``repltool.binlog.rows`` can extract write sets.
+
+    Returns None today: the writeset rules are then skipped with :data:`SKIP_REASON`.
+    This is the one place to connect the extractor when it lands.
+    """
+    return None
+
+
+def key_hash(key: int | str) -> int:
+    """A uint64 for a key given as an int (taken as is) or a string (BLAKE2b-64).
+
+    Example::
+
+        >>> key_hash(7), key_hash("t.PRIMARY(1)") == key_hash("t.PRIMARY(1)")
+        (7, True)
+    """
+    if isinstance(key, bool):
+        raise UsageError(f"write-set key {key!r} is neither an integer nor a string")
+    if isinstance(key, int):
+        if not 0 <= key < 1 << 64:
+            raise UsageError(f"write-set key {key} is not a uint64")
+        return key
+    if isinstance(key, str):
+        return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little")
+    raise UsageError(f"write-set key {key!r} is neither an integer nor a string")
+
+
+class MappingProvider:
+    """Write sets looked up by GTID, or by ``(file basename, offset of the GTID event)``.
+
+    Example::
+
+        >>> p = MappingProvider({"binlog.000001:1234": TrxWriteset((1, 2))})
+        >>> p.lookup(None, "/logs/binlog.000001", 1234).hashes
+        (1, 2)
+    """
+
+    needs_events = False
+
+    def __init__(self, by_key: Mapping[str, TrxWriteset]) -> None:
+        self._by_key = dict(by_key)
+
+    def lookup(self, gtid: str | None, file: str, offset: int) -> TrxWriteset | None:
+        if gtid and gtid != "ANONYMOUS" and gtid in self._by_key:
+            return self._by_key[gtid]
+        return self._by_key.get(f"{os.path.basename(file)}:{offset}")
+
+    def __call__(self, trx: Transaction) -> TrxWriteset | None:
+        return self.lookup(trx.gtid, trx.start.file, trx.start.offset)
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+
+def load_writesets(path: str | os.PathLike[str]) -> MappingProvider:
+    """A provider from a JSON file of write sets.
+
+    Format::
+
+        {"transactions": [
+            {"gtid": "uuid:12", "keys": [1234, "db.t PRIMARY(7)"]},
+            {"file": "binlog.000001", "offset": 4567, "keys": [...],
+             "missing_key_tables": ["db.log"]}]}
+
+    A transaction is matched by ``gtid`` when given (not anonymous), else by
+    ``file`` (basename) and ``offset`` of its GTID event.  Integer keys are
+    used as they are (uint64); string keys are hashed.
+
+    :raises InputError: the file cannot be read.  :raises UsageError: bad content.
+    """
+    p = os.fspath(path)
+    try:
+        with open(p, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except OSError as exc:
+        raise InputError(f"{p}: cannot open: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{p}: invalid JSON: {exc}") from None
+    items = doc.get("transactions") if isinstance(doc, dict) else None
+    if not isinstance(items, list):
+        raise UsageError(f"{p}: expected an object with a \"transactions\" list")
+    by_key: dict[str, TrxWriteset] = {}
+    for i, item in enumerate(items):
+        by_key[_item_key(item, p, i)] = _item_writeset(item, p, i)
+    return MappingProvider(by_key)
+
+
+def _item_key(item: Any, path: str, i: int) -> str:
+    if not isinstance(item, dict):
+        raise UsageError(f"{path}: transactions[{i}] is not an object")
+    gtid = item.get("gtid")
+    if isinstance(gtid, str) and gtid and gtid != "ANONYMOUS":
+        return gtid
+    file, offset = item.get("file"), item.get("offset")
+    if not isinstance(file, str) or not isinstance(offset, int):
+        raise UsageError(f"{path}: transactions[{i}] needs \"gtid\", or \"file\" and "
+                         "\"offset\"")
+    return f"{os.path.basename(file)}:{offset}"
+
+
+def _item_writeset(item: dict[str, Any], path: str, i: int) -> TrxWriteset:
+    keys = item.get("keys", [])
+    tables = item.get("missing_key_tables", [])
+    if not isinstance(keys, list) or not isinstance(tables, list):
+        raise UsageError(f"{path}: transactions[{i}]: keys and missing_key_tables are lists")
+    try:
+        hashes = tuple(key_hash(k) for k in keys)
+    except UsageError as exc:
+        raise UsageError(f"{path}: transactions[{i}]: {exc.reason}") from None
+    return TrxWriteset(hashes, tuple(str(t) for t in tables))

@@ -1,0 +1,168 @@
+"""``repltool check``: CI assertions on captured logs (rules, thresholds, JUnit/GitHub output)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..errors import UsageError
+
+_EPILOG = """\b
+Parallelism (T001, C008) = work / span: the number of transactions that carry a
+logical clock divided by the longest chain of transactions that must run one
+after another under the recorded clocks, read as the replica's LOGICAL_CLOCK
+scheduler reads them: a transaction waits for every earlier transaction of its
+clock segment whose sequence_number <= its last_committed; a barrier
+(last_committed = 0, sequence_number = 0, the first transaction of a file or
+source segment, a sequence gap, the transaction after a (0,0)) waits for
+everything before it, and everything after it waits for it. Unlimited workers,
+equal transaction costs: 1.0 is fully serial. T001/T002 are evaluated over all
+FILES together and reported as TOTAL.
+
+\b
+Configuration: [tool.repltool.check] in pyproject.toml, [check] in .repltool.toml
+or [repltool.check] in setup.cfg, searched from the current directory upwards
+(keys: select, ignore, severity, min-parallelism, max-barrier-share,
+max-trx-size, gr-applier). Command-line options win: --select replaces the
+file's select, --ignore and --severity add to the file's.
+
+\b
+Exit status of check:
+  0    no finding at error level (warnings and info allowed)
+  1    at least one finding at error level
+  2    usage error, bad configuration, or an input file that cannot be opened
+  130  interrupted
+Damaged files (not a binlog, CRC mismatch, truncated...) are findings, not exit statuses."""
+
+
+def _severity_items(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]):
+    from ..check import parse_severities
+    try:
+        return parse_severities(value)
+    except UsageError as exc:
+        raise click.BadParameter(exc.reason) from None
+
+
+def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    from ..check import parse_size
+    if value is None:
+        return None
+    try:
+        return parse_size(value)
+    except UsageError as exc:
+        raise click.BadParameter(exc.reason) from None
+
+
+def _share(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    if value is None:
+        return None
+    text = value.strip()
+    try:
+        share = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a fraction (0.25) or a percentage (25%)") \
+            from None
+    if not 0 <= share <= 1:
+        raise click.BadParameter(f"{value!r} is not between 0 and 1 (0% and 100%)")
+    return share
+
+
+def _codes(value: tuple[str, ...]) -> tuple[str, ...]:
+    from ..check.config import split_list
+    return tuple(c for v in value for c in split_list(v))
+
+
+@click.command(epilog=_EPILOG)
+@click.argument("files", nargs=-1, type=click.Path())
+@click.option("--list-rules", is_flag=True, help="List the rules (code, severity, name, "
+              "meaning) and exit.")
+@click.option("--select", "select", multiple=True, metavar="RULE,...",
+              help="Run only these rules: codes or prefixes (S, C00, ALL). Replaces the "
+                   "configuration's select.")
+@click.option("--ignore", "ignore", multiple=True, metavar="RULE,...",
+              help="Do not run these rules (codes or prefixes); added to the configuration's.")
+@click.option("--severity", "severity", multiple=True, metavar="RULE=LEVEL",
+              callback=_severity_items,
+              help="Change a rule's severity: error, warning or info (repeatable, or "
+                   "comma-separated). Only error-level findings fail the check.")
+@click.option("--min-parallelism", type=click.FloatRange(min=0, min_open=True), metavar="X",
+              help="T001: fail when work/span of all FILES (see below) is below X.")
+@click.option("--max-barrier-share", callback=_share, metavar="Y",
+              help="T002: fail when more than Y (0.25 or 25%) of all transactions have "
+                   "last_committed = 0.")
+@click.option("--max-trx-size", callback=_size, metavar="BYTES",
+              help="T003: fail on any transaction bigger than BYTES (suffixes K, M, G: "
+                   "powers of 1024, e.g. 10M, 1G).")
+@click.option("--gr-applier", type=click.Choice(["auto", "yes", "no"]), default=None,
+              help="Read relay logs as Group Replication applier logs (sequence numbers "
+                   "from 2, never reset). auto [default]: when a relay log's first "
+                   "transaction is (1, 2).")
+@click.option("--writesets", type=click.Path(dir_okay=False), metavar="FILE.json",
+              help="Write sets per transaction for W001/W002 (JSON, see the README); "
+                   "without it those rules are skipped until row decoding is available.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]),
+              default="text", show_default=True,
+              help="text: FILE:OFFSET RULE severity: message; json; github: workflow "
+                   "commands (::error file=...,title=RULE::message).")
+@click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Also write a JUnit XML report (one testsuite per file, one testcase "
+                   "per file and rule), atomically.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Read the configuration from FILE instead of searching for it.")
+@click.option("--no-config", is_flag=True, help="Ignore every configuration file.")
+def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
+          ignore: tuple[str, ...], severity: dict, min_parallelism: float | None,
+          max_barrier_share: float | None, max_trx_size: int | None, gr_applier: str | None,
+          writesets: str | None, fmt: str, junit: str | None, config_file: str | None,
+          no_config: bool) -> None:
+    """Check logs for damage, bad logical clocks, GTID and relay-log problems.
+
+    Every FILE is checked, in the order given (the last one may be the active
+    log); a damaged file is reported and the check goes on with the next one.
+    Prints one line per finding, FILE:OFFSET RULE severity: message.
+    """
+    from ..check import check_files, load_config, load_writesets, override
+    from ..check import report as rep
+    if list_rules:
+        click.echo(_rules_listing(fmt), nl=False)
+        return
+    if not files:
+        raise click.UsageError("no FILE given (or use --list-rules)")
+    if config_file and no_config:
+        raise click.UsageError("--config and --no-config exclude each other")
+    base = load_config(config_file, search=not no_config)
+    cfg = override(base, select=_codes(select) or None, ignore=_codes(ignore),
+                   severity=severity, min_parallelism=min_parallelism,
+                   max_barrier_share=max_barrier_share, max_trx_size=max_trx_size,
+                   gr_applier=gr_applier)
+    kwargs = {"writesets": load_writesets(writesets)} if writesets else {}
+    result = check_files(list(files), cfg, **kwargs)
+    render = {"text": rep.render_text, "json": rep.render_json, "github": rep.render_github}
+    sys.stdout.write(render[fmt](result))
+    sys.stdout.flush()
+    if junit:
+        try:
+            rep.write_atomic(junit, rep.render_junit(result))
+        except OSError as exc:
+            raise UsageError(f"{junit}: cannot write the JUnit report: "
+                             f"{exc.strerror or exc}") from None
+    raise click.exceptions.Exit(result.exit_status)
+
+
+def _rules_listing(fmt: str) -> str:
+    from ..check import RULES
+    if fmt == "json":
+        return json.dumps([{"code": r.code, "name": r.name, "severity": r.severity.value,
+                            "scope": r.scope.value, "needs": r.needs, "summary": r.summary}
+                           for r in RULES.values()], indent=2) + "\n"
+    lines = []
+    for r in RULES.values():
+        needs = ""
+        if r.needs == "writesets":
+            needs = " [needs write sets: --writesets FILE; skipped otherwise]"
+        elif r.needs:
+            needs = f" [enabled by --{r.needs.replace('_', '-')}]"
+        lines.append(f"{r.code}  {r.severity.value:<7}  {r.name:<34} {r.summary}{needs}")
+    return "\n".join(lines) + "\n"
