@@ -17,7 +17,28 @@ from ..errors import ReplToolError
 from .exitcodes import EXIT_HELP, ExitStatus
 
 
+# Subcommands are imported only when used, so that `repltool stats` does not pay
+# for the simulator's or the checker's imports (and `--help` stays quick).
+COMMANDS: dict[str, str] = {
+    "dump": "dump",
+    "stats": "stats",
+    "schedule": "schedule",
+    "check": "check",
+    "sample": "sample",
+}
+
+
 class _Group(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS and cmd_name not in self.commands:
+            from importlib import import_module
+            module = import_module(f"{__name__}.{COMMANDS[cmd_name]}")
+            self.add_command(getattr(module, cmd_name.replace("-", "_")), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         formatter.write_paragraph()
         for line in EXIT_HELP.splitlines():
@@ -43,20 +64,6 @@ def cli(ctx: click.Context, traceback: bool, color: bool | None) -> None:
     ctx.obj["color"] = color
 
 
-def _register() -> None:
-    from .dump import dump
-    from .sample import sample
-    from .stats import stats
-    cli.add_command(dump)
-    cli.add_command(stats)
-    cli.add_command(sample)
-    from .check import check
-    cli.add_command(check)
-    from .schedule import schedule
-    cli.add_command(schedule)
-
-
-_register()
 
 
 def run(argv: Sequence[str] | None = None) -> int:
