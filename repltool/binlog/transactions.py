@@ -82,6 +82,8 @@ class Transaction:
     tables: tuple[str, ...] = ()
     rows_events: tuple[tuple[str, int], ...] = ()
     delta16_saturated: bool = False
+    segment: str = ""               # the clock segment: binlog file, or the relay log's source file
+    relay_log: bool = False
     events: tuple[Event, ...] = field(default=(), repr=False, compare=False)
 
     @property
@@ -122,12 +124,52 @@ def classify_query(query: bytes) -> str:
     return "statement"
 
 
+_SEGMENT_EVENTS = frozenset({_T.FORMAT_DESCRIPTION_EVENT, _T.ROTATE_EVENT})
+
+
+class _Segments:
+    """Which binlog file's logical clock the events belong to.
+
+    In a binlog that is the file itself.  In a relay log it is the *source*
+    binlog named by the last source Rotate (the fake Rotate a source sends on
+    each connection, the receiver's server_id-0 Rotate, or the source's own
+    end-of-file Rotate) - not the relay file: sequence numbers restart at
+    source rotations only (format-spec gotcha 8).  A relay log continues the
+    segment of the relay file before it.
+    """
+
+    __slots__ = ("file", "current", "relay", "own_server_id")
+
+    def __init__(self) -> None:
+        self.file: str | None = None
+        self.current = ""
+        self.relay = False
+        self.own_server_id: int | None = None
+
+    def see(self, ev: Event) -> None:
+        if ev.pos.file != self.file:
+            self.file = ev.pos.file
+            self.own_server_id = None
+        if ev.type_code == _T.FORMAT_DESCRIPTION_EVENT:
+            if self.own_server_id is None:      # the file's own FDE comes first
+                self.own_server_id = ev.server_id
+                self.relay = bool(ev.flags & EventFlag.RELAY_LOG)
+                if not self.relay or not self.current:
+                    self.current = ev.pos.file
+            return
+        if (self.relay and not ev.flags & EventFlag.RELAY_LOG
+                and ev.server_id != self.own_server_id):
+            name = getattr(ev.body, "next_file", None)
+            if name:
+                self.current = name
+
+
 class _Group:
     """The open group while its events stream past."""
 
     __slots__ = ("first", "last", "gtid_body", "maria", "events", "size", "count", "thread_id",
                  "state", "kind", "tables", "rows", "compressed", "keep", "has_gtid", "ts",
-                 "end_offset")
+                 "end_offset", "segment", "relay")
 
     def __init__(self, first: Event, keep: bool) -> None:
         self.first = self.last = first
@@ -145,6 +187,8 @@ class _Group:
         self.has_gtid = False
         self.ts = first.timestamp
         self.end_offset: int | None = None   # end of the last event *in the file* (not in a payload)
+        self.segment = first.pos.file
+        self.relay = False
 
 
 def group_transactions(events: Iterable[Event], *, keep_events: bool = False
@@ -156,8 +200,11 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False
     """
     group: _Group | None = None
     table_names: dict[int, str] = {}
+    seg = _Segments()
     for ev in events:
         tc = ev.type_code
+        if tc in _SEGMENT_EVENTS:
+            seg.see(ev)
         if tc in _IGNORED or (tc not in _KNOWN and ev.flags & EventFlag.IGNORABLE):
             continue
         if tc == DAMAGED_TYPE:
@@ -171,6 +218,7 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False
             if group is not None:
                 yield _finish(group, truncated=True)
             group = _Group(ev, keep_events)
+            group.segment, group.relay = seg.current, seg.relay
             group.has_gtid = True
             _add(group, ev, inner)
             if tc == _T.MARIADB_GTID_EVENT:
@@ -183,6 +231,7 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False
             continue
         if group is None:
             group = _Group(ev, keep_events)
+            group.segment, group.relay = seg.current, seg.relay
         _add(group, ev, inner)
         if tc == _T.TABLE_MAP_EVENT:
             name = _table_name(ev)
@@ -300,5 +349,6 @@ def _finish(group: _Group, *, truncated: bool) -> Transaction:
         thread_id=group.thread_id, size=group.size, num_events=group.count,
         timestamp=group.ts, end_timestamp=last.timestamp, kind=kind, truncated=truncated,
         compressed=group.compressed, tables=tuple(group.tables),
+        segment=group.segment, relay_log=group.relay,
         rows_events=tuple(group.rows.items()), events=tuple(group.events),
         **extra)  # type: ignore[arg-type]
