@@ -13,7 +13,7 @@ from ..binlog import ReadOptions, read_events
 from ..binlog.constants import EventType
 from ..binlog.describe import event_to_dict
 from ..binlog.events import (
-    DAMAGED_TYPE, DamagedBody, Event, GtidBody, MariaGtidBody, QueryBody, TableMapBody,
+    DAMAGED_TYPE, DamagedBody, Event, GtidBody, MariaGtidBody, QueryBody, RowsBody, TableMapBody,
 )
 from ..binlog.gtid import GtidFilter
 from ..errors import UsageError
@@ -146,12 +146,15 @@ class EventFilter:
               help="Only events of this database (repeatable).")
 @click.option("--table", "tables", multiple=True,
               help="Only row events of this table, `table` or `db.table` (repeatable).")
+@click.option("--verbose", "-v", count=True,
+              help="Decode rows: -v prints them as ### pseudo-SQL (JSON: a \"rows\" list), "
+                   "-vv adds column type comments.")
 @verify_checksum_option
 @keep_going_option
 def dump(files: tuple[str, ...], fmt: str, start_position: int | None,
          stop_position: int | None, start_datetime: str | None, stop_datetime: str | None,
          include_gtids: str | None, exclude_gtids: str | None, databases: tuple[str, ...],
-         tables: tuple[str, ...], verify_checksum: bool, keep_going: bool) -> None:
+         tables: tuple[str, ...], verbose: int, verify_checksum: bool, keep_going: bool) -> None:
     """Print the events of binlogs / relay logs, read as one ordered sequence.
 
     Times are shown in UTC.  Events inside a Transaction_payload are shown after
@@ -168,14 +171,27 @@ def dump(files: tuple[str, ...], fmt: str, start_position: int | None,
     events = damage.count(flt.apply(read_events(
         files, ReadOptions(verify_checksum=verify_checksum, keep_going=keep_going))))
     out = sys.stdout
+    rows = None
+    if verbose:
+        from .render_rows import RowsRenderer
+        rows = RowsRenderer(verbose)
     if fmt == "jsonl":
         for ev in events:
-            out.write(json.dumps(event_to_dict(ev), ensure_ascii=False))
+            d = event_to_dict(ev)
+            if rows is not None:
+                rows.observe(ev)
+                if isinstance(ev.body, RowsBody):
+                    d["rows"] = rows.json_rows(ev)
+            out.write(json.dumps(d, ensure_ascii=False))
             out.write("\n")
     else:
         from .render import event_text
         for ev in events:
             out.write(event_text(ev))
+            if rows is not None:
+                rows.observe(ev)
+                for line in rows.text_lines(ev):
+                    out.write(line + "\n")
     damage_exit(damage.first, damage.n)
 
 

@@ -1,0 +1,564 @@
+"""Column types of row-based events: Table_map_event -> :class:`TableDef`.
+
+Layouts follow MySQL 8.0 ``libbinlogevents/src/rows_event.cpp`` (Table_map_event,
+Optional_metadata_fields), ``sql/log_event.cc`` (Table_map_log_event::save_field_metadata
+callers, ``log_event_print_value``) and ``sql/rpl_utility.cc`` (read_field_metadata);
+format-spec §4.9 and gotchas 25/26.  MariaDB writes the same layout (it ported
+``binlog_row_metadata``), plus column-compressed types 140/141.
+
+The per-column metadata block and the optional-metadata TLV values are
+declared with construct (:data:`OPTIONAL_METADATA`); every construct error is
+translated to :class:`~repltool.errors.MalformedEvent` in :func:`decode_table_map`.
+The per-value decoders used by :mod:`repltool.binlog.rows` are attached to each
+:class:`TableDef` once, so the row hot loop does no lookups by type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any, Callable
+
+from construct import (
+    Bytes, ConstructError, GreedyBytes, GreedyRange, Int8ul, Prefixed, PrefixedArray, Struct,
+    Terminated,
+)
+
+from ..errors import MalformedEvent
+from ..positions import Position
+from .events import TableMapBody
+from .structs import PackedInt
+
+__all__ = ["ColumnType", "OptionalMetadata", "ColumnDef", "TableDef", "decode_table_map",
+           "collation_codec", "type_label"]
+
+
+class ColumnType(IntEnum):
+    """enum_field_types (``include/field_types.h``) as written in Table_map events."""
+
+    DECIMAL = 0
+    TINY = 1
+    SHORT = 2
+    LONG = 3
+    FLOAT = 4
+    DOUBLE = 5
+    NULL = 6
+    TIMESTAMP = 7
+    LONGLONG = 8
+    INT24 = 9
+    DATE = 10
+    TIME = 11
+    DATETIME = 12
+    YEAR = 13
+    NEWDATE = 14
+    VARCHAR = 15
+    BIT = 16
+    TIMESTAMP2 = 17
+    DATETIME2 = 18
+    TIME2 = 19
+    TYPED_ARRAY = 20
+    VARCHAR_COMPRESSED = 140      # MariaDB 10.3+ column compression
+    BLOB_COMPRESSED = 141         # MariaDB 10.3+ column compression
+    VECTOR = 242
+    INVALID = 243
+    BOOL = 244
+    JSON = 245
+    NEWDECIMAL = 246
+    ENUM = 247
+    SET = 248
+    TINY_BLOB = 249
+    MEDIUM_BLOB = 250
+    LONG_BLOB = 251
+    BLOB = 252
+    VAR_STRING = 253
+    STRING = 254
+    GEOMETRY = 255
+
+
+class OptionalMetadata(IntEnum):
+    """Optional_metadata_field_type (rows_event.h; 13 from MySQL 9.0)."""
+
+    SIGNEDNESS = 1
+    DEFAULT_CHARSET = 2
+    COLUMN_CHARSET = 3
+    COLUMN_NAME = 4
+    SET_STR_VALUE = 5
+    ENUM_STR_VALUE = 6
+    GEOMETRY_TYPE = 7
+    SIMPLE_PRIMARY_KEY = 8
+    PRIMARY_KEY_WITH_PREFIX = 9
+    ENUM_AND_SET_DEFAULT_CHARSET = 10
+    ENUM_AND_SET_COLUMN_CHARSET = 11
+    COLUMN_VISIBILITY = 12
+    VECTOR_DIMENSIONALITY = 13
+
+
+T = ColumnType
+
+#: Bytes of per-column metadata in the Table_map metadata block, by column type
+#: (``Table_map_log_event`` save_field_metadata; 0 for every type not listed).
+METADATA_SIZE: dict[int, int] = {
+    T.FLOAT: 1, T.DOUBLE: 1, T.BLOB: 1, T.TINY_BLOB: 1, T.MEDIUM_BLOB: 1, T.LONG_BLOB: 1,
+    T.GEOMETRY: 1, T.JSON: 1, T.VECTOR: 1, T.BLOB_COMPRESSED: 1,
+    T.TIMESTAMP2: 1, T.DATETIME2: 1, T.TIME2: 1,
+    T.VARCHAR: 2, T.VARCHAR_COMPRESSED: 2, T.BIT: 2, T.NEWDECIMAL: 2,
+    T.STRING: 2, T.VAR_STRING: 2, T.ENUM: 2, T.SET: 2,
+}
+
+#: Types covered by the SIGNEDNESS bitmap (``has_signedess_information_type``).
+NUMERIC_TYPES = frozenset({T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG, T.YEAR, T.FLOAT,
+                           T.DOUBLE, T.DECIMAL, T.NEWDECIMAL})
+#: Character columns for DEFAULT_CHARSET/COLUMN_CHARSET (by *real* type).
+CHARACTER_TYPES = frozenset({T.STRING, T.VAR_STRING, T.VARCHAR, T.BLOB, T.TINY_BLOB,
+                             T.MEDIUM_BLOB, T.LONG_BLOB, T.VARCHAR_COMPRESSED,
+                             T.BLOB_COMPRESSED})
+ENUM_SET_TYPES = frozenset({T.ENUM, T.SET})
+BLOB_TYPES = frozenset({T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB, T.BLOB_COMPRESSED})
+
+BINARY_COLLATION = 63
+
+
+# ---- optional metadata value layouts (rows_event.cpp Optional_metadata_fields ctor) ----
+
+_packed_list = Struct("entries" / GreedyRange(PackedInt), Terminated)
+_packed_pairs = Struct("entries" / GreedyRange(Struct("a" / PackedInt, "b" / PackedInt)),
+                       Terminated)
+_default_charset = Struct(
+    "default" / PackedInt,
+    "entries" / GreedyRange(Struct("a" / PackedInt, "b" / PackedInt)),
+    Terminated)
+_names = Struct("entries" / GreedyRange(Prefixed(PackedInt, GreedyBytes)), Terminated)
+_str_values = Struct(
+    "entries" / GreedyRange(PrefixedArray(PackedInt, Prefixed(PackedInt, GreedyBytes))),
+    Terminated)
+
+#: The per-column metadata block: a sequence of per-type fields (sizes above).
+_u8 = Int8ul
+
+
+def _parse(struct: Any, data: bytes, what: str, ctx: "_Ctx") -> Any:
+    try:
+        return struct.parse(data)
+    except ConstructError as exc:
+        detail = str(exc).split("\n")[-1].strip() or exc.__class__.__name__
+        raise ctx.error(f"optional metadata {what}: {detail}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class _Ctx:
+    pos: Position | None
+    event_type: str | None
+
+    def error(self, message: str) -> MalformedEvent:
+        return MalformedEvent(message, pos=self.pos, event_type=self.event_type or "TABLE_MAP_EVENT")
+
+
+# ---- records ----
+
+@dataclass(frozen=True, slots=True)
+class ColumnDef:
+    """One column of a Table_map, with its metadata decoded.
+
+    ``type`` is the type code in the event; ``real_type`` resolves STRING (254)
+    into ENUM/SET/STRING from its metadata (all other types: ``type``).
+    Size fields that do not apply to the type are ``None``.  Optional-metadata
+    fields are ``None`` when the event did not carry them (``binlog_row_metadata``
+    MINIMAL, or servers before 8.0.1 / MariaDB 10.5).
+    """
+
+    index: int
+    type: int
+    real_type: int
+    metadata: int                  # the metadata integer as mysqlbinlog prints ``meta=``
+    nullable: bool
+    max_length: int | None = None  # VARCHAR/STRING: max bytes; BLOB-likes: max per pack length
+    pack_length: int | None = None  # BLOB/JSON/GEOMETRY/VECTOR length bytes; FLOAT/DOUBLE size;
+                                    # ENUM/SET storage bytes
+    precision: int | None = None   # NEWDECIMAL
+    scale: int | None = None       # NEWDECIMAL
+    fsp: int | None = None         # TIME2/DATETIME2/TIMESTAMP2
+    bits: int | None = None        # BIT: total bits
+    unsigned: bool | None = None   # numeric columns, from SIGNEDNESS
+    collation: int | None = None   # character / ENUM / SET columns
+    name: str | None = None
+    enum_values: tuple[bytes, ...] | None = None
+    set_values: tuple[bytes, ...] | None = None
+    geometry_type: int | None = None
+    visible: bool | None = None
+    vector_dimensions: int | None = None
+    element_type: int | None = None  # TYPED_ARRAY
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.type in NUMERIC_TYPES
+
+    @property
+    def is_character(self) -> bool:
+        return self.real_type in CHARACTER_TYPES
+
+    @property
+    def is_binary(self) -> bool:
+        """True when the column's collation is ``binary`` (63)."""
+        return self.collation == BINARY_COLLATION
+
+    @property
+    def label(self) -> str:
+        """``name`` when known, else mysqlbinlog's ``@N`` (1-based)."""
+        return self.name if self.name is not None else f"@{self.index + 1}"
+
+
+@dataclass(frozen=True, slots=True)
+class TableDef:
+    """A decoded Table_map: what :func:`repltool.binlog.rows.iter_row_changes` needs.
+
+    ``primary_key`` holds ``(column index, prefix length)`` pairs in key order
+    (prefix 0 = whole column) and is ``None`` when the map says nothing about a
+    key (no FULL metadata).  ``decoders`` is filled by :mod:`repltool.binlog.rows`.
+    """
+
+    table_id: int
+    flags: int
+    db: str
+    table: str
+    columns: tuple[ColumnDef, ...]
+    primary_key: tuple[tuple[int, int], ...] | None = None
+    has_signedness: bool = False
+    has_names: bool = False
+    decoders: tuple[Callable[..., Any], ...] = field(default=(), repr=False, compare=False)
+    json_columns: tuple[int, ...] = field(default=(), repr=False)
+    _cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def column_count(self) -> int:
+        return len(self.columns)
+
+    @property
+    def qualified_name(self) -> str:
+        return f"`{self.db}`.`{self.table}`"
+
+    def column(self, key: int | str) -> ColumnDef:
+        """A column by index or by name (names only with COLUMN_NAME metadata)."""
+        if isinstance(key, int):
+            return self.columns[key]
+        for c in self.columns:
+            if c.name == key:
+                return c
+        raise KeyError(key)
+
+    def index_of(self, name: str) -> int:
+        return self.column(name).index
+
+
+# ---- decoding ----
+
+def _metadata_field(ctype: int, block: bytes, p: int) -> tuple[dict[str, Any], int, int]:
+    """Decode one column's metadata at ``block[p:]``: (fields, metadata int, size)."""
+    size = METADATA_SIZE.get(ctype, 0)
+    if ctype == T.TYPED_ARRAY:
+        if p >= len(block):
+            raise IndexError
+        elem = block[p]
+        inner, meta, isize = _metadata_field(elem, block, p + 1)
+        if elem in (T.VARCHAR, T.VAR_STRING, T.STRING):
+            isize = 3      # element length is stored in 3 bytes for typed arrays
+            meta = int.from_bytes(block[p + 1:p + 4], "little")
+        return {"element_type": elem, **inner}, meta, 1 + isize
+    if p + size > len(block):
+        raise IndexError
+    b = block[p:p + size]
+    out: dict[str, Any] = {}
+    if size == 0:
+        meta = 0
+    elif ctype in (T.FLOAT, T.DOUBLE):
+        meta = b[0]
+        out["pack_length"] = meta
+    elif ctype in (T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB, T.GEOMETRY, T.JSON,
+                   T.VECTOR, T.BLOB_COMPRESSED):
+        meta = b[0]
+        out["pack_length"] = meta
+        if 1 <= meta <= 4:
+            out["max_length"] = (1 << (8 * meta)) - 1
+    elif ctype in (T.TIMESTAMP2, T.DATETIME2, T.TIME2):
+        meta = b[0]
+        out["fsp"] = meta
+    elif ctype in (T.VARCHAR, T.VARCHAR_COMPRESSED):
+        meta = b[0] | b[1] << 8
+        out["max_length"] = meta
+    elif ctype == T.BIT:
+        meta = b[0] | b[1] << 8
+        out["bits"] = b[1] * 8 + b[0]
+    elif ctype == T.NEWDECIMAL:
+        meta = b[0] << 8 | b[1]
+        out["precision"], out["scale"] = b[0], b[1]
+    else:   # STRING, VAR_STRING, ENUM, SET: big-endian (gotcha 25)
+        meta = b[0] << 8 | b[1]
+        real, length = b[0], b[1]
+        if real & 0x30 != 0x30:
+            # CHAR longer than 255 bytes: high length bits hidden in byte0.
+            length |= ((real & 0x30) ^ 0x30) << 4
+            real |= 0x30
+        out["real_type"] = real if real in (T.ENUM, T.SET, T.STRING, T.VAR_STRING) else ctype
+        if out["real_type"] in (T.ENUM, T.SET):
+            out["pack_length"] = length
+        else:
+            out["max_length"] = length
+    return out, meta, size
+
+
+def _msb_bits(data: bytes, count: int) -> list[bool]:
+    return [bool(data[i >> 3] & (0x80 >> (i & 7))) if (i >> 3) < len(data) else False
+            for i in range(count)]
+
+
+#: Servers repeat an identical Table_map before every statement: decoded
+#: tables are kept by body (bounded; cleared when full).
+_TABLE_CACHE: dict[TableMapBody, TableDef] = {}
+TABLE_CACHE_SIZE = 4096
+
+
+def decode_table_map(body: TableMapBody, *, pos: Position | None = None,
+                     event_type: str | None = None) -> TableDef:
+    """Decode a Table_map body's column types, metadata and optional metadata.
+
+    Identical bodies return the same (immutable) :class:`TableDef`, so
+    per-table decoder plans are built once per table, not once per statement.
+
+    :param pos: where the event is (for error messages).
+    :raises MalformedEvent: when the metadata block or an optional-metadata
+        field does not fit the column types.  Unknown optional-metadata types
+        are skipped.
+    """
+    hit = _TABLE_CACHE.get(body)
+    if hit is not None:
+        return hit
+    table = _decode_table_map(body, _Ctx(pos, event_type))
+    if len(_TABLE_CACHE) >= TABLE_CACHE_SIZE:
+        _TABLE_CACHE.clear()
+    _TABLE_CACHE[body] = table
+    return table
+
+
+def _decode_table_map(body: TableMapBody, ctx: _Ctx) -> TableDef:
+    from .rows import attach_decoders
+
+    n = body.column_count
+    types = body.column_types
+    if len(types) != n:
+        raise ctx.error(f"{len(types)} column types for {n} columns")
+    block = body.metadata
+    nulls = body.null_bitmap
+    cols: list[dict[str, Any]] = []
+    p = 0
+    for i, ctype in enumerate(types):
+        try:
+            extra, meta, size = _metadata_field(ctype, block, p)
+        except IndexError:
+            if not block:
+                # 5.1 pre-GA servers wrote no metadata block: types are kept,
+                # row decoding refuses types whose size depends on metadata.
+                extra, meta, size = {"missing_metadata": True}, 0, 0
+            else:
+                raise ctx.error(f"metadata block of {len(block)} bytes ends at column {i + 1} "
+                                f"(type {ctype})") from None
+        p += size
+        nullable = bool(nulls[i >> 3] & (1 << (i & 7))) if (i >> 3) < len(nulls) else True
+        d = {"index": i, "type": ctype, "real_type": ctype, "metadata": meta,
+             "nullable": nullable, **extra}
+        cols.append(d)
+    if p != len(block) and block:
+        raise ctx.error(f"metadata block has {len(block) - p} bytes after the last column")
+    table_flags: dict[str, Any] = {}
+    _apply_optional(cols, body.optional_metadata, ctx, table_flags)
+    missing = {i for i, c in enumerate(cols) if c.pop("missing_metadata", False)}
+    columns = tuple(ColumnDef(**c) for c in cols)
+    json_cols = tuple(c.index for c in columns if c.type == T.JSON)
+    table = TableDef(body.table_id, body.flags, body.db, body.table, columns,
+                     table_flags.get("primary_key"), table_flags.get("signedness", False),
+                     table_flags.get("names", False), json_columns=json_cols)
+    attach_decoders(table, missing)
+    return table
+
+
+def _apply_optional(cols: list[dict[str, Any]], fields: tuple[tuple[int, bytes], ...],
+                    ctx: _Ctx, table: dict[str, Any]) -> None:
+    numeric = [c for c in cols if c["type"] in NUMERIC_TYPES]
+    character = [c for c in cols if c["real_type"] in CHARACTER_TYPES]
+    enum_set = [c for c in cols if c["real_type"] in ENUM_SET_TYPES]
+    enums = [c for c in cols if c["real_type"] == T.ENUM]
+    sets = [c for c in cols if c["real_type"] == T.SET]
+    geoms = [c for c in cols if c["type"] == T.GEOMETRY]
+    vectors = [c for c in cols if c["type"] == T.VECTOR]
+    M = OptionalMetadata
+    for ftype, value in fields:
+        if ftype == M.SIGNEDNESS:
+            if len(value) * 8 < len(numeric):
+                raise ctx.error(f"SIGNEDNESS has {len(value) * 8} bits for "
+                                f"{len(numeric)} numeric columns")
+            for c, bit in zip(numeric, _msb_bits(value, len(numeric))):
+                c["unsigned"] = bit
+            table["signedness"] = True
+        elif ftype in (M.DEFAULT_CHARSET, M.ENUM_AND_SET_DEFAULT_CHARSET):
+            targets = character if ftype == M.DEFAULT_CHARSET else enum_set
+            r = _parse(_default_charset, value, M(ftype).name, ctx)
+            for c in targets:
+                c["collation"] = r.default
+            for item in r.entries:
+                if item.a >= len(targets):
+                    raise ctx.error(f"{M(ftype).name} names column #{item.a} of "
+                                    f"{len(targets)}")
+                targets[item.a]["collation"] = item.b
+        elif ftype in (M.COLUMN_CHARSET, M.ENUM_AND_SET_COLUMN_CHARSET):
+            targets = character if ftype == M.COLUMN_CHARSET else enum_set
+            items = _parse(_packed_list, value, M(ftype).name, ctx).entries
+            _check_count(items, targets, M(ftype).name, ctx)
+            for c, coll in zip(targets, items):
+                c["collation"] = coll
+        elif ftype == M.COLUMN_NAME:
+            items = _parse(_names, value, "COLUMN_NAME", ctx).entries
+            _check_count(items, cols, "COLUMN_NAME", ctx)
+            for c, name in zip(cols, items):
+                c["name"] = bytes(name).decode("utf-8", "replace")
+            table["names"] = True
+        elif ftype in (M.SET_STR_VALUE, M.ENUM_STR_VALUE):
+            targets = sets if ftype == M.SET_STR_VALUE else enums
+            key = "set_values" if ftype == M.SET_STR_VALUE else "enum_values"
+            items = _parse(_str_values, value, M(ftype).name, ctx).entries
+            _check_count(items, targets, M(ftype).name, ctx)
+            for c, vals in zip(targets, items):
+                c[key] = tuple(bytes(v) for v in vals)
+        elif ftype == M.GEOMETRY_TYPE:
+            items = _parse(_packed_list, value, "GEOMETRY_TYPE", ctx).entries
+            _check_count(items, geoms, "GEOMETRY_TYPE", ctx)
+            for c, g in zip(geoms, items):
+                c["geometry_type"] = g
+        elif ftype == M.SIMPLE_PRIMARY_KEY:
+            items = _parse(_packed_list, value, "SIMPLE_PRIMARY_KEY", ctx).entries
+            table["primary_key"] = tuple((_col_index(i, cols, ctx), 0) for i in items)
+        elif ftype == M.PRIMARY_KEY_WITH_PREFIX:
+            items = _parse(_packed_pairs, value, "PRIMARY_KEY_WITH_PREFIX", ctx).entries
+            table["primary_key"] = tuple((_col_index(x.a, cols, ctx), x.b) for x in items)
+        elif ftype == M.COLUMN_VISIBILITY:
+            if len(value) * 8 < len(cols):
+                raise ctx.error(f"COLUMN_VISIBILITY has {len(value) * 8} bits for "
+                                f"{len(cols)} columns")
+            for c, bit in zip(cols, _msb_bits(value, len(cols))):
+                c["visible"] = bit
+        elif ftype == M.VECTOR_DIMENSIONALITY:
+            items = _parse(_packed_list, value, "VECTOR_DIMENSIONALITY", ctx).entries
+            _check_count(items, vectors, "VECTOR_DIMENSIONALITY", ctx)
+            for c, dim in zip(vectors, items):
+                c["vector_dimensions"] = dim
+        # any other type: skipped by its length (already framed by the TLV)
+
+
+def _check_count(items: Any, targets: list[Any], what: str, ctx: _Ctx) -> None:
+    if len(items) != len(targets):
+        raise ctx.error(f"{what} has {len(items)} entries for {len(targets)} columns")
+
+
+def _col_index(i: int, cols: list[Any], ctx: _Ctx) -> int:
+    if i >= len(cols):
+        raise ctx.error(f"primary key names column #{i} of {len(cols)}")
+    return i
+
+
+# ---- collations -> Python codecs (for turning character columns into str) ----
+
+_CHARSET_CODECS: dict[str, str | None] = {
+    "big5": "big5", "latin1": "cp1252", "latin2": "iso8859-2", "ascii": "ascii",
+    "ujis": "euc_jp", "sjis": "shift_jis", "hebrew": "iso8859-8", "tis620": "tis-620",
+    "euckr": "euc_kr", "koi8r": "koi8_r", "koi8u": "koi8_u", "gb2312": "gb2312",
+    "greek": "iso8859-7", "cp1250": "cp1250", "gbk": "gbk", "latin5": "iso8859-9",
+    "utf8mb3": "utf-8", "utf8mb4": "utf-8", "ucs2": "utf-16-be", "cp866": "cp866",
+    "macce": "mac_latin2", "macroman": "mac_roman", "cp852": "cp852", "latin7": "iso8859-13",
+    "cp1251": "cp1251", "utf16": "utf-16-be", "utf16le": "utf-16-le", "cp1256": "cp1256",
+    "cp1257": "cp1257", "utf32": "utf-32-be", "binary": None, "cp932": "cp932",
+    "eucjpms": "euc_jp", "gb18030": "gb18030", "cp850": "cp850",
+}
+
+# Default and common collation ids (mysql/share/charsets, ``SHOW COLLATION``).
+_COLLATION_CHARSET: dict[int, str] = {
+    1: "big5", 84: "big5", 5: "latin1", 8: "latin1", 15: "latin1", 31: "latin1", 47: "latin1",
+    48: "latin1", 49: "latin1", 94: "latin1", 2: "latin2", 9: "latin2", 21: "latin2",
+    27: "latin2", 77: "latin2", 11: "ascii", 65: "ascii", 12: "ujis", 91: "ujis",
+    13: "sjis", 88: "sjis", 16: "hebrew", 71: "hebrew", 18: "tis620", 89: "tis620",
+    19: "euckr", 85: "euckr", 7: "koi8r", 74: "koi8r", 22: "koi8u", 75: "koi8u",
+    24: "gb2312", 86: "gb2312", 25: "greek", 70: "greek", 26: "cp1250", 34: "cp1250",
+    44: "cp1250", 66: "cp1250", 99: "cp1250", 28: "gbk", 87: "gbk", 30: "latin5",
+    78: "latin5", 33: "utf8mb3", 76: "utf8mb3", 83: "utf8mb3", 35: "ucs2", 90: "ucs2",
+    36: "cp866", 68: "cp866", 38: "macce", 43: "macce", 39: "macroman", 53: "macroman",
+    40: "cp852", 81: "cp852", 20: "latin7", 41: "latin7", 42: "latin7", 79: "latin7",
+    14: "cp1251", 23: "cp1251", 50: "cp1251", 51: "cp1251", 52: "cp1251",
+    45: "utf8mb4", 46: "utf8mb4", 54: "utf16", 55: "utf16", 56: "utf16le", 62: "utf16le",
+    57: "cp1256", 67: "cp1256", 29: "cp1257", 58: "cp1257", 59: "cp1257",
+    60: "utf32", 61: "utf32", 63: "binary", 95: "cp932", 96: "cp932", 97: "eucjpms",
+    98: "eucjpms", 4: "cp850", 80: "cp850", 248: "gb18030", 249: "gb18030", 250: "gb18030",
+}
+
+
+def _charset_of(collation: int) -> str | None:
+    name = _COLLATION_CHARSET.get(collation)
+    if name is not None:
+        return name
+    if 101 <= collation <= 124:
+        return "utf16"
+    if 128 <= collation <= 159:
+        return "ucs2"
+    if 160 <= collation <= 183:
+        return "utf32"
+    if 192 <= collation <= 215 or collation == 223:
+        return "utf8mb3"
+    if 224 <= collation <= 247 or 255 <= collation <= 323:
+        return "utf8mb4"     # utf8mb4 UCA / _0900 collations (MySQL 8.0)
+    if 576 <= collation <= 671:
+        return "utf8mb3" if collation < 608 else "utf8mb4"   # MariaDB 10.x extra collations
+    if 2048 <= collation < 4096:
+        return "utf8mb3" if collation < 2304 else "utf8mb4"  # MariaDB 10.10+ uca1400 ids
+    return None
+
+
+def collation_codec(collation: int | None) -> str | None:
+    """Python codec for a collation id; ``None`` for binary or unknown collations."""
+    if collation is None:
+        return None
+    cs = _charset_of(collation)
+    return None if cs is None else _CHARSET_CODECS.get(cs)
+
+
+# ---- type labels (mysqlbinlog -vv comments) ----
+
+_BLOB_LABELS = {1: "TINYBLOB/TINYTEXT", 2: "BLOB/TEXT", 3: "MEDIUMBLOB/MEDIUMTEXT",
+                4: "LONGBLOB/LONGTEXT"}
+_INT_LABELS: dict[int, str] = {T.TINY: "TINYINT", T.SHORT: "SHORTINT", T.INT24: "MEDIUMINT", T.LONG: "INT",
+               T.LONGLONG: "LONGINT"}
+
+
+def type_label(col: ColumnDef) -> str:
+    """The type name mysqlbinlog prints in ``-vv`` comments (``INT``, ``VARSTRING(64)``...)."""
+    t = col.real_type
+    if t in _INT_LABELS:
+        return _INT_LABELS[t]
+    if t == T.NEWDECIMAL:
+        return f"DECIMAL({col.precision},{col.scale})"
+    if t in (T.VARCHAR, T.VAR_STRING, T.VARCHAR_COMPRESSED):
+        return f"VARSTRING({col.max_length})"
+    if t == T.STRING:
+        return f"STRING({col.max_length})"
+    if t == T.ENUM:
+        return f"ENUM({col.pack_length} byte{'s' if col.pack_length != 1 else ''})"
+    if t == T.SET:
+        return f"SET({col.pack_length} bytes)"
+    if t in BLOB_TYPES:
+        return _BLOB_LABELS.get(col.pack_length or 0, "BLOB/TEXT")
+    if t == T.BIT:
+        return f"BIT({col.bits})"
+    if t in (T.DATETIME2, T.TIMESTAMP2, T.TIME2):
+        return f"{T(t).name[:-1]}({col.fsp})"
+    if t == T.FLOAT:
+        return "FLOAT"
+    if t == T.DOUBLE:
+        return "DOUBLE"
+    try:
+        return T(t).name
+    except ValueError:
+        return f"TYPE{t}"
