@@ -11,7 +11,7 @@ import itertools
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .binlog.constants import EventType, type_name
 from .binlog.clockscan import ClockRecord, scan_clocks
@@ -129,14 +129,19 @@ def _bucket_key(label: str) -> int:
     return int(label.split("-")[0])
 
 
-_TIEBREAK = itertools.count()
-
-
 class _FileAcc:
-    """Accumulates one file's (or the total's) figures."""
+    """Accumulates one file's (or the total's) figures.
 
-    def __init__(self, top: int) -> None:
+    ``tiebreak`` numbers the transactions in stream order (shared by the files
+    of one read) so that, among equal sizes or durations, earlier transactions
+    win the top lists; :meth:`shift` renumbers a part that was read on its own
+    (``repltool.distributed``) as if it had been read after ``offset`` others.
+    """
+
+    def __init__(self, top: int, tiebreak: Iterator[int] | None = None) -> None:
         self.top = top
+        self.tiebreak = tiebreak if tiebreak is not None else itertools.count()
+        self.last_truncated = False
         self.types: Counter[int] = Counter()
         self.bytes: Counter[int] = Counter()
         self.kinds: Counter[str] = Counter()
@@ -163,7 +168,8 @@ class _FileAcc:
         self._commit_id(t)
         top = TopTransaction(t.gtid, t.start.file, t.start.offset, t.size, t.duration,
                              t.num_events)
-        tie = -next(_TIEBREAK)          # earlier transactions win ties
+        self.last_truncated = t.truncated
+        tie = -next(self.tiebreak)      # earlier transactions win ties
         self._push(self.biggest, (t.size, tie, top))
         self._push(self.longest, (t.duration, tie, top))
 
@@ -174,7 +180,7 @@ class _FileAcc:
         if r.last_committed is not None and r.sequence_number is not None:
             self.clock.add(r.last_committed, r.sequence_number, r.delta16_saturated)
         top = TopTransaction(r.gtid, r.pos.file, r.pos.offset, r.size, 0, 0)
-        self._push(self.biggest, (r.size, -next(_TIEBREAK), top))
+        self._push(self.biggest, (r.size, -next(self.tiebreak), top))
 
     def _commit_id(self, t: Transaction) -> None:
         if t.maria_flags is None:
@@ -190,6 +196,20 @@ class _FileAcc:
         if self._run_len:
             self.groups[str(self._run_len)] += 1
         self._run_id, self._run_len = None, 0
+
+    def shift(self, offset: int) -> None:
+        """Renumber the top lists as if ``offset`` transactions had been read before."""
+        self.biggest = [(a, tie - offset, t) for a, tie, t in self.biggest]
+        self.longest = [(a, tie - offset, t) for a, tie, t in self.longest]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["tiebreak"] = None        # a counter does not travel; a shipped part is finished
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.tiebreak = itertools.count()
 
     def _push(self, heap: list[tuple[int, int, TopTransaction]],
               item: tuple[int, int, TopTransaction]) -> None:
@@ -228,18 +248,49 @@ def _checksum_name(fi: FileInfo | None) -> str | None:
         fi.fde.checksum_alg, str(fi.fde.checksum_alg))
 
 
-def compute_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum: bool = True,
-                  top: int = 5, keep_going: bool = False) -> LogStats:
-    """Read the logs (as one ordered sequence) and return per-file and total figures.
+@dataclass(slots=True)
+class FilePart:
+    """One input file's figures before they are finished (:func:`finish_stats`).
 
-    Logical clocks restart in every binlog file, so clock figures are computed
-    per file and the total adds them up.
+    What ``repltool.distributed`` computes on an executor and merges on the
+    driver.  ``open_end``: the last transaction that starts in this file is
+    truncated, so read alone the file may end inside a group that continues
+    in the next file (a relay log); ``unknown_tables``: a rows event whose
+    table id no Table_map *of the same read* named (a name from an earlier
+    file may apply).  Either means the file must be read together with its
+    neighbour to give the figures of one ordered read.
+    """
+
+    path: str
+    acc: _FileAcc
+    info: FileInfo | None
+
+    @property
+    def open_end(self) -> bool:
+        return self.acc.last_truncated
+
+    @property
+    def unknown_tables(self) -> bool:
+        return "?" in self.acc.tables
+
+    @property
+    def transactions(self) -> int:
+        return self.acc.trx
+
+
+def accumulate_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum: bool = True,
+                     top: int = 5, keep_going: bool = False,
+                     sink: Callable[[Transaction], None] | None = None) -> list[FilePart]:
+    """Read the logs as one ordered sequence; one unfinished :class:`FilePart` per path.
+
+    :param sink: also called with every transaction, in order.
 
     :raises ReplToolError: as :func:`~repltool.binlog.read_events` does.
     """
     paths = [os.fspath(p) for p in paths]
     infos: list[FileInfo] = []
-    per_file: dict[str, _FileAcc] = {p: _FileAcc(top) for p in paths}
+    tiebreak = itertools.count()
+    per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
     opts = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES, keep_raw=True,
                        keep_going=keep_going)
 
@@ -251,7 +302,7 @@ def compute_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum: b
             pos = ev.pos
             if pos.file != cur_file:
                 cur_file = pos.file
-                acc = per_file.setdefault(cur_file, _FileAcc(top))
+                acc = per_file.setdefault(cur_file, _FileAcc(top, tiebreak))
                 types, sizes = acc.types, acc.bytes
             types[ev.type_code] += 1
             if pos.payload_offset is None:
@@ -262,13 +313,37 @@ def compute_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum: b
 
     for trx in group_transactions(tap(read_events(paths, opts, infos))):
         per_file[trx.start.file].transaction(trx)
+        if sink is not None:
+            sink(trx)
     by_name = {fi.path: fi for fi in infos}
-    files = tuple(per_file[p].result(p, by_name[p].size if p in by_name else 0,
-                                     by_name.get(p)) for p in paths)
-    total = _merge(list(per_file.values()), top)
-    tot = total.result("TOTAL", sum(f.size for f in files),
-                       infos[0] if len(infos) == 1 else None)
+    return [FilePart(p, per_file[p], by_name.get(p)) for p in paths]
+
+
+def finish_stats(parts: Sequence[FilePart], top: int = 5) -> LogStats:
+    """Per-file and total figures from parts in input order (merged as one read would).
+
+    Parts of the same path must share their accumulator (as
+    :func:`accumulate_stats` returns them); the total counts each once.
+    """
+    files = tuple(p.acc.result(p.path, p.info.size if p.info else 0, p.info) for p in parts)
+    unique = list({id(p.acc): p.acc for p in parts}.values())
+    total = _merge(unique, top)
+    single = parts[0].info if len(parts) == 1 else None
+    tot = total.result("TOTAL", sum(f.size for f in files), single)
     return LogStats(files, tot)
+
+
+def compute_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum: bool = True,
+                  top: int = 5, keep_going: bool = False) -> LogStats:
+    """Read the logs (as one ordered sequence) and return per-file and total figures.
+
+    Logical clocks restart in every binlog file, so clock figures are computed
+    per file and the total adds them up.
+
+    :raises ReplToolError: as :func:`~repltool.binlog.read_events` does.
+    """
+    return finish_stats(accumulate_stats(paths, verify_checksum=verify_checksum, top=top,
+                                         keep_going=keep_going), top)
 
 
 def compute_clock_stats(paths: Iterable[str | os.PathLike[str]], *,
@@ -282,7 +357,8 @@ def compute_clock_stats(paths: Iterable[str | os.PathLike[str]], *,
     """
     paths = [os.fspath(p) for p in paths]
     infos: list[FileInfo] = []
-    per_file: dict[str, _FileAcc] = {p: _FileAcc(top) for p in paths}
+    tiebreak = itertools.count()
+    per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
     for rec in scan_clocks(paths, verify_checksum=verify_checksum, info=infos):
         per_file[rec.pos.file].clock_record(rec)
     by_name = {fi.path: fi for fi in infos}
@@ -328,5 +404,6 @@ def stats_to_dict(stats: LogStats) -> dict[str, Any]:
             "total": dataclasses.asdict(stats.total)}
 
 
-__all__ = ["ClockStats", "FileStats", "LogStats", "TopTransaction", "compute_stats",
+__all__ = ["ClockStats", "FilePart", "FileStats", "LogStats", "TopTransaction",
+           "accumulate_stats", "compute_stats", "finish_stats",
            "distance_bucket", "stats_to_dict", "EventType"]

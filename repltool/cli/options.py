@@ -28,3 +28,77 @@ def damage_exit(first_error: str | None, count: int) -> None:
     cls = getattr(errors, first_error, errors.LogFormatError)
     click.echo(f"repltool: {count} damaged region(s) skipped (--keep-going)", err=True)
     raise click.exceptions.Exit(cls.exit_code)
+
+
+#: ``FILE...`` of the commands that take ``--spark``: directories and quoted globs
+#: are expanded with ``--spark`` (without it a directory is an unreadable input).
+inputs_argument = click.argument("files", nargs=-1, required=True,
+                                 type=click.Path(allow_dash=False))
+
+
+def spark_options(command):  # type: ignore[no-untyped-def]
+    """``--spark``, ``--spark-master``, ``--spark-conf`` and ``--output-parquet``.
+
+    The command receives them as one ``spark`` argument: a
+    :class:`~repltool.distributed.SparkOptions`, or None without ``--spark``.
+    """
+    import functools
+
+    @click.option("--spark", "use_spark", is_flag=True,
+                  help="Parse and analyse the files with PySpark, one task per file (needs "
+                       "`pip install 'repltool[spark]'` and Java 17).  FILE may then also be a "
+                       "directory, a quoted glob or an hdfs://, s3a:// or file:// URI.")
+    @click.option("--spark-master", metavar="URL",
+                  help="Spark master (default: spark-submit's, else $MASTER, else local[*]).")
+    @click.option("--spark-conf", multiple=True, metavar="KEY=VALUE",
+                  help="A Spark setting (repeatable).")
+    @click.option("--output-parquet", type=click.Path(file_okay=False), metavar="DIR",
+                  help="With --spark: also write the transactions DataFrame to DIR as Parquet "
+                       "(atomically: a temporary directory renamed).")
+    @functools.wraps(command)
+    def wrapper(*args, use_spark: bool, spark_master: str | None,  # type: ignore[no-untyped-def]
+                spark_conf: tuple[str, ...], output_parquet: str | None, **kwargs):
+        spark = None
+        if use_spark:
+            from ..distributed import SparkOptions, parse_conf
+            spark = SparkOptions(master=spark_master, conf=parse_conf(spark_conf))
+        elif spark_master or spark_conf or output_parquet:
+            raise click.UsageError("--spark-master, --spark-conf and --output-parquet need --spark")
+        return command(*args, spark=spark, output_parquet=output_parquet, **kwargs)
+
+    return wrapper
+
+
+def run_spark(spark_options, files, job):  # type: ignore[no-untyped-def]
+    """Start Spark, expand ``files``, print the break-even hint, and run ``job(session, names)``.
+
+    Ctrl-C stops the session (and the CLI exits 130).
+    """
+    from ..distributed import (break_even_hint, expand_inputs, is_uri, require_pyspark,
+                               spark_session)
+    require_pyspark()
+
+    def hint(inputs: list[tuple[str, int]]) -> None:
+        text = break_even_hint(sum(size for _, size in inputs))
+        if text:
+            click.echo(f"repltool: hint: {text}", err=True)
+
+    inputs = None
+    if not any(is_uri(f) for f in files):
+        inputs = expand_inputs(files)       # local: before the ~10 s start-up
+        hint(inputs)
+    with spark_session(spark_options) as session:
+        if inputs is None:
+            inputs = expand_inputs(files, session)
+            hint(inputs)
+        return job(session, [name for name, _ in inputs])
+
+
+def report_failures(failures) -> None:  # type: ignore[no-untyped-def]
+    """--keep-going with --spark: list the files left out, exit with the first one's status."""
+    if not failures:
+        return
+    for f in failures:
+        click.echo(f"repltool: skipped {f.file}: {f.message}", err=True)
+    click.echo(f"repltool: {len(failures)} file(s) skipped (--keep-going)", err=True)
+    raise click.exceptions.Exit(failures[0].exit_code)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 import click
@@ -11,7 +12,10 @@ import click
 from ..errors import UsageError
 from ..schedule import Policy, SimConfig, parse_workers
 from ..schedule.source import CrashSpec, parse_cost, report_to_dict, schedule_report
-from .options import files_argument, verify_checksum_option
+from .options import inputs_argument, run_spark, spark_options, verify_checksum_option
+
+if TYPE_CHECKING:
+    from ..distributed import SparkOptions
 
 _PLOT_SUFFIXES = (".png", ".svg")
 
@@ -25,7 +29,7 @@ def _window(text: str) -> tuple[int, int]:
 
 
 @click.command()
-@files_argument
+@inputs_argument
 @click.option("--workers", "workers_text", default="1,2,4,8,16", show_default=True,
               metavar="LIST", help="Worker counts to simulate: N, a list 1,2,4,8 or a range 1-32.")
 @click.option("--policy", type=click.Choice([p.value for p in Policy]),
@@ -55,12 +59,14 @@ def _window(text: str) -> tuple[int, int]:
 @click.option("--crash-at", "crash_text", metavar="SECONDS|GTID|#INDEX",
               help="Crash the recommended configuration there and show the MTS recovery.")
 @verify_checksum_option
+@spark_options
 @click.pass_context
 def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, policy: str,
              preserve_commit_order: bool, coordinator_overhead: float, checkpoint_group: int,
              checkpoint_period: float, cost_spec: str, lenient: bool, fmt: str,
              plot_path: str | None, window_text: str, crash_text: str | None,
-             verify_checksum: bool) -> None:
+             verify_checksum: bool, spark: SparkOptions | None,
+             output_parquet: str | None) -> None:
     """Simulate the LOGICAL_CLOCK multi-threaded applier over logs.
 
     Reads binlogs or relay logs in order, takes each transaction's
@@ -71,6 +77,10 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
     count beyond which more workers gain less than 5%.  --crash-at replays
     the WL#5599 checkpoints of the recommended configuration up to a crash
     and shows what a restart re-executes.
+
+    With --spark, the files are parsed by Spark tasks (one per file; relay
+    files whose transactions continue across a boundary are read together)
+    and stitched in order; the simulation runs here.
     """
     workers = parse_workers(workers_text)
     window = _window(window_text)
@@ -79,11 +89,23 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
     config = SimConfig(policy=Policy(policy), preserve_commit_order=preserve_commit_order,
                        coordinator_overhead=coordinator_overhead,
                        checkpoint_group=checkpoint_group, lenient=lenient)
-    report = schedule_report(
-        files, workers, config, parse_cost(cost_spec), verify_checksum=verify_checksum,
-        trace=plot_path is not None,
-        crash=CrashSpec.parse(crash_text) if crash_text is not None else None,
-        checkpoint_period=checkpoint_period or None)
+    cost = parse_cost(cost_spec)
+    crash = CrashSpec.parse(crash_text) if crash_text is not None else None
+    if spark is not None:
+        from ..distributed import spark_schedule_report
+
+        def job(session, names):  # type: ignore[no-untyped-def]
+            return spark_schedule_report(
+                session, names, workers, config, cost, verify_checksum=verify_checksum,
+                trace=plot_path is not None, crash=crash,
+                checkpoint_period=checkpoint_period or None, output_parquet=output_parquet)
+
+        report = run_spark(spark, files, job)
+    else:
+        report = schedule_report(
+            files, workers, config, cost, verify_checksum=verify_checksum,
+            trace=plot_path is not None, crash=crash,
+            checkpoint_period=checkpoint_period or None)
     if plot_path is not None:
         from .render_schedule import write_plot
         write_plot(report, plot_path, window)

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from ..stats import LogStats, compute_clock_stats, compute_stats, stats_to_dict
-from .options import damage_exit, files_argument, keep_going_option, verify_checksum_option
+from .options import (
+    damage_exit, inputs_argument, keep_going_option, report_failures, run_spark, spark_options,
+    verify_checksum_option,
+)
+
+if TYPE_CHECKING:
+    from ..distributed import SparkOptions
 
 
 @click.command()
-@files_argument
+@inputs_argument
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="rich tables for people, JSON for machines.")
 @click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
@@ -23,19 +30,36 @@ from .options import damage_exit, files_argument, keep_going_option, verify_chec
                    "transactions are then neither counted nor CRC-checked).")
 @verify_checksum_option
 @keep_going_option
+@spark_options
 @click.pass_context
 def stats(ctx: click.Context, files: tuple[str, ...], fmt: str, top: int, clock_only: bool,
-          verify_checksum: bool, keep_going: bool) -> None:
+          verify_checksum: bool, keep_going: bool, spark: SparkOptions | None,
+          output_parquet: str | None) -> None:
     """Summarise logs: versions, events by type, transactions, logical clocks.
 
     The logical-clock section shows how parallel a replica can apply the log:
     the distribution of sequence_number - last_committed, the runs of
     transactions sharing one commit parent ("windows"), and the share of
     barrier transactions (last_committed = 0) that serialise the applier.
+
+    With --spark, each file is analysed by its own Spark task and the figures
+    are merged on the driver (the same output); with --keep-going, files that
+    cannot be read at all are listed and left out.
     """
     if clock_only and keep_going:
         raise click.UsageError("--keep-going needs the event-by-event reader, not --clock-only")
-    if clock_only:
+    failures = ()
+    if spark is not None:
+        if clock_only:
+            raise click.UsageError("--clock-only is not available with --spark")
+        from ..distributed import spark_stats
+
+        def job(session, names):  # type: ignore[no-untyped-def]
+            return spark_stats(session, names, verify_checksum=verify_checksum, top=top,
+                               keep_going=keep_going, output_parquet=output_parquet)
+
+        result, failures = run_spark(spark, files, job)
+    elif clock_only:
         result = compute_clock_stats(files, verify_checksum=verify_checksum, top=top)
     else:
         result = compute_stats(files, verify_checksum=verify_checksum, top=top,
@@ -43,7 +67,7 @@ def stats(ctx: click.Context, files: tuple[str, ...], fmt: str, top: int, clock_
     if fmt == "json":
         json.dump(stats_to_dict(result), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
-        _report_damage(result)
+        _report_damage(result, failures)
         return
     from rich.console import Console
     from .render import stats_tables
@@ -51,11 +75,12 @@ def stats(ctx: click.Context, files: tuple[str, ...], fmt: str, top: int, clock_
     console = Console(no_color=color is False, force_terminal=color or None)
     for table in stats_tables(result):
         console.print(table)
-    _report_damage(result)
+    _report_damage(result, failures)
 
 
-def _report_damage(result: LogStats) -> None:
+def _report_damage(result: LogStats, failures=()) -> None:  # type: ignore[no-untyped-def]
     total = result.total
     for d in total.damage:
         click.echo(f"repltool: damaged region: {d.reason} ({d.skipped} bytes skipped)", err=True)
+    report_failures(failures)           # --spark --keep-going: unreadable files left out
     damage_exit(total.damage[0].error if total.damage else None, total.damaged_regions)
