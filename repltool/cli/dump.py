@@ -149,12 +149,20 @@ class EventFilter:
 @click.option("--verbose", "-v", count=True,
               help="Decode rows: -v prints them as ### pseudo-SQL (JSON: a \"rows\" list), "
                    "-vv adds column type comments.")
+@click.option("--writesets", is_flag=True,
+              help="Print one JSON object per transaction with the keys it wrote (MySQL 8.0 "
+                   "writeset rules: key values, XXH64 hashes, DDL/empty/keyless/FK flags).")
+@click.option("--schema", "schema_files", multiple=True, type=click.Path(dir_okay=False),
+              help="With --writesets: CREATE TABLE statements (SHOW CREATE TABLE, mysqldump "
+                   "--no-data) for UNIQUE and foreign keys (repeatable).")
+@click.option("--schema-db", help="Database of unqualified tables in --schema files.")
 @verify_checksum_option
 @keep_going_option
 def dump(files: tuple[str, ...], fmt: str, start_position: int | None,
          stop_position: int | None, start_datetime: str | None, stop_datetime: str | None,
          include_gtids: str | None, exclude_gtids: str | None, databases: tuple[str, ...],
-         tables: tuple[str, ...], verbose: int, verify_checksum: bool, keep_going: bool) -> None:
+         tables: tuple[str, ...], verbose: int, writesets: bool, schema_files: tuple[str, ...],
+         schema_db: str | None, verify_checksum: bool, keep_going: bool) -> None:
     """Print the events of binlogs / relay logs, read as one ordered sequence.
 
     Times are shown in UTC.  Events inside a Transaction_payload are shown after
@@ -168,6 +176,12 @@ def dump(files: tuple[str, ...], fmt: str, start_position: int | None,
         exclude=GtidFilter(exclude_gtids) if exclude_gtids else None,
         databases=databases, tables=tables)
     damage = _DamageCounter()
+    if writesets or schema_files:
+        if not writesets:
+            raise UsageError("--schema needs --writesets")
+        _dump_writesets(files, flt, damage, schema_files, schema_db, verify_checksum, keep_going)
+        damage_exit(damage.first, damage.n)
+        return
     events = damage.count(flt.apply(read_events(
         files, ReadOptions(verify_checksum=verify_checksum, keep_going=keep_going))))
     out = sys.stdout
@@ -193,6 +207,31 @@ def dump(files: tuple[str, ...], fmt: str, start_position: int | None,
                 for line in rows.text_lines(ev):
                     out.write(line + "\n")
     damage_exit(damage.first, damage.n)
+
+
+def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: "_DamageCounter",
+                    schema_files: tuple[str, ...], schema_db: str | None, verify_checksum: bool,
+                    keep_going: bool) -> None:
+    """``--writesets``: one JSON line per transaction (always JSON, whatever ``--format``)."""
+    import dataclasses
+
+    from ..binlog import group_transactions
+    from ..writeset import READ_OPTIONS, iter_writesets, load_schema, writeset_record
+
+    schema = load_schema(schema_files, default_db=schema_db) if schema_files else None
+    opts = dataclasses.replace(READ_OPTIONS, verify_checksum=verify_checksum,
+                               keep_going=keep_going)
+    trxs = group_transactions(damage.count(flt.apply(read_events(files, opts))),
+                              keep_events=True)
+    out = sys.stdout
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = lambda message, *_a, **_k: click.echo(  # type: ignore[assignment]
+            f"repltool: warning: {message}", err=True)
+        for trx, ws in iter_writesets(trxs, schema):
+            out.write(json.dumps(writeset_record(trx, ws), ensure_ascii=False))
+            out.write("\n")
 
 
 class _DamageCounter:

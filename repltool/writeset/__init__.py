@@ -1,0 +1,41 @@
+"""Writesets the way MySQL 8.0 computes them: the keys each transaction wrote.
+
+Public API::
+
+    from repltool.binlog import read_transactions
+    from repltool.writeset import READ_OPTIONS, iter_writesets, load_schema
+
+    schema = load_schema("schema.sql")            # SHOW CREATE TABLE / mysqldump --no-data
+    trxs = read_transactions(paths, READ_OPTIONS, keep_events=True)
+    for trx, ws in iter_writesets(trxs, schema):
+        print(trx.gtid, ws.hashes, ws.missing_key_tables, ws.fk_parent_tables)
+
+Rules: format-spec §6b and gotchas 13-16 (see :mod:`repltool.writeset.extract`);
+string keys are canonicalised conservatively per collation
+(:mod:`repltool.writeset.collation`), the other types use MySQL's sort-key
+images (:mod:`repltool.writeset.sortkey`).
+"""
+
+from __future__ import annotations
+
+from .collation import Collation, canonical_text, collation_by_id, collation_by_name
+from .extract import (
+    READ_OPTIONS, WritesetExtractor, iter_writesets, key_string, writeset_of, writeset_record,
+    xxh64,
+)
+from .model import (
+    SchemaError, SchemaMismatch, SchemaWarning, TrxWriteset, WriteKey, WritesetError,
+    WritesetWarning, jsonable,
+)
+from .schema import (
+    ColumnSchema, ForeignKeySchema, IndexSchema, KeyPart, Schema, TableSchema, load_schema,
+    parse_schema,
+)
+
+__all__ = [
+    "WriteKey", "TrxWriteset", "writeset_of", "iter_writesets", "WritesetExtractor", "writeset_record",
+    "READ_OPTIONS", "load_schema", "parse_schema", "Schema", "TableSchema", "ColumnSchema",
+    "IndexSchema", "KeyPart", "ForeignKeySchema", "key_string", "xxh64", "jsonable",
+    "Collation", "canonical_text", "collation_by_id", "collation_by_name",
+    "WritesetError", "WritesetWarning", "SchemaError", "SchemaMismatch", "SchemaWarning",
+]
