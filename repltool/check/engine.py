@@ -49,8 +49,8 @@ def check_files(paths: list[str | os.PathLike[str]] | tuple[str | os.PathLike[st
     :param paths: the files, in order (the last one may be the active log).
     :param config: rules, severities and thresholds (default: all rules).
     :param writesets: the write-set provider for W001/W002; by default the
-        built-in row decoder, which is not available yet (the rules are then
-        reported skipped).  ``None`` skips them too.
+        log's own row events (:class:`~repltool.check.writesets.RowWritesetProvider`).
+        ``None`` skips those rules, visibly.
     :raises InputError: a file does not exist or cannot be opened (nothing is checked).
     """
     names = [os.fspath(p) for p in paths]
@@ -431,6 +431,13 @@ class _Checker:
         self._totals()
         if self.provider is not None and "W001" in self.on:
             self._safety()
+        unknown = getattr(self.provider, "unknown_key_tables", None)
+        if self.ws_unknown and self.provider is not None:
+            tables = f" (tables: {', '.join(list(unknown)[:10])})" if unknown else ""
+            self.emit("W003", TOTAL, None,
+                      f"{self.ws_unknown} transactions have no known write set{tables}: "
+                      "W001 could not check them; give --schema, or log with "
+                      "binlog_row_metadata=FULL")
 
     def _totals(self) -> None:
         work, span = self.total.work, self.total.depth

@@ -125,6 +125,10 @@ _RULES = (
          "a table written without a usable key (no primary key / NOT NULL unique key): "
          "writeset tracking cannot see its conflicts",
          needs="writesets"),
+    Rule("W003", "unknown-keys", _I,
+         "transactions whose tables' keys the log does not describe (no FULL Table_map "
+         "metadata) and no --schema gives: W001 cannot check them",
+         needs="writesets"),
     # ---- thresholds ----
     Rule("T001", "min-parallelism", _E,
          "parallelism (work/span of the logical clock over all files) below --min-parallelism",

@@ -4,11 +4,13 @@ The rules work over an abstract provider: a callable that, given a
 :class:`~repltool.binlog.Transaction`, returns the key hashes it wrote (and the
 tables it wrote without a usable key), or ``None`` when it does not know.
 
-Row-event writeset extraction (``repltool.binlog.rows``) is not available yet,
-so :func:`builtin_provider` returns ``None`` and ``repltool check`` reports
-W001/W002 as *skipped* with :data:`SKIP_REASON` - visibly, never as a pass.
-Until then a provider can come from a JSON file (``--writesets FILE``, see
-:func:`load_writesets`) or from code (:class:`MappingProvider`).
+By default the write sets come from the log's own row events
+(:class:`RowWritesetProvider`, :mod:`repltool.writeset`: primary keys from the
+Table_map metadata, UNIQUE and FOREIGN keys from ``--schema``).  A provider can
+also come from a JSON file (``--writesets FILE``, see :func:`load_writesets`) or
+from code (:class:`MappingProvider`).  A transaction whose write set cannot be
+extracted (a relay file read without the Table_map its rows refer to) is
+"unknown" and is counted, never silently treated as safe.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any, Mapping, Protocol
 from ..binlog import Transaction
 from ..errors import InputError, UsageError
 
-SKIP_REASON = "needs row decoding (not available yet)"
+SKIP_REASON = "no write-set provider was given"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +52,52 @@ class WritesetProvider(Protocol):
     def __call__(self, trx: Transaction) -> TrxWriteset | None: ...
 
 
-def builtin_provider() -> WritesetProvider | None:
-    """The row-decoding provider, once ``repltool.binlog.rows`` can extract write sets.
+class RowWritesetProvider:
+    """Write sets extracted from the transactions' own row events.
 
-    Returns None today: the writeset rules are then skipped with :data:`SKIP_REASON`.
-    This is the one place to connect the extractor when it lands.
+    :param schema: UNIQUE and FOREIGN keys (:func:`repltool.writeset.load_schema`);
+        without it only the primary keys the Table_maps describe are known
+        (``binlog_row_metadata=FULL``), so tables whose Table_map carries no key
+        count as written without a usable key.
     """
-    return None
+
+    needs_events = True
+
+    def __init__(self, schema: Any = None) -> None:
+        from ..writeset import WritesetExtractor
+        self._extractor = WritesetExtractor(schema)
+        self.failures = 0
+        self.unknown_key_tables: dict[str, None] = {}
+
+    def __call__(self, trx: Transaction) -> TrxWriteset | None:
+        from ..errors import ReplToolError
+        try:
+            ws = self._extractor.writeset(trx)
+        except ReplToolError:
+            self.failures += 1
+            return None
+        unknown = [t for t in ws.missing_key_tables if not self._key_known(t)]
+        if unknown:
+            # No key information at all for these tables: not "keyless", unknown.
+            self.unknown_key_tables.update(dict.fromkeys(unknown))
+            return None
+        if ws.limit_reached:
+            return None
+        return TrxWriteset(ws.hashes, ws.missing_key_tables)
+
+    def _key_known(self, table: str) -> bool:
+        """Whether the schema or a FULL-metadata Table_map describes ``table``'s keys."""
+        db, _, name = table.partition(".")
+        schema = self._extractor.schema
+        if schema is not None and schema.table(db, name) is not None:
+            return True
+        return any(td.has_names and td.db == db and td.table == name
+                   for td in self._extractor.table_maps.values())
+
+
+def builtin_provider(schema: Any = None) -> WritesetProvider:
+    """The row-decoding provider (:class:`RowWritesetProvider`)."""
+    return RowWritesetProvider(schema)
 
 
 def key_hash(key: int | str) -> int:

@@ -100,8 +100,12 @@ def _codes(value: tuple[str, ...]) -> tuple[str, ...]:
                    "from 2, never reset). auto [default]: when a relay log's first "
                    "transaction is (1, 2).")
 @click.option("--writesets", type=click.Path(dir_okay=False), metavar="FILE.json",
-              help="Write sets per transaction for W001/W002 (JSON, see the README); "
-                   "without it those rules are skipped until row decoding is available.")
+              help="Write sets per transaction for W001/W002 (JSON, see the README) "
+                   "instead of extracting them from the logs' row events.")
+@click.option("--schema", "schemas", multiple=True, type=click.Path(dir_okay=False),
+              metavar="FILE", help="CREATE TABLE statements: UNIQUE and FOREIGN keys for the "
+              "write sets W001/W002 extract from row events (repeatable).")
+@click.option("--schema-db", metavar="DB", help="Database of unqualified tables in --schema.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]),
               default="text", show_default=True,
               help="text: FILE:OFFSET RULE severity: message; json; github: workflow "
@@ -115,8 +119,8 @@ def _codes(value: tuple[str, ...]) -> tuple[str, ...]:
 def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
           ignore: tuple[str, ...], severity: dict, min_parallelism: float | None,
           max_barrier_share: float | None, max_trx_size: int | None, gr_applier: str | None,
-          writesets: str | None, fmt: str, junit: str | None, config_file: str | None,
-          no_config: bool) -> None:
+          writesets: str | None, schemas: tuple[str, ...], schema_db: str | None, fmt: str,
+          junit: str | None, config_file: str | None, no_config: bool) -> None:
     """Check logs for damage, bad logical clocks, GTID and relay-log problems.
 
     Every FILE is checked, in the order given (the last one may be the active
@@ -137,7 +141,15 @@ def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
                    severity=severity, min_parallelism=min_parallelism,
                    max_barrier_share=max_barrier_share, max_trx_size=max_trx_size,
                    gr_applier=gr_applier)
-    kwargs = {"writesets": load_writesets(writesets)} if writesets else {}
+    if writesets and schemas:
+        raise click.UsageError("--writesets and --schema exclude each other")
+    if writesets:
+        kwargs = {"writesets": load_writesets(writesets)}
+    else:
+        from ..check.writesets import builtin_provider
+        from ..writeset import load_schema
+        schema = load_schema(list(schemas), default_db=schema_db) if schemas else None
+        kwargs = {"writesets": builtin_provider(schema)}
     result = check_files(list(files), cfg, **kwargs)
     render = {"text": rep.render_text, "json": rep.render_json, "github": rep.render_github}
     sys.stdout.write(render[fmt](result))
@@ -161,7 +173,7 @@ def _rules_listing(fmt: str) -> str:
     for r in RULES.values():
         needs = ""
         if r.needs == "writesets":
-            needs = " [needs write sets: --writesets FILE; skipped otherwise]"
+            needs = " [write sets from row events; --schema adds UNIQUE/FOREIGN keys]"
         elif r.needs:
             needs = f" [enabled by --{r.needs.replace('_', '-')}]"
         lines.append(f"{r.code}  {r.severity.value:<7}  {r.name:<34} {r.summary}{needs}")
