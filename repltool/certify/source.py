@@ -16,6 +16,8 @@ from .model import CertTransaction, KeyRef
 if TYPE_CHECKING:
     from ..binlog.transactions import Transaction
 
+_VIEW_CHANGE_EVENT = 37     # binlog/constants.py EventType.VIEW_CHANGE_EVENT
+
 
 class WritesetLike(Protocol):
     """What certification reads of a writeset (:class:`repltool.writeset.TrxWriteset`)."""
@@ -37,7 +39,60 @@ class WritesetLike(Protocol):
 def _key_ref(key: object) -> KeyRef:
     values = getattr(key, "values", ())
     return KeyRef(db=getattr(key, "db", ""), table=getattr(key, "table", ""),
-                  index=getattr(key, "index", "PRIMARY"), values=tuple(values))
+                  index=getattr(key, "index", "PRIMARY"),
+                  values=tuple(_value_text(v) for v in values))
+
+
+def _value_text(value: object) -> str:
+    """A key part as text (``KeyRef.values`` are for people): bytes as hex."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "0x" + bytes(value).hex()
+    return str(value)
+
+
+_MARIA_SID = "4d617269-6144-"      # "MariaD": marks a MariaDB GTID in MySQL spelling
+
+
+def cert_gtid(gtid: str | None) -> str | None:
+    """The GTID certification works with: ``None`` for anonymous, MySQL GTIDs as they are.
+
+    A MariaDB GTID ``domain-server-seq`` is spelt as a MySQL GTID (the
+    certifier keeps GTID sets of them): ``4d617269-6144-DDDD-DDDD-SSSSSSSSSSSS:seq``
+    with the domain and server ids in hex; :func:`log_gtid` turns it back.
+
+    Example::
+
+        >>> cert_gtid("0-1-25")
+        '4d617269-6144-0000-0000-000000000001:25'
+        >>> log_gtid(cert_gtid("7-100-3")), cert_gtid("ANONYMOUS")
+        ('7-100-3', None)
+    """
+    if gtid is None or gtid == "ANONYMOUS":
+        return None
+    parts = gtid.split("-")
+    if ":" in gtid or len(parts) != 3 or not all(x.isdigit() for x in parts):
+        return gtid
+    domain, server, seq = (int(x) for x in parts)
+    if seq < 1:
+        return gtid
+    return (f"{_MARIA_SID}{domain >> 16:04x}-{domain & 0xFFFF:04x}-{server:012x}:{seq}")
+
+
+def log_gtid(gtid: str | None) -> str | None:
+    """Inverse of :func:`cert_gtid` for MariaDB GTIDs; other values unchanged."""
+    if gtid is None or not gtid.startswith(_MARIA_SID):
+        return gtid
+    sid, _, seq = gtid.partition(":")
+    _, _, hi, lo, server = sid.split("-")
+    return f"{(int(hi, 16) << 16) | int(lo, 16)}-{int(server, 16)}-{seq}"
+
+
+def is_view_change(trx: Transaction) -> bool:
+    """A GR View_change transaction: ``Gtid(0, 0)``, BEGIN, View_change_log_event, COMMIT.
+
+    Needs the events (``read_transactions(..., keep_events=True)``).
+    """
+    return any(ev.type_code == _VIEW_CHANGE_EVENT for ev in trx.events)
 
 
 def is_ctas(trx: Transaction) -> bool:
@@ -61,9 +116,11 @@ def to_cert_transaction(trx: Transaction, writeset: WritesetLike | None, *,
     session = (trx.server_id, trx.thread_id) if trx.thread_id is not None else None
     commit_time = (trx.immediate_commit_timestamp / 1e6 if trx.immediate_commit_timestamp
                    else float(trx.end_timestamp or trx.timestamp))
-    common = dict(gtid=None if trx.gtid == "ANONYMOUS" else trx.gtid, pos=trx.start,
+    common = dict(gtid=cert_gtid(trx.gtid), pos=trx.start,
                   file=trx.segment or trx.start.file, recorded=recorded, session=session,
                   commit_time=commit_time, new_file=new_file, ctas=is_ctas(trx))
+    if is_view_change(trx):
+        return CertTransaction(**common, view_change=True)  # type: ignore[arg-type]
     if writeset is None:
         has_rows = bool(trx.rows_events)
         return CertTransaction(**common, ddl=trx.kind == "ddl" and not has_rows,  # type: ignore[arg-type]
@@ -87,10 +144,18 @@ def to_cert_transactions(pairs: Iterable[tuple[Transaction, WritesetLike | None]
     A truncated group (no end event: a relay log cut mid-transaction, re-delivered
     later) was never committed, so it takes no sequence number.
     """
+    for _, cert in iter_cert_pairs(pairs):
+        yield cert
+
+
+def iter_cert_pairs(pairs: Iterable[tuple[Transaction, WritesetLike | None]]
+                    ) -> Iterator[tuple[Transaction, CertTransaction]]:
+    """Like :func:`to_cert_transactions`, keeping each reader transaction next to its mapping."""
     previous: str | None = None
     for trx, ws in pairs:
         if trx.truncated:
             continue
         segment = trx.segment or trx.start.file
-        yield to_cert_transaction(trx, ws, new_file=previous is not None and segment != previous)
+        yield trx, to_cert_transaction(trx, ws,
+                                       new_file=previous is not None and segment != previous)
         previous = segment

@@ -1,0 +1,338 @@
+"""Certify real logs: reader -> write sets -> certification, and JSON-ready report rows.
+
+:class:`CertifyRun` is the library side of ``repltool certify``: it reads the
+logs in order, extracts each transaction's write set with
+:mod:`repltool.writeset` (when that package provides ``iter_writesets``),
+maps it through :mod:`.source`, certifies the stream and yields
+:class:`Certified` pairs: the reader's :class:`~repltool.binlog.transactions.Transaction`
+next to its :class:`~repltool.certify.model.CertResult`. Everything streams;
+memory follows the largest transaction and the certification history.
+
+:class:`ReportBuilder` consumes those pairs once and returns a
+:class:`CertifyReport`: parallelism of the logged and of the computed clocks
+(:func:`~repltool.certify.summary.summarise`), the longest window, reason
+counts and, for MariaDB logs, the group commits (runs of equal ``commit_id``)
+the server itself recorded. :func:`result_row` is the ``--format jsonl`` row.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ..binlog import ReadOptions, read_transactions
+from .gtidset import GtidSet
+from .model import CertifyOptions, CertResult, CertTransaction, GarbageCollect, KeyRef, Mode
+from .source import WritesetLike, iter_cert_pairs, log_gtid
+from .summary import Summary, summarise
+
+if TYPE_CHECKING:
+    from ..binlog.transactions import Transaction
+
+
+class Certified(NamedTuple):
+    """One certified transaction: what the reader saw and what certification computed."""
+
+    transaction: Transaction
+    result: CertResult
+
+
+def default_mode(first: Transaction | None) -> Mode:
+    """``group-replication`` for relay logs, ``writeset`` for binlogs (and empty input)."""
+    return Mode.GROUP_REPLICATION if first is not None and first.relay_log else Mode.WRITESET
+
+
+def writeset_extractor() -> Callable[..., Iterator[tuple[Any, Any]]] | None:
+    """``repltool.writeset.iter_writesets`` if that package provides it, else None."""
+    try:
+        from .. import writeset
+    except ImportError:         # pragma: no cover - the package is part of repltool
+        return None
+    return getattr(writeset, "iter_writesets", None)
+
+
+class CertifyRun:
+    """Certify logs as one ordered stream of :class:`Certified` pairs (iterate once).
+
+    :param paths: binlogs or relay logs, in order.
+    :param mode: ``None``: :func:`default_mode` of the first transaction.
+    :param options: certification knobs (history size, baseline, GR options).
+    :param verify_checksum: verify every CRC32.
+    :param schema_paths: ``CREATE TABLE`` files for :func:`repltool.writeset.load_schema`.
+    :param stable_sets: GR garbage collection with a given stable set: one run
+        right after the last GTID of each set has been certified.
+    :param use_writesets: extract write sets (False: every transaction with
+        rows counts as having missing keys, as without a usable key).
+    """
+
+    def __init__(self, paths: Sequence[str | os.PathLike[str]], mode: Mode | str | None = None,
+                 options: CertifyOptions | None = None, *, verify_checksum: bool = True,
+                 schema_paths: Sequence[str | os.PathLike[str]] = (),
+                 stable_sets: Sequence[GtidSet] = (), use_writesets: bool = True) -> None:
+        self.paths = [os.fspath(p) for p in paths]
+        self.options = options or CertifyOptions()
+        self.stable_sets = tuple(stable_sets)
+        self.truncated_skipped = 0
+        self.warnings: list[str] = []
+        self.extractor = writeset_extractor() if use_writesets else None
+        self._transactions = read_transactions(
+            self.paths, _read_options(verify_checksum, self.extractor is not None),
+            keep_events=True)
+        self._first = next(self._transactions, None)
+        self.relay_log = self._first is not None and self._first.relay_log
+        self.mode = Mode(mode) if mode is not None else default_mode(self._first)
+        if use_writesets and self.extractor is None:
+            self.warnings.append("write-set extraction (repltool.writeset.iter_writesets) is "
+                                 "not available: rows count as written to tables without key")
+        self.schema = None
+        if not schema_paths and self.extractor is not None:
+            self.warnings.append("no --schema: only primary keys from the Table_maps are known; "
+                                 "UNIQUE and FOREIGN keys are missed, which is unsafe where "
+                                 "the tables have them")
+        if schema_paths and self.extractor is not None:
+            from ..writeset import load_schema  # type: ignore[attr-defined]
+            self.schema = load_schema([os.fspath(p) for p in schema_paths])
+
+    # ---- the stream ----
+
+    def _all_transactions(self) -> Iterator[Transaction]:
+        if self._first is not None:
+            yield self._first
+            yield from self._transactions
+
+    def _pairs(self) -> Iterator[tuple[Transaction, WritesetLike | None]]:
+        transactions = self._counting(self._all_transactions())
+        if self.extractor is None:
+            return ((t, None) for t in transactions)
+        kwargs: dict[str, Any] = {}
+        params = inspect.signature(self.extractor).parameters.values()
+        if any(p.name == "history_size" or p.kind is p.VAR_KEYWORD for p in params):
+            kwargs["history_size"] = self.options.history_size
+        return self.extractor(transactions, self.schema, **kwargs)
+
+    def _counting(self, transactions: Iterable[Transaction]) -> Iterator[Transaction]:
+        for t in transactions:
+            self.truncated_skipped += t.truncated
+            yield t
+
+    def __iter__(self) -> Iterator[Certified]:
+        from . import certify
+        pending: deque[Transaction] = deque()
+
+        def feed() -> Iterator[CertTransaction | GarbageCollect]:
+            gc = _StableSetGC(self.stable_sets) if self.mode is Mode.GROUP_REPLICATION else None
+            for trx, cert in iter_cert_pairs(self._pairs()):
+                pending.append(trx)
+                yield cert
+                if gc is not None:
+                    yield from gc.after(cert.gtid)
+
+        for result in certify(feed(), self.mode, self.options):
+            yield Certified(pending.popleft(), result)
+
+
+def _read_options(verify_checksum: bool, writesets: bool) -> ReadOptions:
+    """Decode what grouping needs, plus Table_map and rows bodies for write sets."""
+    from dataclasses import replace
+    if writesets:
+        from ..writeset import READ_OPTIONS  # type: ignore[attr-defined]
+        return replace(READ_OPTIONS, verify_checksum=verify_checksum)
+    from ..binlog.transactions import GROUPING_TYPES
+    return ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES)
+
+
+class _StableSetGC:
+    """Emit a :class:`GarbageCollect` once every GTID of a given stable set was certified."""
+
+    def __init__(self, sets: Sequence[GtidSet]) -> None:
+        self._left = [[s, len(s)] for s in sets]
+
+    def after(self, gtid: str | None) -> Iterator[GarbageCollect]:
+        if gtid is None or ":" not in gtid or not self._left:
+            return                  # anonymous, or MariaDB "d-s-n": never in a MySQL set
+        for entry in list(self._left):
+            stable, _ = entry
+            if gtid in stable:
+                entry[1] -= 1
+                if entry[1] <= 0:
+                    self._left.remove(entry)
+                    yield GarbageCollect(stable=stable)
+
+
+# ---- JSON rows ----
+
+def key_dict(key: KeyRef | None) -> dict[str, Any] | None:
+    if key is None:
+        return None
+    return {"db": key.db, "table": key.table, "index": key.index, "values": list(key.values)}
+
+
+def recorded_clock(trx: Transaction) -> tuple[int, int] | None:
+    """The logged ``(last_committed, sequence_number)``, None without a clock (MariaDB, 5.6)."""
+    if trx.last_committed is None or trx.sequence_number is None:
+        return None
+    return trx.last_committed, trx.sequence_number
+
+
+def result_row(c: Certified) -> dict[str, Any]:
+    """The ``--format jsonl`` object of one transaction.
+
+    ``file``/``pos`` locate its first event (the GTID event); ``recorded`` is
+    the logged clock or null; ``computed`` null for a GR transaction without
+    a number (local, or negatively certified: then ``conflict`` says why);
+    ``depends_on`` explains ``computed[0]``: the GTID whose sequence number
+    it is (null when anonymous or before the history), the reason, the shared
+    key for reason ``key``, and a sentence.
+    """
+    trx, r = c
+    recorded = recorded_clock(trx)
+    row: dict[str, Any] = {
+        "file": trx.start.file, "pos": trx.start.offset, "gtid": trx.gtid,
+        "segment": trx.segment or trx.start.file,
+        "recorded": list(recorded) if recorded is not None else None,
+        "computed": list(r.computed) if r.computed is not None else None,
+        "changed": r.computed != recorded,
+        "depends_on": {"gtid": log_gtid(r.depends_on), "reason": r.reason.value,
+                       "key": key_dict(r.key), "detail": r.detail},
+    }
+    if r.conflict is not None:
+        row["conflict"] = r.conflict
+    return row
+
+
+# ---- the summary ----
+
+@dataclass(frozen=True, slots=True)
+class CommitIdGroups:
+    """MariaDB's own parallelism: runs of consecutive transactions sharing ``commit_id``.
+
+    A MariaDB replica (``slave_parallel_mode=conservative``) applies one group
+    commit in parallel and the groups one after another, so its work/span is
+    ``transactions / (groups + singletons)``.
+    """
+
+    transactions: int
+    with_commit_id: int
+    groups: int
+    in_groups: int
+    singletons: int
+    max_group: int
+
+    @property
+    def mean_group(self) -> float:
+        """Transactions per group commit of two or more."""
+        return self.in_groups / self.groups if self.groups else 0.0
+
+    @property
+    def parallelism(self) -> float:
+        span = self.groups + self.singletons
+        return self.transactions / span if span else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class CertifyReport:
+    """What ``repltool certify`` prints as text."""
+
+    files: tuple[str, ...]
+    mode: Mode
+    relay_log: bool
+    session_order: bool
+    options: dict[str, Any]
+    writesets: bool
+    summary: Summary
+    max_window_before: int
+    max_window_after: int
+    without_clock: int
+    truncated_skipped: int
+    commit_id: CommitIdGroups | None
+    warnings: tuple[str, ...] = ()
+    retag: tuple[Any, ...] = field(default=())
+
+
+class _Runs:
+    """Longest run of consecutive values (windows: equal last_committed)."""
+
+    __slots__ = ("value", "length", "longest")
+
+    def __init__(self) -> None:
+        self.value: object = None
+        self.length = self.longest = 0
+
+    def add(self, value: object) -> None:
+        self.length = self.length + 1 if self.length and value == self.value else 1
+        self.value = value
+        self.longest = max(self.longest, self.length)
+
+
+class ReportBuilder:
+    """Consume a :class:`CertifyRun` once; each pair also goes to every ``sink``."""
+
+    def __init__(self, run: CertifyRun, sinks: Iterable[Callable[[Certified], None]] = ()) -> None:
+        self.run = run
+        self.sinks = list(sinks)
+        self.without_clock = 0
+        self._before, self._after = _Runs(), _Runs()
+        self._ids = _Runs()
+        self._commit = Counter[str]()
+
+    def _add(self, c: Certified) -> None:
+        trx, r = c
+        if recorded_clock(trx) is None:
+            self.without_clock += 1
+        self._before.add(trx.last_committed or 0)
+        if r.computed is not None:
+            self._after.add(r.computed[0])
+        self._commit["transactions"] += 1
+        if trx.commit_id is not None:
+            self._commit["with_commit_id"] += 1
+            self._ids.add(trx.commit_id)
+            if self._ids.length == 2:
+                self._commit["groups"] += 1
+                self._commit["singletons"] -= 1
+                self._commit["in_groups"] += 2
+            elif self._ids.length > 2:
+                self._commit["in_groups"] += 1
+            else:
+                self._commit["singletons"] += 1
+            self._commit["max"] = max(self._commit["max"], self._ids.length)
+        else:
+            self._ids = _Runs()
+            self._commit["singletons"] += 1
+        for sink in self.sinks:
+            sink(c)
+
+    def build(self) -> CertifyReport:
+        def results() -> Iterator[CertResult]:
+            for c in self.run:
+                self._add(c)
+                yield c.result
+
+        summary = summarise(results())
+        run, k = self.run, self._commit
+        commit = None
+        if k["with_commit_id"]:
+            commit = CommitIdGroups(transactions=k["transactions"],
+                                    with_commit_id=k["with_commit_id"], groups=k["groups"],
+                                    in_groups=k["in_groups"],
+                                    singletons=k["singletons"], max_group=k["max"])
+        o = run.options
+        options: dict[str, Any] = {"history_size": o.history_size}
+        if run.mode is Mode.GROUP_REPLICATION:
+            options.update(gc_every=o.gc_every, gc_interval=o.gc_interval,
+                           gc_stable_sets=[str(s) for s in run.stable_sets],
+                           members=len(o.member_names), member_lag=o.member_lag)
+        else:
+            options["baseline"] = o.baseline.value
+        session = (run.mode is Mode.WRITESET_SESSION
+                   or (run.mode is Mode.GROUP_REPLICATION and o.session_order))
+        return CertifyReport(
+            files=tuple(run.paths), mode=run.mode, relay_log=run.relay_log,
+            session_order=session, options=options, writesets=run.extractor is not None,
+            summary=summary, max_window_before=self._before.longest,
+            max_window_after=self._after.longest, without_clock=self.without_clock,
+            truncated_skipped=run.truncated_skipped, commit_id=commit,
+            warnings=tuple(run.warnings))

@@ -1,0 +1,116 @@
+"""Write re-tagged copies of logs: the computed clocks in every GTID event, nothing else.
+
+Per input file, :func:`repltool.binlog.writer.rewrite_log` copies every byte
+and replaces the logical timestamps of the GTID events named by their offset
+(untagged events: the 16 timestamp bytes and the CRC; tagged events and the
+delta16 encoding resize the event, and the writer fixes ``log_pos`` of the
+later events of a binlog; relay logs keep their source coordinates).
+
+The set of outputs is written all-or-nothing: every file is first rewritten
+into a staging directory inside the output directory, and only when all of
+them succeeded are they renamed to their final names. On any failure the
+staging directory is removed, so the output directory holds no file of this
+run, partial or complete (files that were there before are untouched).
+
+Which clock a transaction gets:
+
+* a certified transaction: its computed ``(last_committed, sequence_number)``;
+* a GR transaction without a number (``computed is None``: local, or
+  negatively certified): ``(0, 0)``, the View_change form. It consumes no
+  sequence number, so the others stay contiguous, and the replica applies
+  it alone (a full barrier): the only value that is valid and safe for a
+  transaction the certifier would not have written to the relay log;
+* a truncated group (no end event, never committed): untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from ..binlog.writer import RewriteReport, rewrite_log
+from ..errors import CertifyError, UsageError
+from .report import Certified, recorded_clock
+
+NO_NUMBER_CLOCK = (0, 0)
+"""What a transaction without a computed clock is written with."""
+
+
+def check_output_dir(paths: Iterable[str | os.PathLike[str]],
+                     out_dir: str | os.PathLike[str]) -> Path:
+    """Validate ``--output DIR`` before anything is read; create it if missing.
+
+    :raises UsageError: DIR is a file, DIR holds one of the inputs (the copy
+        would replace it), or two inputs share a file name.
+    """
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--output {out}: not a directory")
+    names: dict[str, str] = {}
+    for p in map(Path, paths):
+        if p.name in names:
+            raise UsageError(f"--output: inputs {names[p.name]} and {p} have the same file name")
+        names[p.name] = str(p)
+        parent = p.resolve().parent
+        if out.exists() and os.path.samefile(parent, out):
+            raise UsageError(f"--output {out} is the directory of input {p}: the re-tagged "
+                             "copy would replace it; write to another directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--output {out}: cannot create it: {exc.strerror or exc}") from None
+    return out
+
+
+class ClockMap:
+    """The new clock of every GTID event, by file and offset (a sink of :class:`Certified`)."""
+
+    def __init__(self) -> None:
+        self.by_file: dict[str, dict[int, tuple[int, int]]] = {}
+        self.unnumbered = 0
+
+    def __call__(self, c: Certified) -> None:
+        trx, r = c
+        if recorded_clock(trx) is None:
+            raise CertifyError(
+                f"{trx.gtid or 'this transaction'} has no logical clock to re-tag (MariaDB, "
+                "MySQL 5.6 or GTID-less log); --output needs MySQL 5.7+ logs", pos=trx.start)
+        clock = r.computed
+        if clock is None:
+            clock = NO_NUMBER_CLOCK
+            self.unnumbered += 1
+        self.by_file.setdefault(trx.start.file, {})[trx.start.offset] = clock
+
+
+def retag_logs(paths: Sequence[str | os.PathLike[str]], clocks: ClockMap,
+               out_dir: str | os.PathLike[str], *, encoding: str = "mysql"
+               ) -> tuple[RewriteReport, ...]:
+    """Write every input to ``out_dir`` under its own name with the new clocks.
+
+    Inputs are only read. All-or-nothing, see the module docstring.
+
+    :raises UsageError, ChecksumMismatch, ...: as :func:`rewrite_log`; then
+        nothing of this run is left in ``out_dir``.
+    """
+    out = check_output_dir(paths, out_dir)
+    staging = Path(tempfile.mkdtemp(dir=out, prefix=".repltool-certify-"))
+    try:
+        reports = []
+        for p in paths:
+            name = Path(p).name
+            reports.append(rewrite_log(p, staging / name, clocks.by_file.get(os.fspath(p), {}),
+                                       encoding=encoding))
+        for p in paths:
+            name = Path(p).name
+            os.replace(staging / name, out / name)
+        return tuple(_renamed(r, out) for r in reports)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _renamed(report: RewriteReport, out: Path) -> RewriteReport:
+    from dataclasses import replace
+    return replace(report, dst=str(out / Path(report.dst).name))

@@ -1,0 +1,185 @@
+"""``repltool certify``: recompute logical clocks from write sets, report, re-tag."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from ..certify import Baseline, CertifyOptions, GtidSet, Mode
+from ..errors import CertifyError, UsageError
+from .options import files_argument, verify_checksum_option
+
+_GR_ONLY = ("gc_every", "gc_interval", "gc_stable_set", "members", "member_lag",
+            "session_order")
+_CHECK_SHOWN = 10
+
+
+@click.command()
+@files_argument
+@click.option("--mode", type=click.Choice([m.value for m in Mode]), default=None,
+              help="Which MySQL algorithm computes the clocks.  Default: group-replication "
+                   "for relay logs (the GR applier channel), writeset for binlogs.")
+@click.option("--history-size", type=click.IntRange(1, 1_000_000), default=25000,
+              show_default=True, metavar="N",
+              help="binlog_transaction_dependency_history_size (writeset modes; also the "
+                   "write-set size limit) and the size of the GTID name memory.")
+@click.option("--baseline", type=click.Choice([b.value for b in Baseline]), default=None,
+              help="Writeset modes: the commit-order parent that write sets narrow: the "
+                   "logged last_committed (recorded, default; logs without clocks use the "
+                   "predecessor) or the predecessor (serial).")
+@click.option("--gc-every", type=click.IntRange(min=1), metavar="N",
+              help="group-replication: garbage-collect the certification info after every "
+                   "N certified transactions (opens a new window).")
+@click.option("--gc-interval", type=click.FloatRange(min=0.0, min_open=True), metavar="SECONDS",
+              help="group-replication: garbage-collect when the commit time advanced SECONDS "
+                   "(MySQL broadcasts gtid_executed every 60 s).")
+@click.option("--gc-stable-set", multiple=True, metavar="GTIDSET",
+              help="group-replication: garbage-collect with this stable set once all its "
+                   "GTIDs were certified (repeatable).")
+@click.option("--members", type=click.IntRange(min=0), default=0, metavar="N",
+              help="group-replication: simulate an N-member multi-primary group "
+                   "(sessions assigned round-robin) for conflict detection.")
+@click.option("--member-lag", type=click.IntRange(min=0), default=0, metavar="N",
+              help="With --members: transactions a member has not applied yet; writes of "
+                   "the same row within the lag conflict (the later one is rolled back).")
+@click.option("--session-order", is_flag=True, default=False,
+              help="group-replication: also order each session's transactions (WL#8440 "
+                   "FR2; MySQL leaves that to replica_preserve_commit_order).")
+@click.option("--schema", "schema_paths", multiple=True, type=click.Path(dir_okay=False),
+              metavar="FILE", help="CREATE TABLE statements (unique keys, foreign keys, "
+                                   "collations) for write-set extraction; repeatable.")
+@click.option("--pk-only", is_flag=True,
+              help="Re-tag without --schema, vouching that no table has a UNIQUE or FOREIGN "
+                   "key beyond what the Table_maps describe (otherwise --output needs "
+                   "--schema: keys the log does not show would be missed, which is unsafe).")
+@click.option("--format", "fmt", type=click.Choice(["text", "jsonl"]), default="text",
+              show_default=True, help="rich tables, or one JSON object per transaction.")
+@click.option("--output", "output_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Write re-tagged copies of the logs to DIR (same file names; only the "
+                   "GTID events' logical timestamps and CRCs change; all-or-nothing).")
+@click.option("--timestamp-encoding", type=click.Choice(["mysql", "delta16"]), default="mysql",
+              show_default=True, help="With --output: MySQL's two int64, or repltool's "
+                                      "16-bit delta (typecode 3).")
+@click.option("--check", is_flag=True,
+              help="Exit 1 when a logged clock differs from the computed one (e.g. to "
+                   "verify a server's, or a re-tagged log's, clocks).")
+@verify_checksum_option
+@click.pass_context
+def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, history_size: int,
+            baseline: str | None, gc_every: int | None, gc_interval: float | None,
+            gc_stable_set: tuple[str, ...], members: int, member_lag: int, session_order: bool,
+            schema_paths: tuple[str, ...], pk_only: bool, fmt: str, output_dir: str | None,
+            timestamp_encoding: str, check: bool, verify_checksum: bool) -> None:
+    """Recompute last_committed/sequence_number from the write sets of the rows.
+
+    Reads the logs in order, extracts every transaction's write set (primary
+    and unique keys, foreign-key parents) and runs MySQL's dependency
+    tracker for --mode: commit-order, writeset or writeset-session
+    (sql/rpl_trx_tracking.cc; numbering restarts in every binlog file, or
+    source binlog of a relay log), or the Group Replication certifier
+    (WL#6833/WL#8440; numbering starts at 2 and continues across files).
+    Reports the parallelism of the logged and of the computed clocks, and
+    why each transaction depends on its parent.  With --output, writes
+    re-tagged copies of the logs.
+    """
+    from ..certify.report import CertifyRun, ReportBuilder, result_row
+    from ..certify.retag import ClockMap, check_output_dir, retag_logs
+
+    given = {"gc_every": gc_every, "gc_interval": gc_interval, "gc_stable_set": gc_stable_set,
+             "members": members, "member_lag": member_lag, "session_order": session_order}
+    if member_lag and not members:
+        raise UsageError("--member-lag needs --members")
+    if timestamp_encoding != "mysql" and output_dir is None:
+        raise UsageError("--timestamp-encoding needs --output")
+    stable_sets = tuple(_gtid_set(s) for s in gc_stable_set)
+    if output_dir is not None:
+        if not schema_paths and not pk_only and (mode or "") != "commit-order":
+            raise UsageError(
+                "--output without --schema: UNIQUE and FOREIGN keys are not in the binlog, so "
+                "the re-tagged clocks could let conflicting transactions run in parallel; "
+                "give --schema FILE (SHOW CREATE TABLE output), or --pk-only if every table's "
+                "only unique key is its primary key")
+        check_output_dir(files, output_dir)
+    options = CertifyOptions(
+        history_size=history_size, baseline=Baseline(baseline or "recorded"),
+        session_order=session_order, gc_every=gc_every, gc_interval=gc_interval,
+        members=members, member_lag=member_lag)
+    run = CertifyRun(files, mode, options, verify_checksum=verify_checksum,
+                     schema_paths=schema_paths, stable_sets=stable_sets)
+    _check_mode_options(run.mode, given, baseline)
+    sinks: list[Any] = []
+    clocks = ClockMap() if output_dir is not None else None
+    if clocks is not None:
+        sinks.append(clocks)
+    if fmt == "jsonl":
+        out = sys.stdout
+        sinks.append(lambda c: out.write(json.dumps(result_row(c), ensure_ascii=False) + "\n"))
+    differences = _Differences()
+    if check:
+        sinks.append(differences)
+    report = ReportBuilder(run, sinks).build()
+    if clocks is not None:
+        from dataclasses import replace
+        report = replace(report, retag=retag_logs(files, clocks, output_dir,  # type: ignore[arg-type]
+                                                  encoding=timestamp_encoding))
+    if fmt == "text":
+        from rich.console import Console
+        from .render_certify import certify_renderables
+        color = (ctx.obj or {}).get("color")
+        console = Console(no_color=color is False, force_terminal=color or None)
+        for item in certify_renderables(report):
+            console.print(item)
+    for w in report.warnings:
+        click.echo(f"repltool: warning: {w}", err=True)
+    if check and differences.count:
+        for line in differences.shown:
+            click.echo(f"repltool: {line}", err=True)
+        raise CertifyError(f"--check: {differences.count} transaction(s) do not carry the "
+                           f"clock {report.mode.value} computes")
+
+
+def _gtid_set(text: str) -> GtidSet:
+    try:
+        stable = GtidSet.parse(text)
+    except CertifyError as exc:
+        raise UsageError(f"--gc-stable-set {text!r}: {exc.reason}") from None
+    if not stable:
+        raise UsageError(f"--gc-stable-set {text!r}: no GTID in it (uuid:1-5,uuid2:7)")
+    return stable
+
+
+def _check_mode_options(mode: Mode, given: dict[str, Any], baseline: str | None) -> None:
+    if mode is not Mode.GROUP_REPLICATION:
+        used = [f"--{k.replace('_', '-')}" for k in _GR_ONLY if given[k]]
+        if used:
+            raise UsageError(f"{', '.join(used)} only apply to --mode group-replication "
+                             f"(mode is {mode.value}"
+                             + (": writeset-session always orders sessions)"
+                                if mode is Mode.WRITESET_SESSION else ")"))
+    elif baseline is not None:
+        raise UsageError("--baseline applies to the writeset modes, not group-replication")
+
+
+class _Differences:
+    """--check: count transactions whose logged clock is not the computed one."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.shown: list[str] = []
+
+    def __call__(self, c: Any) -> None:
+        from ..certify.report import recorded_clock
+        trx, r = c
+        recorded = recorded_clock(trx)
+        if r.computed == recorded:
+            return
+        self.count += 1
+        if len(self.shown) < _CHECK_SHOWN:
+            logged = "no clock" if recorded is None else f"{recorded[0]},{recorded[1]}"
+            computed = ("no number" if r.computed is None
+                        else f"{r.computed[0]},{r.computed[1]}")
+            self.shown.append(f"{trx.start} {trx.gtid or 'ANONYMOUS'}: logged ({logged}), "
+                              f"computed ({computed}) [{r.reason.value}]")

@@ -1,0 +1,34 @@
+"""Fixtures of the ``repltool certify`` tests: the in-process CLI and the live MariaDB run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fixtures.mariadb import mariadb_workload  # noqa: F401  (session fixture)
+from repltool.cli import run
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]):
+    """Run repltool in-process; assert the exit status; return (stdout, stderr)."""
+
+    def invoke(*args: object, expect: int = 0) -> tuple[str, str]:
+        code = run([str(a) for a in args])
+        out, err = capsys.readouterr()
+        assert code == expect, f"exit {code} != {expect}\nstderr: {err}\nstdout: {out[-3000:]}"
+        return out, err
+
+    return invoke
+
+
+@pytest.fixture
+def certify_jsonl(cli):
+    """``repltool certify --format jsonl ARGS`` as a list of row dicts."""
+
+    def invoke(*args: object, expect: int = 0) -> list[dict]:
+        out, _ = cli("certify", "--format", "jsonl", *args, expect=expect)
+        return [json.loads(line) for line in out.splitlines()]
+
+    return invoke

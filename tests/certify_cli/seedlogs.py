@@ -1,0 +1,98 @@
+"""Real MySQL 8.0 binlogs that encode the WL#8440 seed examples.
+
+Every write-set item ``wsN`` of the seed is the row ``id = N`` of
+``test.t1 (id INT PRIMARY KEY, v VARCHAR(32))`` (the PK comes from the
+Table_map's SIMPLE_PRIMARY_KEY metadata, so no schema file is needed); a
+transaction writing ``ws1, ws2`` is one Write_rows event with ids 1 and 2.
+A transaction without write set is an ``ALTER TABLE`` (a DDL); a view change
+is MySQL GR's ``Gtid(0, 0)``, ``BEGIN``, ``View_change_log_event``, ``COMMIT``.
+The logged clocks are a serial commit order ``(i - 1, i)`` (view change
+``(0, 0)``), so every certified clock differs from the logged one.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from repltool.binlog import structs as S
+from repltool.binlog.constants import EventType
+from repltool.synth import BinlogBuilder, SampleTable, query_body
+
+UUID1 = uuid.UUID("11111111-1111-1111-1111-111111111111")
+TABLE = SampleTable(100, "test", "t1")
+T0 = 1_760_000_000_000_000
+
+
+@dataclass(frozen=True)
+class Trx:
+    """One seed transaction: rows (the ids it writes), a DDL or a view change."""
+
+    ids: tuple[int, ...] = ()
+    ddl: bool = False
+    view_change: bool = False
+    thread: int = 1
+    compress: bool = False
+
+
+def ws(*ids: int, thread: int = 1, compress: bool = False) -> Trx:
+    return Trx(ids=ids, thread=thread, compress=compress)
+
+
+DDL = Trx(ddl=True)
+VIEW_CHANGE = Trx(view_change=True)
+
+
+def _bodies(t: Trx, gno: int) -> list[tuple[int, bytes]]:
+    if t.ddl:
+        return [(EventType.QUERY_EVENT, query_body(t.thread, "test",
+                                                   f"ALTER TABLE t1 COMMENT 'ddl {gno}'"))]
+    if t.view_change:
+        body = S.view_change_body.build({"view_id": b"17600000000000001:3".ljust(40, b"\0"),
+                                         "seq_number": 0, "cert_info_count": 0,
+                                         "cert_info": []})
+        return [(EventType.QUERY_EVENT, query_body(0, "", "BEGIN")),
+                (EventType.VIEW_CHANGE_EVENT, body),
+                (EventType.QUERY_EVENT, query_body(0, "", "COMMIT"))]
+    rows = [(i, f"row {i}") for i in t.ids]
+    return [(EventType.QUERY_EVENT, query_body(t.thread, "test", "BEGIN")),
+            (EventType.TABLE_MAP_EVENT, TABLE.table_map_body()),
+            (EventType.WRITE_ROWS_EVENT, TABLE.write_rows_body(rows)),
+            (EventType.XID_EVENT, S.xid_body.build({"xid": gno}))]
+
+
+def write_logs(directory: Path, files: list[list[Trx]], *, name: str = "binlog") -> list[Path]:
+    """Write ``name.000001``... one per list of transactions; GTIDs UUID1:1.. across files."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = [directory / f"{name}.{i:06d}" for i in range(1, len(files) + 1)]
+    gno = 0
+    ts = T0
+    for index, (path, trxs) in enumerate(zip(paths, files)):
+        with open(path, "wb") as fh:
+            b = BinlogBuilder(fh)
+            b.start(ts // 1_000_000, (UUID1, gno))
+            seq = 0
+            for t in trxs:
+                gno += 1
+                ts += 1000
+                if t.view_change:
+                    clock = (0, 0)
+                else:
+                    seq += 1
+                    clock = (seq - 1, seq)
+                b.transaction(ts, UUID1, gno, *clock, _bodies(t, gno), compress=t.compress)
+            if index + 1 < len(paths):
+                b.rotate(ts // 1_000_000, paths[index + 1].name)
+            else:
+                b.stop(ts // 1_000_000)
+    return paths
+
+
+def gtid(gno: int) -> str:
+    return f"{UUID1}:{gno}"
+
+
+#: Offset of the CRC32 of the first GTID event in a file :func:`write_logs`
+#: writes: magic (4) + FDE + Previous_gtids end at 197, the GTID event is 79 bytes.
+EX_GTID_CRC_OFFSET = 197 + 79 - 4
