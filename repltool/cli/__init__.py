@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "stats": "stats",
     "schedule": "schedule",
     "check": "check",
+    "certify": "certify",
     "sample": "sample",
 }
 
