@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "schedule": "schedule",
     "check": "check",
     "certify": "certify",
+    "explain": "explain",
     "sample": "sample",
 }
 
