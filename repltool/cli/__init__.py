@@ -72,6 +72,12 @@ def run(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return the exit status (no ``sys.exit``)."""
     args = list(sys.argv[1:] if argv is None else argv)
     show_traceback = "--traceback" in args
+    import warnings
+
+    def show(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+        click.echo(f"repltool: warning: {message}", err=True)
+
+    warnings.showwarning = show
     try:
         status = cli.main(args=args, prog_name="repltool", standalone_mode=False)
         if isinstance(status, int):       # click returns an Exit's code without raising

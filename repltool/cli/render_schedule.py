@@ -270,3 +270,21 @@ def _plot_timeline(ax: Any, run: SimResult, start: int, spans: Any) -> None:
     ax.set_ylim(run.workers - 0.5, -0.5)
     ax.set_xlabel("simulated time (s); labels: sequence_number; red: barrier")
     ax.grid(True, axis="x", alpha=0.3)
+
+
+def compare_renderables(reports: list[Any]) -> list[Any]:
+    """One table: for each clock source, the makespan and speed-up at every worker count."""
+    from rich.table import Table
+    t = Table(title="Logged clocks vs re-computed clocks (repltool certify)")
+    t.add_column("clocks")
+    workers = [r.workers for r in reports[0].sweep.results]
+    for w in workers:
+        t.add_column(f"{w} w", justify="right")
+    t.add_column("ideal", justify="right")
+    t.add_column("recommended", justify="right")
+    for rep in reports:
+        sw = rep.sweep
+        cells = [f"{seconds(r.makespan)} ({r.speedup:.2f}x)" for r in sw.results]
+        t.add_row(rep.clocks, *cells, f"{sw.ideal_speedup:.2f}x", str(sw.recommended))
+    notes = [w for rep in reports for w in rep.stats.warnings]
+    return [t, *(f"warning: {w}" for w in dict.fromkeys(notes))]

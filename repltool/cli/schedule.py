@@ -18,6 +18,19 @@ if TYPE_CHECKING:
     from ..distributed import SparkOptions
 
 _PLOT_SUFFIXES = (".png", ".svg")
+RETAG_MODES = ("writeset", "writeset-session", "group-replication", "commit-order")
+
+
+def _compare_modes(text: str) -> list[str | None]:
+    """None (the logged clocks) followed by the modes named in ``text``."""
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    if names == ["all"]:
+        names = list(RETAG_MODES)
+    bad = [m for m in names if m not in RETAG_MODES]
+    if bad or not names:
+        raise UsageError(f"--compare {text!r}: expected MODE,... from {', '.join(RETAG_MODES)}"
+                         " or 'all'")
+    return [None, *dict.fromkeys(names)]
 
 
 def _window(text: str) -> tuple[int, int]:
@@ -58,6 +71,14 @@ def _window(text: str) -> tuple[int, int]:
               metavar="START:COUNT", help="Transactions the --plot timeline shows.")
 @click.option("--crash-at", "crash_text", metavar="SECONDS|GTID|#INDEX",
               help="Crash the recommended configuration there and show the MTS recovery.")
+@click.option("--retag", type=click.Choice(RETAG_MODES), metavar="MODE",
+              help="Simulate with the clocks repltool certify computes in MODE "
+                   f"({', '.join(RETAG_MODES)}) instead of the logged ones.")
+@click.option("--compare", "compare_text", metavar="MODE,...|all",
+              help="Run the logged clocks and each MODE side by side ('all': every mode).")
+@click.option("--schema", "schema_paths", multiple=True, type=click.Path(dir_okay=False),
+              metavar="FILE", help="CREATE TABLE statements for the write sets of --retag / "
+                                   "--compare (UNIQUE and FOREIGN keys); repeatable.")
 @verify_checksum_option
 @spark_options
 @click.pass_context
@@ -65,6 +86,7 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
              preserve_commit_order: bool, coordinator_overhead: float, checkpoint_group: int,
              checkpoint_period: float, cost_spec: str, lenient: bool, fmt: str,
              plot_path: str | None, window_text: str, crash_text: str | None,
+             retag: str | None, compare_text: str | None, schema_paths: tuple[str, ...],
              verify_checksum: bool, spark: SparkOptions | None,
              output_parquet: str | None) -> None:
     """Simulate the LOGICAL_CLOCK multi-threaded applier over logs.
@@ -91,6 +113,27 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
                        checkpoint_group=checkpoint_group, lenient=lenient)
     cost = parse_cost(cost_spec)
     crash = CrashSpec.parse(crash_text) if crash_text is not None else None
+    if (retag or compare_text) and spark is not None:
+        raise UsageError("--retag/--compare certify the logs in order here: not with --spark")
+    if compare_text is not None:
+        if retag or crash or plot_path:
+            raise UsageError("--compare does not combine with --retag, --crash-at or --plot")
+        from ..schedule.source import _clockless
+        modes = _compare_modes(compare_text)
+        if _clockless(files):
+            modes = modes[1:]       # MariaDB / 5.6: nothing logged to compare against
+        reports = [schedule_report(files, workers, config, cost, verify_checksum=verify_checksum,
+                                   retag=m, schema_paths=schema_paths) for m in modes]
+        if fmt == "json":
+            json.dump({"compare": [report_to_dict(r) for r in reports]}, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+            return
+        from rich.console import Console
+        from .render_schedule import compare_renderables
+        color = (ctx.obj or {}).get("color")
+        Console(no_color=color is False, force_terminal=color or None).print(
+            *compare_renderables(reports))
+        return
     if spark is not None:
         from ..distributed import spark_schedule_report
 
@@ -105,7 +148,8 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
         report = schedule_report(
             files, workers, config, cost, verify_checksum=verify_checksum,
             trace=plot_path is not None, crash=crash,
-            checkpoint_period=checkpoint_period or None)
+            checkpoint_period=checkpoint_period or None, retag=retag,
+            schema_paths=schema_paths)
     if plot_path is not None:
         from .render_schedule import write_plot
         write_plot(report, plot_path, window)

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..binlog import ReadOptions, read_events
+from ..binlog import ReadOptions, read_events, read_transactions
 from ..binlog.constants import EventFlag, EventType
 from ..binlog.events import Event
 from ..binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
@@ -136,7 +136,8 @@ def _no_clock_error(trx: Transaction, index: int) -> SimulationError:
         f"transaction #{index}{gtid} carries no logical clock (last_committed/"
         "sequence_number): MySQL 5.6, GTID-less and MariaDB logs cannot be "
         "simulated as logged (MariaDB commit ids are not MySQL logical clocks); "
-        "re-computing timestamps with writesets (--retag) is not available yet",
+        "simulate clocks re-computed from the write sets instead: --retag writeset "
+        "(or --compare all)",
         pos=trx.start)
 
 
@@ -323,13 +324,72 @@ class ScheduleReport:
     detail: SimResult | None = None
     recovery: RecoveryReport | None = None
     checkpoint_period: float | None = None
+    clocks: str = "recorded"        # "recorded", or the certify mode that re-tagged them
+
+
+def certified_sim_transactions(paths: Sequence[str | os.PathLike[str]], mode: str,
+                               cost_model: CostModel | None = None, *,
+                               verify_checksum: bool = True,
+                               schema_paths: Sequence[str | os.PathLike[str]] = (),
+                               stats: SourceStats | None = None) -> Iterator[SimTransaction]:
+    """Simulator input with the logical clocks :mod:`repltool.certify` computes.
+
+    The logs are read once; each transaction's write set is extracted and
+    certified in ``mode`` (``writeset``, ``writeset-session``,
+    ``group-replication``, ``commit-order``); the computed
+    ``(last_committed, sequence_number)`` replace the logged ones.  Writeset
+    modes restart their numbering in every clock segment (a new source file for
+    the applier); group-replication numbering runs across files (one segment).
+    MariaDB logs, which carry no MySQL clock, are certified with the serial
+    baseline: every transaction depends on its predecessor unless its write
+    set proves otherwise.  Transactions certification gives no number (GR
+    local or rolled back) are not applied and are left out.
+    """
+    from ..certify import Baseline, CertifyOptions, Mode
+    from ..certify.report import CertifyRun
+
+    st = stats if stats is not None else SourceStats()
+    mode_ = Mode(mode)
+
+    def sims() -> Iterator[SimTransaction]:
+        run = CertifyRun(paths, mode_, CertifyOptions(baseline=Baseline.SERIAL)
+                         if _clockless(paths) else None,
+                         verify_checksum=verify_checksum, schema_paths=schema_paths)
+        st.warnings.extend(w for w in run.warnings if w not in st.warnings)
+        previous: str | None = None
+        for trx, result in run:
+            if result.computed is None:
+                continue
+            segment = trx.segment or trx.start.file
+            new = previous is None or (mode_ is not Mode.GROUP_REPLICATION
+                                       and segment != previous)
+            if new:
+                st.source_files += 1
+            previous = segment
+            st.transactions += 1
+            lc, sn = result.computed
+            yield SimTransaction(lc, sn, pos=trx.start, gtid=trx.gtid, new_source_file=new,
+                                 size=trx.size, rows=sum(n for _, n in trx.rows_events),
+                                 events=trx.num_events,
+                                 commit_ts=trx.immediate_commit_timestamp)
+        st.truncated_skipped += run.truncated_skipped
+
+    return cost_model.apply(sims()) if cost_model is not None else sims()
+
+
+def _clockless(paths: Sequence[str | os.PathLike[str]]) -> bool:
+    """True when the first transaction of the logs carries no MySQL logical clock."""
+    for trx in read_transactions([os.fspath(p) for p in paths]):
+        return trx.last_committed is None
+    return False
 
 
 def schedule_report(paths: Sequence[str | os.PathLike[str]], workers: Sequence[int],
                     config: SimConfig, cost_model: CostModel, *,
                     verify_checksum: bool = True, trace: bool = False,
                     crash: CrashSpec | None = None, checkpoint_period: float | None = 0.3,
-                    threshold: float = 0.05) -> ScheduleReport:
+                    threshold: float = 0.05, retag: str | None = None,
+                    schema_paths: Sequence[str | os.PathLike[str]] = ()) -> ScheduleReport:
     """Read the logs, sweep ``workers``, and optionally replay a crash.
 
     The trace (``trace=True`` or a ``crash``) comes from one more run with
@@ -338,8 +398,13 @@ def schedule_report(paths: Sequence[str | os.PathLike[str]], workers: Sequence[i
     :raises ReplToolError: from reading, mapping, simulating or recovering.
     """
     stats = SourceStats()
-    sims = list(read_sim_transactions(paths, cost_model, verify_checksum=verify_checksum,
-                                      lenient=config.lenient, stats=stats))
+    if retag is not None:
+        sims = list(certified_sim_transactions(paths, retag, cost_model,
+                                               verify_checksum=verify_checksum,
+                                               schema_paths=schema_paths, stats=stats))
+    else:
+        sims = list(read_sim_transactions(paths, cost_model, verify_checksum=verify_checksum,
+                                          lenient=config.lenient, stats=stats))
     result = sweep(sims, workers, config, threshold=threshold, cost_model=cost_model.name)
     stats.warnings.extend(w for r in result.results for w in r.warnings
                           if w not in stats.warnings)
@@ -356,6 +421,7 @@ def schedule_report(paths: Sequence[str | os.PathLike[str]], workers: Sequence[i
                            gtid=crash.gtid, index=crash.index)
     return ScheduleReport(
         files=tuple(os.fspath(p) for p in paths), sweep=result, cost_model=cost_model.name,
+        clocks=retag or "recorded",
         cost_description=cost_description(cost_model), config=config, stats=stats,
         detail=detail, recovery=recovery, checkpoint_period=checkpoint_period)
 
@@ -370,6 +436,7 @@ def report_to_dict(report: ScheduleReport) -> dict[str, Any]:
         "without_clock": st.without_clock,
         "source_files": st.source_files,
         "relay_log": st.relay_log,
+        "clocks": report.clocks,
         "cost_model": report.cost_model,
         "cost_description": report.cost_description,
         "config": {"policy": cfg.policy.value,
