@@ -129,7 +129,7 @@ def _tlv(field: Any, data: bytes, ctx: DecodeContext) -> dict[int, bytes]:
         try:
             item = field.parse_stream(stream)
         except ConstructError as exc:
-            raise malformed(ctx, f"bad TLV header field: {exc}") from exc
+            raise malformed(ctx, f"bad TLV header field: {str(exc).splitlines()[-1]}") from exc
         if item.type == 0:
             break
         out[item.type] = bytes(item.value)

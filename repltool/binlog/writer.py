@@ -45,7 +45,7 @@ from .constants import (
     HEADER_LEN, LOGICAL_TIMESTAMP_DELTA16_TYPECODE, LOGICAL_TIMESTAMP_TYPECODE,
     SERVER_VERSION_FLAG, ChecksumAlg, EventFlag, EventType, type_name,
 )
-from .decode import DecodeContext, decode_fde, decode_gtid, decode_gtid_tagged
+from .decode import DecodeContext, decode_fde, decode_gtid, decode_gtid_tagged, parse_at
 from .events import GtidBody, parse_version
 
 __all__ = [
@@ -323,7 +323,7 @@ def _decode_event_gtid(raw: bytes, type_code: int, crc: bool, pos: Position) -> 
     ctx = DecodeContext(_NO_STRUCTS, pos, type_code)
     if type_code == _TAGGED:
         return decode_gtid_tagged(data, ctx)
-    if S.gtid_body.parse(data).rest:
+    if parse_at(S.gtid_body, data, ctx).rest:
         raise UnsupportedLog("GTID event has trailing bytes repltool does not know; refusing "
                              "to re-encode it", pos=pos, event_type=type_name(type_code))
     return decode_gtid(data, ctx)

@@ -29,6 +29,9 @@ def event_text(ev: Event) -> str:
     """mysqlbinlog-like lines for one event (``# at N`` header, description, SQL)."""
     if isinstance(ev.body, DamagedBody):
         b = ev.body
+        if ev.pos.payload_offset is not None:
+            return (f"# at {ev.pos.offset} payload_pos {ev.pos.payload_offset}\n# DAMAGED "
+                    f"PAYLOAD: the rest of this Transaction_payload skipped: {b.reason}\n")
         return (f"# at {ev.pos.offset}\n# DAMAGED REGION: bytes {ev.pos.offset}-"
                 f"{ev.pos.offset + b.skipped} ({b.skipped} bytes) skipped: {b.reason}\n")
     at = f"# at {ev.pos.offset}\n" if ev.pos.payload_offset is None else \
