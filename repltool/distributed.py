@@ -780,29 +780,10 @@ def spark_schedule_report(spark: Any, names: Sequence[str], workers: Sequence[in
 def _report(names: Sequence[str], sims: list[Any], stats: Any, workers: Sequence[int],
             config: SimConfig, cost_model: CostModel, trace: bool, crash: CrashSpec | None,
             checkpoint_period: float | None, threshold: float) -> ScheduleReport:
-    # Mirrors the second half of schedule_report() (which reads the files itself);
-    # tests/spark compares the two reports' JSON.
-    from .schedule.fastpath import simulate_fast
-    from .schedule.recovery import recover
-    from .schedule.source import ScheduleReport, cost_description
-    from .schedule.sweep import sweep
-    result = sweep(sims, workers, config, threshold=threshold, cost_model=cost_model.name)
-    stats.warnings.extend(w for r in result.results for w in r.warnings
-                          if w not in stats.warnings)
-    detail = recovery = None
-    if trace or crash is not None:
-        detail = simulate_fast(sims, replace(config, workers=result.recommended, trace=True))
-    if crash is not None and detail is not None and detail.trace is not None:
-        if not detail.trace:
-            raise UsageError("--crash-at: there are no transactions to crash in")
-        recovery = recover(detail.trace, workers=detail.workers,
-                           checkpoint_group=config.checkpoint_group,
-                           checkpoint_period=checkpoint_period, crash_time=crash.time,
-                           gtid=crash.gtid, index=crash.index)
-    return ScheduleReport(
-        files=tuple(names), sweep=result, cost_model=cost_model.name,
-        cost_description=cost_description(cost_model), config=config, stats=stats,
-        detail=detail, recovery=recovery, checkpoint_period=checkpoint_period)
+    from .schedule.source import report_from_sims
+    return report_from_sims(names, sims, stats, workers, config, cost_model, trace=trace,
+                            crash=crash, checkpoint_period=checkpoint_period,
+                            threshold=threshold)
 
 
 # ---- timing helper for the CLI and the benchmark ----

@@ -130,3 +130,20 @@ def _corpus_placeholder(request: pytest.FixtureRequest) -> None:
             mark = request.node.get_closest_marker("corpus_files")
             pytest.fail(f"corpus glob(s) {mark.args[1:] if mark else '?'} matched no files in "
                         f"{CORPUS}", pytrace=False)
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]):
+    """Run repltool in-process (``repltool.cli.run``); assert the exit status.
+
+    Returns ``(stdout, stderr)``.  Every argument is passed through ``str()``.
+    """
+    from repltool.cli import run
+
+    def invoke(*args: object, expect: int = 0) -> tuple[str, str]:
+        code = run([str(a) for a in args])
+        out, err = capsys.readouterr()
+        assert code == expect, f"exit {code} != {expect}\nstderr: {err}\nstdout: {out[-3000:]}"
+        return out, err
+
+    return invoke

@@ -405,6 +405,17 @@ def schedule_report(paths: Sequence[str | os.PathLike[str]], workers: Sequence[i
     else:
         sims = list(read_sim_transactions(paths, cost_model, verify_checksum=verify_checksum,
                                           lenient=config.lenient, stats=stats))
+    return report_from_sims(paths, sims, stats, workers, config, cost_model, trace=trace,
+                            crash=crash, checkpoint_period=checkpoint_period,
+                            threshold=threshold, clocks=retag or "recorded")
+
+
+def report_from_sims(paths: Sequence[str | os.PathLike[str]], sims: list[SimTransaction],
+                     stats: SourceStats, workers: Sequence[int], config: SimConfig,
+                     cost_model: CostModel, *, trace: bool = False,
+                     crash: CrashSpec | None = None, checkpoint_period: float | None = 0.3,
+                     threshold: float = 0.05, clocks: str = "recorded") -> ScheduleReport:
+    """Sweep ``workers`` over simulator input already built (shared with ``--spark``)."""
     result = sweep(sims, workers, config, threshold=threshold, cost_model=cost_model.name)
     stats.warnings.extend(w for r in result.results for w in r.warnings
                           if w not in stats.warnings)
@@ -421,7 +432,7 @@ def schedule_report(paths: Sequence[str | os.PathLike[str]], workers: Sequence[i
                            gtid=crash.gtid, index=crash.index)
     return ScheduleReport(
         files=tuple(os.fspath(p) for p in paths), sweep=result, cost_model=cost_model.name,
-        clocks=retag or "recorded",
+        clocks=clocks,
         cost_description=cost_description(cost_model), config=config, stats=stats,
         detail=detail, recovery=recovery, checkpoint_period=checkpoint_period)
 

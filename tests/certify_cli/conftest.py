@@ -7,20 +7,8 @@ import json
 import pytest
 
 from fixtures.mariadb import mariadb_workload  # noqa: F401  (session fixture)
-from repltool.cli import run
 
 
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]):
-    """Run repltool in-process; assert the exit status; return (stdout, stderr)."""
-
-    def invoke(*args: object, expect: int = 0) -> tuple[str, str]:
-        code = run([str(a) for a in args])
-        out, err = capsys.readouterr()
-        assert code == expect, f"exit {code} != {expect}\nstderr: {err}\nstdout: {out[-3000:]}"
-        return out, err
-
-    return invoke
 
 
 @pytest.fixture

@@ -18,19 +18,12 @@ COMPRESSED = "mysql/rmc/test-data__binlogs__transaction_compression.000001"
 
 
 @pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """Run repltool in a directory without configuration; return (stdout, stderr)."""
+def cli(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The suite's in-process CLI, run in a directory without configuration."""
     work = tmp_path / "cwd"
     work.mkdir()
     monkeypatch.chdir(work)
-
-    def invoke(*args: object, expect: int = 0) -> tuple[str, str]:
-        code = run([str(a) for a in args])
-        out, err = capsys.readouterr()
-        assert code == expect, f"exit {code} != {expect}\nstderr: {err}\nstdout: {out[-3000:]}"
-        return out, err
-
-    return invoke
+    return cli
 
 
 @pytest.fixture

@@ -6,23 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from repltool.cli import run
 from repltool.synth import write_sample
 
 from schedule_cli_data import RELAY_1, RELAY_2, write_relay_file
 
 
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]):
-    """Run repltool in-process; assert the exit status; return (stdout, stderr)."""
-
-    def invoke(*args: object, expect: int = 0) -> tuple[str, str]:
-        code = run([str(a) for a in args])
-        out, err = capsys.readouterr()
-        assert code == expect, f"exit {code} != {expect}\nstderr: {err}\nstdout: {out[-3000:]}"
-        return out, err
-
-    return invoke
 
 
 @pytest.fixture(scope="session")
