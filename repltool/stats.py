@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from .binlog.constants import EventType, type_name
 from .binlog.clockscan import ClockRecord, scan_clocks
 from .binlog.events import DAMAGED_TYPE, DamagedBody, Event
+from .binlog.fastpath import FastPathUnsupported, scan_transactions
 from .binlog.reader import FileInfo, ReadOptions, read_events
 from .binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
 
@@ -91,6 +92,9 @@ class LogStats:
     total: FileStats
 
 
+_BUCKETS: dict[int, str] = {}
+
+
 class _ClockAcc:
     __slots__ = ("n", "barriers", "dist", "windows", "cur_lc", "cur_len", "max_len",
                  "saturated", "bad")
@@ -107,7 +111,13 @@ class _ClockAcc:
             self.barriers += 1
         if sn <= lc and not (sn == 0 and lc == 0):
             self.bad += 1
-        self.dist[distance_bucket(sn - lc)] += 1
+        d = sn - lc
+        label = _BUCKETS.get(d)
+        if label is None:
+            label = distance_bucket(d)
+            if len(_BUCKETS) < 65536:
+                _BUCKETS[d] = label
+        self.dist[label] += 1
         if saturated:
             self.saturated += 1
         if lc == self.cur_lc:
@@ -166,12 +176,16 @@ class _FileAcc:
         for table, n in t.rows_events:
             self.tables[table] += n
         self._commit_id(t)
-        top = TopTransaction(t.gtid, t.start.file, t.start.offset, t.size, t.duration,
-                             t.num_events)
         self.last_truncated = t.truncated
         tie = -next(self.tiebreak)      # earlier transactions win ties
-        self._push(self.biggest, (t.size, tie, top))
-        self._push(self.longest, (t.duration, tie, top))
+        # (value, tie) decides alone (ties are unique): build the entry only if it gets in
+        top = None
+        for heap, value in ((self.biggest, t.size), (self.longest, t.duration)):
+            if len(heap) < self.top or (heap and (value, tie) > heap[0][:2]):
+                if top is None:
+                    top = TopTransaction(t.gtid, t.start.file, t.start.offset, t.size,
+                                         t.duration, t.num_events)
+                self._push(heap, (value, tie, top))
 
     def clock_record(self, r: ClockRecord) -> None:
         """A transaction seen by the clock scan (no events, tables or durations)."""
@@ -215,7 +229,7 @@ class _FileAcc:
               item: tuple[int, int, TopTransaction]) -> None:
         if len(heap) < self.top:
             heapq.heappush(heap, item)
-        elif item > heap[0]:
+        elif heap and item > heap[0]:          # --top 0: nothing is listed
             heapq.heapreplace(heap, item)
 
     def result(self, file: str, size: int, fi: FileInfo | None) -> FileStats:
@@ -280,14 +294,64 @@ class FilePart:
 
 def accumulate_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum: bool = True,
                      top: int = 5, keep_going: bool = False,
-                     sink: Callable[[Transaction], None] | None = None) -> list[FilePart]:
+                     sink: Callable[[Transaction], None] | None = None,
+                     progress: Callable[[int], None] | None = None) -> list[FilePart]:
     """Read the logs as one ordered sequence; one unfinished :class:`FilePart` per path.
 
+    Logs of the common shape are read by the fused scanner
+    (:func:`~repltool.binlog.fastpath.scan_transactions`, no per-event
+    objects); anything it does not handle makes it give up, and the logs are
+    then read again by the general reader - the figures are the same either way.
+
     :param sink: also called with every transaction, in order.
+    :param progress: called now and then with the bytes of input read so far.
 
     :raises ReplToolError: as :func:`~repltool.binlog.read_events` does.
     """
     paths = [os.fspath(p) for p in paths]
+    if not keep_going:
+        try:
+            return _accumulate_fast(paths, verify_checksum, top, sink, progress)
+        except FastPathUnsupported:
+            pass
+    return _accumulate_general(paths, verify_checksum, top, keep_going, sink, progress)
+
+
+def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
+                     sink: Callable[[Transaction], None] | None,
+                     progress: Callable[[int], None] | None) -> list[FilePart]:
+    infos: list[FileInfo] = []
+    tiebreak = itertools.count()
+    per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
+    counts: dict[str, tuple[Counter[int], Counter[int]]] = {}
+    held: list[Transaction] = []        # the sink sees nothing until the scan is complete
+    n = 0
+    for trx in scan_transactions(paths, verify_checksum=verify_checksum, info=infos,
+                                 counts=counts, light=sink is None):
+        per_file[trx.start.file].transaction(trx)
+        if sink is not None:
+            held.append(trx)
+        n += 1
+        if progress is not None and not n & 1023:
+            progress(_done_bytes(infos, trx.start.offset))
+    for path, (types, nbytes) in counts.items():
+        acc = per_file.setdefault(path, _FileAcc(top, tiebreak))
+        acc.types.update(types)
+        acc.bytes.update(nbytes)
+    if sink is not None:
+        for trx in held:
+            sink(trx)
+    by_name = {fi.path: fi for fi in infos}
+    return [FilePart(p, per_file[p], by_name.get(p)) for p in paths]
+
+
+def _done_bytes(infos: list[FileInfo], offset: int) -> int:
+    return sum(fi.size for fi in infos[:-1]) + offset
+
+
+def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_going: bool,
+                        sink: Callable[[Transaction], None] | None,
+                        progress: Callable[[int], None] | None) -> list[FilePart]:
     infos: list[FileInfo] = []
     tiebreak = itertools.count()
     per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
@@ -298,6 +362,7 @@ def accumulate_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum
         cur_file = None
         types: Counter[int] = Counter()
         sizes: Counter[int] = Counter()
+        n = 0
         for ev in events:
             pos = ev.pos
             if pos.file != cur_file:
@@ -309,6 +374,9 @@ def accumulate_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum
                 sizes[ev.type_code] += ev.event_size
             if ev.type_code == DAMAGED_TYPE and len(acc.damage) < 50:
                 acc.damage.append(ev.body)  # type: ignore[arg-type]
+            n += 1
+            if progress is not None and not n & 8191:
+                progress(_done_bytes(infos, pos.offset))
             yield ev
 
     for trx in group_transactions(tap(read_events(paths, opts, infos))):
@@ -334,7 +402,8 @@ def finish_stats(parts: Sequence[FilePart], top: int = 5) -> LogStats:
 
 
 def compute_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum: bool = True,
-                  top: int = 5, keep_going: bool = False) -> LogStats:
+                  top: int = 5, keep_going: bool = False,
+                  progress: Callable[[int], None] | None = None) -> LogStats:
     """Read the logs (as one ordered sequence) and return per-file and total figures.
 
     Logical clocks restart in every binlog file, so clock figures are computed
@@ -343,7 +412,7 @@ def compute_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum: b
     :raises ReplToolError: as :func:`~repltool.binlog.read_events` does.
     """
     return finish_stats(accumulate_stats(paths, verify_checksum=verify_checksum, top=top,
-                                         keep_going=keep_going), top)
+                                         keep_going=keep_going, progress=progress), top)
 
 
 def compute_clock_stats(paths: Iterable[str | os.PathLike[str]], *,

@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "certify": "certify",
     "explain": "explain",
     "sample": "sample",
+    "synth": "synth",
 }
 
 

@@ -62,8 +62,10 @@ def stats(ctx: click.Context, files: tuple[str, ...], fmt: str, top: int, clock_
     elif clock_only:
         result = compute_clock_stats(files, verify_checksum=verify_checksum, top=top)
     else:
-        result = compute_stats(files, verify_checksum=verify_checksum, top=top,
-                               keep_going=keep_going)
+        from .progress import byte_progress
+        with byte_progress(files, "stats") as progress:
+            result = compute_stats(files, verify_checksum=verify_checksum, top=top,
+                                   keep_going=keep_going, progress=progress)
     if fmt == "json":
         json.dump(stats_to_dict(result), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")

@@ -20,7 +20,8 @@ from repltool.binlog import EventType
 from repltool.binlog.decode import DECODERS, DecodeContext
 from repltool.binlog.events import FormatDescriptionBody
 from repltool.binlog.fastpath import FAST_DECODERS
-from repltool.binlog.reader import structs_for
+from repltool.binlog.reader import ReadOptions, read_events, structs_for
+from repltool.binlog.transactions import GROUPING_TYPES
 from repltool.binlog.structs import BinlogStructs, encode_packed_int
 from repltool.errors import ReplToolError
 from repltool.positions import Position
@@ -217,3 +218,206 @@ def test_fast_table_map_property(data: bytes) -> None:
     if EventType.TABLE_MAP_EVENT not in FAST_TYPES:
         pytest.skip("no fast Table_map decoder")
     _same(EventType.TABLE_MAP_EVENT, data)
+
+
+
+@st.composite
+def rows_bodies(draw: st.DrawFn) -> tuple[int, bytes]:
+    """Rows bodies of every kind, with odd extra-info lengths, widths and cuts."""
+    tc = draw(st.sampled_from([23, 24, 25, 30, 31, 32, 39]))
+    body = struct.pack("<IHH", draw(st.integers(0, 2**32 - 1)), draw(st.integers(0, 65535)),
+                       draw(st.integers(0, 65535)))
+    if tc >= 30:
+        extra = draw(st.binary(max_size=6))
+        body += struct.pack("<H", draw(st.sampled_from([2 + len(extra), 0, 1, 2, 300])))
+        body += extra
+    body += encode_packed_int(draw(st.sampled_from([0, 1, 7, 8, 9, 64, 250, 251, 300])))
+    body += draw(st.binary(max_size=40))
+    cut = draw(st.integers(0, len(body)))
+    return tc, body[:cut] if draw(st.booleans()) else body
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(case=rows_bodies())
+def test_fast_rows_property(case: tuple[int, bytes]) -> None:
+    tc, data = case
+    _same(tc, data)
+
+# ---- the fused scanner (`stats`) against read_events + group_transactions ----
+
+def _general(paths: list[Path], verify: bool):  # type: ignore[no-untyped-def]
+    from repltool.binlog import read_transactions
+    try:
+        return ("ok", list(read_transactions(paths, ReadOptions(verify_checksum=verify,
+                                                                types=GROUPING_TYPES))))
+    except ReplToolError as exc:
+        return ("error", type(exc).__name__, str(exc))
+
+
+def _scan_agrees(paths: list[Path], verify: bool = True) -> bool:
+    """scan_transactions yields exactly what the general path yields, or gives up.
+
+    :returns: whether the scanner handled the input.
+    """
+    from collections import Counter
+
+    from repltool.binlog.fastpath import FastPathUnsupported, scan_transactions
+    counts: dict = {}
+    infos: list = []
+    try:
+        fast = list(scan_transactions(paths, verify_checksum=verify, info=infos,
+                                      counts=counts))
+    except FastPathUnsupported:
+        return False
+    general = _general(paths, verify)
+    assert general[0] == "ok", general
+    assert fast == general[1]
+    # and the per-file event counts stats takes from it
+    want: dict = {}
+    for ev in read_events(paths, ReadOptions(verify_checksum=verify, types=frozenset())):
+        types, sizes = want.setdefault(ev.pos.file, (Counter(), Counter()))
+        types[ev.type_code] += 1
+        if ev.pos.payload_offset is None:
+            sizes[ev.type_code] += ev.event_size
+    assert {k: (list(a.items()), list(b.items())) for k, (a, b) in counts.items()} == \
+        {k: (list(a.items()), list(b.items())) for k, (a, b) in want.items()}
+    assert [(i.path, i.size, i.first_fde, i.fde, i.in_use, i.relay_log) for i in infos] == \
+        [(str(p), p.stat().st_size, *_info(p, verify)) for p in paths]
+    return True
+
+
+def _info(path: Path, verify: bool) -> tuple:  # type: ignore[type-arg]
+    from repltool.binlog import FileInfo
+    infos: list[FileInfo] = []
+    for _ in read_events([path], ReadOptions(verify_checksum=verify, types=frozenset()), infos):
+        pass
+    i = infos[0]
+    return (i.first_fde, i.fde, i.in_use, i.relay_log)
+
+
+@pytest.mark.corpus_files("path", "mysql/*/*")
+def test_scan_equals_general_mysql(path: Path) -> None:
+    _scan_agrees([path], verify=True)
+    _scan_agrees([path], verify=False)
+
+
+@pytest.mark.corpus_files("path", "mariadb/*/mysql-bin.000001")
+def test_scan_gives_up_on_mariadb(path: Path) -> None:
+    assert not _scan_agrees([path])
+
+
+def test_scan_handles_the_synthetic_shapes(tmp_path: Path) -> None:
+    from repltool.synth import SynthOptions, generate, write_sample
+    handled = []
+    for name, kw in {"80": {}, "57": {"server_format": "5.7"}, "relay": {"relay_log": True,
+                     "max_relay_log_size": 40_000}, "tagged": {"tagged_gtids": True},
+                     "anon": {"gtids": False}, "d16": {"timestamp_encoding": "delta16"}}.items():
+        r = generate(SynthOptions(out=tmp_path / name, transactions=400, seed=5,
+                                  max_binlog_size=70_000, ground_truth=False, **kw))
+        handled.append(_scan_agrees(r.files))
+        for f in r.files[:2]:
+            assert _scan_agrees([f], verify=False)
+    assert all(handled)
+    z = generate(SynthOptions(out=tmp_path / "z", transactions=50, compression="zstd",
+                              ground_truth=False))
+    assert not _scan_agrees(z.files)              # Transaction_payload: the general path
+    sample = write_sample(tmp_path / "sample")
+    assert not _scan_agrees(sample)               # has a compressed transaction too
+
+
+def test_scan_gives_up_on_damage(tmp_path: Path) -> None:
+    from repltool.synth import SynthOptions, generate
+    r = generate(SynthOptions(out=tmp_path / "d", transactions=100, ground_truth=False))
+    data = bytearray(r.files[0].read_bytes())
+    bad = tmp_path / "crc.bin"
+    data[len(data) // 2] ^= 0xFF
+    bad.write_bytes(bytes(data))
+    assert not _scan_agrees([bad])                # CRC mismatch somewhere: start over
+    assert _scan_agrees([bad], verify=False) in (True, False)
+    cut = tmp_path / "cut.bin"
+    cut.write_bytes(r.files[0].read_bytes()[:-7])
+    assert not _scan_agrees([cut])
+
+
+def test_stats_fast_and_general_paths_agree(tmp_path: Path) -> None:
+    from repltool import stats as S
+    from repltool.synth import SynthOptions, generate
+    r = generate(SynthOptions(out=tmp_path / "s", transactions=600, max_binlog_size=60_000,
+                              ground_truth=False))
+    paths = [str(f) for f in r.files]
+    fast = S.finish_stats(S._accumulate_fast(paths, True, 5, None, None), 5)
+    slow = S.finish_stats(S._accumulate_general(paths, True, 5, False, None, None), 5)
+    assert S.stats_to_dict(fast) == S.stats_to_dict(slow)
+    got: list = []
+    S.accumulate_stats(paths, sink=got.append)
+    from repltool.binlog import read_transactions
+    assert got == list(read_transactions(paths))
+
+
+def test_stats_progress_callbacks(tmp_path: Path) -> None:
+    from repltool import stats as S
+    from repltool.synth import SynthOptions, generate
+    r = generate(SynthOptions(out=tmp_path / "p", transactions=3000, ground_truth=False))
+    paths = [str(f) for f in r.files]
+    for fn in (lambda p: S._accumulate_fast(paths, True, 5, None, p),
+               lambda p: S._accumulate_general(paths, True, 5, False, None, p)):
+        seen: list[int] = []
+        fn(seen.append)
+        assert seen and seen == sorted(seen) and seen[-1] <= r.files[0].stat().st_size
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(data=gtid_bodies())
+def test_plain_gtid_agrees_with_fast_gtid(data: bytes) -> None:
+    """Where the light scan skips fast_gtid, fast_gtid would have decoded the same clock."""
+    from repltool.binlog.fastpath import _plain_gtid, _plain_text
+    got = _plain_gtid(data)
+    if got is None:
+        return
+    ctx = _CTX[EventType.GTID_LOG_EVENT]
+    assert fast_gtid_path(data, ctx)
+    body = FAST_DECODERS[EventType.GTID_LOG_EVENT](data, ctx)
+    assert (body.last_committed, body.sequence_number, body.delta16_saturated) == \
+        (got[4], got[5], False)
+    assert _plain_text(got[1], got[2]) == body.gtid_text
+
+
+def fast_gtid_path(data: bytes, ctx: DecodeContext) -> bool:
+    """fast_gtid returns without calling construct's decode_gtid."""
+    from unittest import mock
+
+    from repltool.binlog import fastpath
+    with mock.patch.object(fastpath, "decode_gtid", side_effect=AssertionError("fallback")):
+        try:
+            fastpath.fast_gtid(data, ctx)
+        except AssertionError:
+            return False
+    return True
+
+
+def _light_view(t) -> tuple:  # type: ignore[no-untyped-def, type-arg]
+    return (t.start, t.gtid, t.last_committed, t.sequence_number, t.size, t.num_events,
+            t.kind, t.truncated, t.duration, t.rows_events, t.delta16_saturated,
+            t.maria_flags, t.commit_id)
+
+
+@pytest.mark.corpus_files("path", "mysql/*/*")
+def test_light_scan_equals_full_scan(path: Path) -> None:
+    from repltool.binlog.fastpath import FastPathUnsupported, scan_transactions
+    try:
+        full = [_light_view(t) for t in scan_transactions([path])]
+    except FastPathUnsupported:
+        return
+    assert [_light_view(t) for t in scan_transactions([path], light=True)] == full
+
+
+def test_light_scan_equals_full_scan_synth(tmp_path: Path) -> None:
+    from repltool.binlog.fastpath import scan_transactions
+    from repltool.synth import SynthOptions, generate
+    for name, kw in {"80": {}, "anon": {"gtids": False}, "57": {"server_format": "5.7"},
+                     "tag": {"tagged_gtids": True}, "d16": {"timestamp_encoding": "delta16"},
+                     "relay": {"relay_log": True, "max_relay_log_size": 30_000}}.items():
+        r = generate(SynthOptions(out=tmp_path / name, transactions=300, ground_truth=False,
+                                  max_binlog_size=50_000, **kw))
+        full = [_light_view(t) for t in scan_transactions(r.files)]
+        assert [_light_view(t) for t in scan_transactions(r.files, light=True)] == full

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterable
 
-from .binlog import structs as S
-from .binlog.constants import EventType
-from .binlog.events import GtidBody
-from .binlog.writer import encode_gtid_body, frame_event, transaction_length_for
+from ..binlog import structs as S
+from ..binlog.constants import EventType
+from ..binlog.events import GtidBody
+from ..binlog.writer import encode_gtid_body, frame_event, transaction_length_for
 
 # The post-header lengths MySQL 8.0.26+ writes in its FDE (control_events.cpp,
 # server_event_header_length; 41 types; type 40 carries the enum value 40, sic).
