@@ -21,7 +21,7 @@ RUNS = 200_000 if FULL else 2_000
 
 
 def test_atheris_reader_target(corpus: Path, tmp_path: Path) -> None:
-    pytest.importorskip("atheris", reason="atheris is not installed (pip install '.[fuzz]')")
+    pytest.importorskip("atheris", reason="atheris is not installed (pip install '.[test]')")
     seeds = tmp_path / "seeds"
     seeds.mkdir()
     for name in (FDE_SOURCE, FDE_SOURCE_NO_CRC, FDE_SOURCE_MARIADB):
