@@ -385,13 +385,13 @@ def main(argv: list[str] | None = None) -> int:
         f"{versions()}.",
         f"Load: before `{load_before}`; after `{load_after}`.",
         f"Command: `python bench/run.py {' '.join(argv if argv is not None else sys.argv[1:])}`"
-        f" - median of {args.repeat} run(s), wall time, output to /dev/null; peak RSS is the "
-        "child's `ru_maxrss`.",
+        f" - median of {args.repeat} run(s), wall time, output to /dev/null; peak RSS from "
+        "`/usr/bin/time -f %M` (the command's own `ru_maxrss`).",
         f"Inputs: MySQL 8.0 binlogs written by `repltool synth` (one file each: "
         f"{main_file.parent.name} for the comparisons; "
         f"{', '.join(f.parent.name for f, _ in sized)} for RSS versus size); {maria_desc}.",
         f"Generation (`repltool synth --no-ground-truth`, wall): "
-        f"{generation_note([main_file, *(f for f, _ in sized)])}.",
+        f"{generation_note(list(dict.fromkeys([main_file, *(f for f, _ in sized)])))}.",
         "", "| input | bytes | command | seconds | MB/s | peak RSS MiB |", "|---|---|---|---|---|---|",
     ]
     for row in rows:

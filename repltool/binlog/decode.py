@@ -317,7 +317,7 @@ def decode_rows(data: bytes, ctx: DecodeContext) -> RowsBody:
     rows = bytes(c.rows)
     if ctx.type_code in _COMPRESSED_ROWS:
         rows = maria_uncompress(rows, ctx)
-    extra = bytes(c.extra_info[2:]) if c.extra_info is not None else b""
+    extra = bytes(c.extra_info) if c.extra_info is not None else b""  # length prefix already stripped
     return RowsBody(c.table_id, c.flags, extra, c.width, bytes(c.columns_before),
                     None if c.columns_after is None else bytes(c.columns_after), rows)
 

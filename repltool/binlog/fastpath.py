@@ -211,7 +211,7 @@ def fast_rows(data: bytes, ctx: DecodeContext) -> RowsBody:
             return decode_rows(data, ctx)
         # as decode_rows: construct's Prefixed(includelength=True) already drops the
         # length field, and decode_rows then slices off two more bytes ([2:])
-        extra = bytes(data[12:p])
+        extra = bytes(data[10:p])
     else:
         p, extra = 8, b""
     if p >= n:
