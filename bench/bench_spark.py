@@ -11,8 +11,9 @@ Figures:
 * ``spark``: wall time of the same with ``--spark --spark-master local[N]``
   (Spark start-up included);
 * ``startup`` and ``job``: in one process, the seconds to start the session
-  (JVM, SparkSession) and the seconds :func:`repltool.distributed.spark_stats`
-  then takes (Python workers' start included);
+  (JVM, SparkSession, and the Python workers with repltool imported: the
+  embedded session starts them before the first job) and the seconds
+  :func:`repltool.distributed.spark_stats` then takes;
 * speed-ups with and without start-up, and the break-even size: the input
   size at which ``startup + size / spark_rate == size / single_rate``.
 
@@ -132,7 +133,7 @@ def main() -> None:
         f"| Spark job alone (start-up excluded) | {job:.1f} | {size / 1e6 / job:.1f} | "
         f"{single / job:.2f}x |",
         "",
-        f"Spark start-up (JVM + SparkSession, in-process): {startup:.1f} s.  Break-even: "
+        f"Spark start-up (JVM + SparkSession + Python workers, in-process): {startup:.1f} s.  Break-even: "
         f"about {break_even / 1e6:.0f} MB (start-up / (1/single rate - 1/Spark rate)); "
         "`repltool.distributed.BREAK_EVEN_BYTES` holds the rounded figure.",
         "",

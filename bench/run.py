@@ -268,21 +268,29 @@ def schedule_bench(transactions: int) -> tuple[float, float, str]:
     return rate, rss, line
 
 
-def spark_bench(files: int, file_mb: int) -> tuple[str, float | None]:
-    """bench_spark.py's table (its speed-up with start-up included)."""
+def spark_bench(files: int, file_mb: int) -> tuple[str, float | None, float | None]:
+    """bench_spark.py's table, its speed-up with start-up excluded, and with start-up included.
+
+    The issue asks for the speed-up "with Spark start-up time reported
+    separately": the job's (start-up excluded) is held against the target, the
+    one with start-up included is reported beside it.
+    """
     try:
         import pyspark  # noqa: F401
     except ImportError:
-        return "pyspark not installed: not measured", None
+        return "pyspark not installed: not measured", None, None
     proc = subprocess.run([PY, str(HERE / "bench_spark.py"), "--files", str(files), "--file-mb",
                            str(file_mb), "--cores", str(os.cpu_count() or 2), "--repeat", "1"],
                           capture_output=True, text=True, cwd=ROOT)
     if proc.returncode != 0:
-        return f"bench_spark.py failed: {proc.stderr.strip()[-300:]}", None
+        return f"bench_spark.py failed: {proc.stderr.strip()[-300:]}", None, None
     text = proc.stdout.strip()
-    m = re.search(r"--spark` \(local\[\d+\], start-up included\) \| [\d.]+ \| [\d.]+ \| "
-                  r"([\d.]+)x", text)
-    return text, float(m.group(1)) if m else None
+    with_startup = re.search(r"--spark` \(local\[\d+\], start-up included\) \| [\d.]+ \| "
+                             r"[\d.]+ \| ([\d.]+)x", text)
+    job = re.search(r"Spark job alone \(start-up excluded\) \| [\d.]+ \| [\d.]+ \| ([\d.]+)x",
+                    text)
+    return (text, float(job.group(1)) if job else None,
+            float(with_startup.group(1)) if with_startup else None)
 
 
 def versions() -> str:
@@ -364,8 +372,9 @@ def main(argv: list[str] | None = None) -> int:
                            decode=False)
         del got
     sched_rate, sched_rss, sched_line = schedule_bench(args.schedule_transactions)
-    spark_text, spark_speedup = (spark_bench(args.spark_files, args.spark_file_mb)
-                                 if args.spark else ("not run (--no-spark)", None))
+    spark_text, spark_speedup, spark_total = (
+        spark_bench(args.spark_files, args.spark_file_mb) if args.spark
+        else ("not run (--no-spark)", None, None))
     load_after = load_text()
 
     def r(d: dict[str, Row], k: str) -> Row | None:
@@ -416,8 +425,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{_x(pmr_ratio)} | >= {TARGET_PMR}x | {verdict(pmr_ratio, TARGET_PMR)} |",
               f"| schedule, 16 workers | {sched_rate:,.0f} trx/s | >= {TARGET_SCHEDULE:,} | "
               f"{verdict(sched_rate, TARGET_SCHEDULE)} |",
-              f"| --spark speed-up (start-up included) | {_x(spark_speedup)} | >= "
-              f"{TARGET_SPARK}x | {verdict(spark_speedup, TARGET_SPARK)} |"]
+              f"| --spark speed-up (Spark job; start-up reported separately) | "
+              f"{_x(spark_speedup)} | >= {TARGET_SPARK}x | "
+              f"{verdict(spark_speedup, TARGET_SPARK)} |",
+              f"| --spark speed-up with start-up included | {_x(spark_total)} | (reported) | "
+              f"- |"]
     for name, maria in maria_results:
         mr = ratio(mbs(maria, "stats"), mbs(maria, "mb"))
         lines.append(f"| stats / mariadb-binlog (default), real MariaDB `{name}` | {_x(mr)} | "
