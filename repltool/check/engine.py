@@ -19,7 +19,7 @@ import os
 import zlib
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ..binlog import EventFlag, EventType, FileInfo, ReadOptions, read_events, type_name
 from ..binlog.events import Event, GtidListBody, PreviousGtidsBody
@@ -43,7 +43,8 @@ _BUILTIN = object()
 
 def check_files(paths: list[str | os.PathLike[str]] | tuple[str | os.PathLike[str], ...],
                 config: CheckConfig | None = None, *,
-                writesets: WritesetProvider | None | object = _BUILTIN) -> CheckReport:
+                writesets: WritesetProvider | None | object = _BUILTIN,
+                reader: Callable[..., Iterator[Event]] | None = None) -> CheckReport:
     """Check logs and return every finding.
 
     :param paths: the files, in order (the last one may be the active log).
@@ -51,16 +52,23 @@ def check_files(paths: list[str | os.PathLike[str]] | tuple[str | os.PathLike[st
     :param writesets: the write-set provider for W001/W002; by default the
         log's own row events (:class:`~repltool.check.writesets.RowWritesetProvider`).
         ``None`` skips those rules, visibly.
+    :param reader: reads one file's events, like ``read_events(path, options,
+        info)`` (the default); for events read elsewhere (``check --spark``
+        replays per-file digests).  The caller then checks that the files
+        can be opened.
     :raises InputError: a file does not exist or cannot be opened (nothing is checked).
     """
     names = [os.fspath(p) for p in paths]
-    for name in names:
-        _require_readable(name)
+    if reader is None:
+        for name in names:
+            require_readable(name)
     provider = builtin_provider() if writesets is _BUILTIN else writesets
-    return _Checker(names, config or CheckConfig(), provider).run()  # type: ignore[arg-type]
+    return _Checker(names, config or CheckConfig(), provider,  # type: ignore[arg-type]
+                    reader or read_events).run()
 
 
-def _require_readable(path: str) -> None:
+def require_readable(path: str) -> None:
+    """:raises InputError: ``path`` is a directory or cannot be opened."""
     if os.path.isdir(path):
         raise InputError(f"{path}: is a directory")
     try:
@@ -159,8 +167,10 @@ class _File:
 
 class _Checker:
     def __init__(self, paths: list[str], cfg: CheckConfig,
-                 provider: WritesetProvider | None) -> None:
+                 provider: WritesetProvider | None,
+                 reader: Callable[..., Iterator[Event]] = read_events) -> None:
         self.paths, self.cfg, self.provider = paths, cfg, provider
+        self.reader = reader
         selected = cfg.selected()
         self.skipped: dict[str, str] = {}
         if provider is None:
@@ -491,7 +501,7 @@ class _Stream:
             f = ck.begin_file(index, path)
             info: list[FileInfo] = []
             try:
-                for ev in read_events(path, ck.opts, info):
+                for ev in ck.reader(path, ck.opts, info):
                     if f.fi is None:
                         f.fi = info[0]
                         if not f.relay:

@@ -10,7 +10,7 @@ import click
 
 from ..certify import Baseline, CertifyOptions, GtidSet, Mode
 from ..errors import CertifyError, UsageError
-from .options import files_argument, verify_checksum_option
+from .options import inputs_argument, run_spark, spark_options, verify_checksum_option
 
 _GR_ONLY = ("gc_every", "gc_interval", "gc_stable_set", "members", "member_lag",
             "session_order")
@@ -18,7 +18,7 @@ _CHECK_SHOWN = 10
 
 
 @click.command()
-@files_argument
+@inputs_argument
 @click.option("--mode", type=click.Choice([m.value for m in Mode]), default=None,
               help="Which MySQL algorithm computes the clocks.  Default: group-replication "
                    "for relay logs (the GR applier channel), writeset for binlogs.")
@@ -67,12 +67,14 @@ _CHECK_SHOWN = 10
               help="Exit 1 when a logged clock differs from the computed one (e.g. to "
                    "verify a server's, or a re-tagged log's, clocks).")
 @verify_checksum_option
+@spark_options
 @click.pass_context
 def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, history_size: int,
             baseline: str | None, gc_every: int | None, gc_interval: float | None,
             gc_stable_set: tuple[str, ...], members: int, member_lag: int, session_order: bool,
             schema_paths: tuple[str, ...], pk_only: bool, fmt: str, output_dir: str | None,
-            timestamp_encoding: str, check: bool, verify_checksum: bool) -> None:
+            timestamp_encoding: str, check: bool, verify_checksum: bool, spark: Any,
+            output_parquet: str | None) -> None:
     """Recompute last_committed/sequence_number from the write sets of the rows.
 
     Reads the logs in order, extracts every transaction's write set (primary
@@ -84,6 +86,10 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
     Reports the parallelism of the logged and of the computed clocks, and
     why each transaction depends on its parent.  With --output, writes
     re-tagged copies of the logs.
+
+    With --spark (report mode only, not with --output), files are read and
+    write sets extracted by one Spark task per file; the driver certifies the
+    transactions in input order (the same output).
     """
     from ..certify.report import CertifyRun, ReportBuilder, result_row
     from ..certify.retag import ClockMap, check_output_dir, retag_logs
@@ -95,6 +101,9 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
     if timestamp_encoding != "mysql" and output_dir is None:
         raise UsageError("--timestamp-encoding needs --output")
     stable_sets = tuple(_gtid_set(s) for s in gc_stable_set)
+    if spark is not None and output_dir is not None:
+        raise UsageError("--output is not available with --spark: re-tagging rewrites the "
+                         "files in order on one machine; run certify --output without --spark")
     if output_dir is not None:
         if not schema_paths and not pk_only and (mode or "") != "commit-order":
             raise UsageError(
@@ -107,24 +116,43 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
         history_size=history_size, baseline=Baseline(baseline or "recorded"),
         session_order=session_order, gc_every=gc_every, gc_interval=gc_interval,
         members=members, member_lag=member_lag)
-    run = CertifyRun(files, mode, options, verify_checksum=verify_checksum,
-                     schema_paths=schema_paths, stable_sets=stable_sets)
-    _check_mode_options(run.mode, given, baseline)
-    sinks: list[Any] = []
-    clocks = ClockMap() if output_dir is not None else None
-    if clocks is not None:
-        sinks.append(clocks)
-    if fmt == "jsonl":
-        out = sys.stdout
-        sinks.append(lambda c: out.write(json.dumps(result_row(c), ensure_ascii=False) + "\n"))
-    differences = _Differences()
-    if check:
-        sinks.append(differences)
-    report = ReportBuilder(run, sinks).build()
-    if clocks is not None:
-        from dataclasses import replace
-        report = replace(report, retag=retag_logs(files, clocks, output_dir,  # type: ignore[arg-type]
-                                                  encoding=timestamp_encoding))
+
+    def build(run: Any) -> tuple[Any, _Differences]:
+        _check_mode_options(run.mode, given, baseline)
+        sinks: list[Any] = []
+        clocks = ClockMap() if output_dir is not None else None
+        if clocks is not None:
+            sinks.append(clocks)
+        if fmt == "jsonl":
+            out = sys.stdout
+            sinks.append(lambda c: out.write(json.dumps(result_row(c), ensure_ascii=False)
+                                             + "\n"))
+        differences = _Differences()
+        if check:
+            sinks.append(differences)
+        report = ReportBuilder(run, sinks).build()
+        if clocks is not None:
+            from dataclasses import replace
+            report = replace(report, retag=retag_logs(
+                files, clocks, output_dir, encoding=timestamp_encoding))  # type: ignore[arg-type]
+        return report, differences
+
+    if spark is None:
+        report, differences = build(CertifyRun(files, mode, options,
+                                               verify_checksum=verify_checksum,
+                                               schema_paths=schema_paths,
+                                               stable_sets=stable_sets))
+    else:
+        from ..certify.stitched import PairsRun
+        from ..distributed import spark_pairs
+
+        def job(session: Any, names: list[str]) -> tuple[Any, _Differences]:
+            run = PairsRun(names, mode, options, schema_paths=schema_paths,
+                           stable_sets=stable_sets)
+            spark_pairs(session, names, run, verify_checksum=verify_checksum,
+                        output_parquet=output_parquet)
+            return build(run)
+        report, differences = run_spark(spark, files, job)
     if fmt == "text":
         from rich.console import Console
         from .render_certify import certify_renderables

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import click
 
 from ..errors import UsageError
+from .options import run_spark, spark_options
 
 _EPILOG = """\b
 Parallelism (T001, C008) = work / span: the number of transactions that carry a
@@ -116,16 +118,23 @@ def _codes(value: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Read the configuration from FILE instead of searching for it.")
 @click.option("--no-config", is_flag=True, help="Ignore every configuration file.")
+@spark_options
 def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
           ignore: tuple[str, ...], severity: dict, min_parallelism: float | None,
           max_barrier_share: float | None, max_trx_size: int | None, gr_applier: str | None,
           writesets: str | None, schemas: tuple[str, ...], schema_db: str | None, fmt: str,
-          junit: str | None, config_file: str | None, no_config: bool) -> None:
+          junit: str | None, config_file: str | None, no_config: bool, spark: Any,
+          output_parquet: str | None) -> None:
     """Check logs for damage, bad logical clocks, GTID and relay-log problems.
 
     Every FILE is checked, in the order given (the last one may be the active
     log); a damaged file is reported and the check goes on with the next one.
     Prints one line per finding, FILE:OFFSET RULE severity: message.
+
+    With --spark, one Spark task per file reads it (CRC32s, events) and
+    extracts the write sets W001/W002 need; the rules run on the driver over
+    the files in the order given (the same findings).  --output-parquet is
+    not available with check.
     """
     from ..check import check_files, load_config, load_writesets, override
     from ..check import report as rep
@@ -143,14 +152,22 @@ def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
                    gr_applier=gr_applier)
     if writesets and schemas:
         raise click.UsageError("--writesets and --schema exclude each other")
-    if writesets:
-        kwargs = {"writesets": load_writesets(writesets)}
+    if output_parquet is not None:
+        raise click.UsageError("--output-parquet is not available with check")
+    mapping = load_writesets(writesets) if writesets else None
+    schema = None
+    if not writesets and schemas:
+        from ..writeset import load_schema
+        schema = load_schema(list(schemas), default_db=schema_db)
+    if spark is not None:
+        from ..distributed import spark_check
+        from ..distributed.checkjob import ROWS
+        result = run_spark(spark, files, lambda session, names: spark_check(
+            session, names, cfg, provider=mapping if mapping is not None else ROWS, schema=schema))
     else:
         from ..check.writesets import builtin_provider
-        from ..writeset import load_schema
-        schema = load_schema(list(schemas), default_db=schema_db) if schemas else None
-        kwargs = {"writesets": builtin_provider(schema)}
-    result = check_files(list(files), cfg, **kwargs)
+        result = check_files(list(files), cfg, writesets=mapping if mapping is not None
+                             else builtin_provider(schema))
     render = {"text": rep.render_text, "json": rep.render_json, "github": rep.render_github}
     sys.stdout.write(render[fmt](result))
     sys.stdout.flush()

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import click
 
 from ..certify import Baseline, CertifyOptions, Mode
 from ..errors import UsageError
-from .options import files_argument, verify_checksum_option
+from .options import inputs_argument, run_spark, spark_options, verify_checksum_option
 
 _GR_ONLY = ("gc_every", "gc_interval", "session_order")
 
 
 @click.command()
-@files_argument
+@inputs_argument
 @click.option("--mode", type=click.Choice(["recorded", *(m.value for m in Mode)]),
               default="recorded", show_default=True,
               help="Where the clocks come from: the logged last_committed/sequence_number "
@@ -60,12 +61,14 @@ _GR_ONLY = ("gc_every", "gc_interval", "session_order")
 @click.option("--render", "render_path", type=click.Path(dir_okay=False),
               metavar="FILE.svg|FILE.png", help="Also draw the window with Graphviz's dot.")
 @verify_checksum_option
+@spark_options
 @click.pass_context
 def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str | None,
             history_size: int, schema_paths: tuple[str, ...], gc_every: int | None,
             gc_interval: float | None, session_order: bool, cost_spec: str, lenient: bool,
             gtid: str | None, pos: str | None, fmt: str, around: str | None, depth: int,
-            limit: int, top: int, render_path: str | None, verify_checksum: bool) -> None:
+            limit: int, top: int, render_path: str | None, verify_checksum: bool,
+            spark: Any, output_parquet: str | None) -> None:
     """Show why a replica cannot go faster: the dependency DAG of the logs.
 
     Builds the DAG the LOGICAL_CLOCK applier enforces - from the logged clocks
@@ -77,6 +80,10 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
     same value as repltool schedule's), the average parallelism and the top
     serialisers with their share of the critical path.  With --gtid/--pos:
     one transaction, edge by edge, and its depth on the longest path.
+
+    With --spark, the files are read (and, in a certify mode, their write sets
+    extracted) by one Spark task per file; the DAG is built on the driver (the
+    same output).
     """
     from ..explain import explain_log, find_node
     from ..schedule.source import parse_cost
@@ -105,9 +112,14 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
         warnings.simplefilter("default")
         warnings.showwarning = lambda message, *_a, **_k: click.echo(  # type: ignore[assignment]
             f"repltool: warning: {message}", err=True)
-        graph = explain_log(files, mode, cost_model=cost, options=options,
-                            schema_paths=schema_paths, lenient=lenient,
-                            verify_checksum=verify_checksum)
+        if spark is None:
+            graph = explain_log(files, mode, cost_model=cost, options=options,
+                                schema_paths=schema_paths, lenient=lenient,
+                                verify_checksum=verify_checksum)
+        else:
+            graph = run_spark(spark, files, lambda session, names: _spark_graph(
+                session, names, mode, cost, options, schema_paths, lenient, verify_checksum,
+                output_parquet))
     focus = None
     if gtid is not None or pos is not None:
         focus = find_node(graph, gtid=gtid, pos=pos)
@@ -123,6 +135,26 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
     _output(ctx, graph, fmt, focus, window, top, picture_focus)
     for w in graph.warnings[:20]:
         click.echo(f"repltool: warning: {w}", err=True)
+
+
+def _spark_graph(session: Any, names: list[str], mode: str, cost: Any, options: Any,
+                 schema_paths: tuple[str, ...], lenient: bool, verify_checksum: bool,
+                 output_parquet: str | None) -> Any:
+    from ..distributed import logged_transactions, spark_pairs, write_parquet
+    from ..distributed.driver import stitched
+    from ..explain import ExplainPairsRun, explain_prepared
+    if mode == "recorded":
+        run, rotations = logged_transactions(session, names, verify_checksum=verify_checksum,
+                                             rows=output_parquet is not None)
+        graph = explain_prepared(names, mode, (stitched(run), rotations), cost_model=cost,
+                                 lenient=lenient)
+        if output_parquet is not None:
+            write_parquet(session, run, output_parquet)
+        return graph
+    pairs = ExplainPairsRun(names, Mode(mode), options, schema_paths=schema_paths)
+    spark_pairs(session, names, pairs, verify_checksum=verify_checksum,
+                output_parquet=output_parquet)
+    return explain_prepared(names, mode, pairs, cost_model=cost, lenient=lenient)
 
 
 def _output(ctx: click.Context, graph, fmt: str, focus: int | None,  # type: ignore[no-untyped-def]

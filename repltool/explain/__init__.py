@@ -26,11 +26,13 @@ from .analysis import (
 from .draw import dot_available, render, to_dot, to_mermaid, window_around, window_range
 from .graph import build_graph, to_sim
 from .model import Cause, Edge, EdgeKind, Graph, Node, Serialiser
-from .source import MODES, RECORDED, explain_log, nodes_from_results
+from .source import (MODES, RECORDED, ExplainPairsRun, explain_log, explain_prepared,
+                     nodes_from_results)
 
 __all__ = [
     "KINDS", "MODES", "RECORDED", "Cause", "Edge", "EdgeKind", "Graph", "Node", "Serialiser",
     "TrxExplanation", "build_graph", "critical_causes", "dot_available", "edge_causes", "explain_log",
+    "explain_prepared", "ExplainPairsRun",
     "explain_transaction", "find_node", "graph_dict", "nodes_from_results", "primary_edge",
     "render", "serialisers", "to_dot", "to_mermaid", "to_sim", "top_serialisers",
     "transaction_dict", "window_around", "window_range",

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..certify.model import CertifyOptions, CertResult, Mode
 from ..certify.report import CertifyRun
+from ..certify.stitched import PairsRun
 from ..certify.source import log_gtid
 from ..errors import SimulationError, UsageError
 from ..schedule.cost import CostModel, LinearCost
@@ -150,13 +151,36 @@ def explain_log(paths: Sequence[str | os.PathLike[str]], mode: str = RECORDED, *
     :raises UsageError: on an unknown mode.
     :raises ReplToolError: from reading, certifying or the clock rules.
     """
-    model = cost_model or cast(CostModel, LinearCost())
     files = tuple(os.fspath(p) for p in paths)
+    if mode == RECORDED:
+        return explain_prepared(files, mode, _recorded_source(files, verify_checksum),
+                                cost_model=cost_model, lenient=lenient)
+    if mode not in MODES:
+        raise UsageError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
+    run = _WritesetKeepingRun(files, Mode(mode), options, verify_checksum=verify_checksum,
+                              schema_paths=schema_paths)
+    return explain_prepared(files, mode, run, cost_model=cost_model, lenient=lenient)
+
+
+def explain_prepared(files: Sequence[str], mode: str, source: Any, *,
+                     cost_model: CostModel | None = None, lenient: bool = False) -> Graph:
+    """:func:`explain_log` over inputs read elsewhere (``repltool explain --spark``).
+
+    :param source: ``recorded``: ``(transactions, rotations)``, the transactions
+        of one ordered read of ``files`` and a
+        :class:`~repltool.schedule.source.SourceRotations` that saw (or sees,
+        as they are read) its FDE/Rotate headers; a certify mode: a
+        :class:`~repltool.certify.report.CertifyRun` that keeps write sets
+        (:class:`ExplainPairsRun` for pairs read elsewhere), not yet iterated.
+    """
+    model = cost_model or cast(CostModel, LinearCost())
+    files = tuple(files)
     meta = dict(mode=mode, cost_model=model.name, cost_description=_description(model),
                 files=files)
     if mode == RECORDED:
+        transactions, rotations = source
         try:
-            nodes, stats = _recorded_nodes(files, model, lenient, verify_checksum)
+            nodes, stats = _recorded_nodes(transactions, rotations, model, lenient)
         except SimulationError as exc:
             if "no logical clock" not in exc.reason:
                 raise
@@ -168,10 +192,7 @@ def explain_log(paths: Sequence[str | os.PathLike[str]], mode: str = RECORDED, *
         if stats.warnings:
             graph = dataclasses.replace(graph, warnings=(*stats.warnings, *graph.warnings))
         return graph
-    if mode not in MODES:
-        raise UsageError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
-    nodes, skipped, run = _certified_nodes(files, Mode(mode), model, options, schema_paths,
-                                           verify_checksum)
+    nodes, skipped, run = _certified_nodes(source, Mode(mode), model)
     graph = build_graph(nodes, lenient=lenient, not_applied=skipped,
                         truncated_skipped=run.truncated_skipped, **meta)
     if run.warnings:
@@ -179,15 +200,20 @@ def explain_log(paths: Sequence[str | os.PathLike[str]], mode: str = RECORDED, *
     return graph
 
 
-def _recorded_nodes(files: Sequence[str], model: CostModel, lenient: bool,
-                    verify_checksum: bool) -> tuple[list[Node], Any]:
+def _recorded_source(files: Sequence[str], verify_checksum: bool) -> tuple[Any, Any]:
     from ..binlog import ReadOptions, read_events
     from ..binlog.transactions import GROUPING_TYPES, group_transactions
-    from ..schedule.source import SourceRotations, SourceStats, transactions_to_sim
+    from ..schedule.source import SourceRotations
 
     rotations = SourceRotations()
     options = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES)
-    events = rotations.watch(read_events(list(files), options))
+    return group_transactions(rotations.watch(read_events(list(files), options))), rotations
+
+
+def _recorded_nodes(transactions: Iterable[Transaction], rotations: Any, model: CostModel,
+                    lenient: bool) -> tuple[list[Node], Any]:
+    from ..schedule.source import SourceStats, transactions_to_sim
+
     kept: deque[Transaction] = deque()
 
     def keep(transactions: Iterable[Transaction]) -> Iterator[Transaction]:
@@ -197,7 +223,7 @@ def _recorded_nodes(files: Sequence[str], model: CostModel, lenient: bool,
             yield t
 
     stats = SourceStats()
-    sims = transactions_to_sim(keep(group_transactions(events)), relay=rotations,
+    sims = transactions_to_sim(keep(transactions), relay=rotations,
                                lenient=lenient, stats=stats)
     metas: list[dict[str, Any]] = []
     pending: list[SimTransaction] = []
@@ -211,12 +237,7 @@ def _recorded_nodes(files: Sequence[str], model: CostModel, lenient: bool,
     return _costed(metas, pending, model), stats
 
 
-def _certified_nodes(files: Sequence[str], mode: Mode, model: CostModel,
-                     options: CertifyOptions | None,
-                     schema_paths: Sequence[str | os.PathLike[str]],
-                     verify_checksum: bool) -> tuple[list[Node], int, Any]:
-    run = _WritesetKeepingRun(files, mode, options, verify_checksum=verify_checksum,
-                              schema_paths=schema_paths)
+def _certified_nodes(run: Any, mode: Mode, model: CostModel) -> tuple[list[Node], int, Any]:
     metas: list[dict[str, Any]] = []
     sims: list[SimTransaction] = []
     skipped = 0
@@ -240,16 +261,23 @@ def _certified_nodes(files: Sequence[str], mode: Mode, model: CostModel,
     return _costed(metas, sims, model), skipped, run
 
 
-class _WritesetKeepingRun(CertifyRun):
-    """A :class:`~repltool.certify.report.CertifyRun` that keeps each write set (its
+class _KeepWritesets:
+    """For a :class:`~repltool.certify.report.CertifyRun`: keep each write set (its
     tables without key and FK parents) by transaction position until it is read."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.writesets: dict[Any, Any] = {}
+    writesets: dict[Any, Any]
 
     def _pairs(self) -> Iterator[tuple[Transaction, Any]]:
-        for trx, ws in super()._pairs():
+        kept = self.writesets = getattr(self, "writesets", {})
+        for trx, ws in super()._pairs():  # type: ignore[misc]
             if ws is not None:
-                self.writesets[trx.start] = ws
+                kept[trx.start] = ws
             yield trx, ws
+
+
+class _WritesetKeepingRun(_KeepWritesets, CertifyRun):
+    """A run that reads the logs and keeps the write sets."""
+
+
+class ExplainPairsRun(_KeepWritesets, PairsRun):
+    """A :class:`~repltool.certify.stitched.PairsRun` for :func:`explain_prepared`."""

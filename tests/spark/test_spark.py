@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -18,7 +17,6 @@ import pytest
 
 from repltool import distributed
 from repltool.binlog import read_transactions
-from repltool.cli import run
 from repltool.distributed import (SparkUnavailable, expand_local, spark_stats,
                                   transaction_row, transactions_dataframe)
 from repltool.errors import ReplToolError, UsageError
@@ -55,16 +53,6 @@ CORPUS_SETS = {
     "mariadb-rotation": lambda: mariadb_set("rotation"),
     "mariadb-relay": lambda: mariadb_set("relay/replica-relay"),
 }
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]):
-    def invoke(*args: object, expect: int = 0) -> tuple[str, str]:
-        code = run([str(a) for a in args])
-        out, err = capsys.readouterr()
-        assert code == expect, f"exit {code} != {expect}\nstderr: {err[-3000:]}"
-        return out, err
-    return invoke
 
 
 def stats_json(paths: list[Path], **kw: object) -> dict:

@@ -1,0 +1,65 @@
+"""Certify (transaction, write set) pairs that were read elsewhere, e.g. per file on Spark.
+
+:class:`PairsRun` is a :class:`~repltool.certify.report.CertifyRun` whose
+reading was done by someone else: it certifies the pairs it is given, in the
+order given, with the very same mapping (:func:`~repltool.certify.source.iter_cert_pairs`),
+trackers or certifier and garbage collection as the single-process run, so
+its :class:`~repltool.certify.report.Certified` stream (and the report and
+JSON rows built from it) is the same when the pairs are.
+
+The pairs must be what one ordered read gives: each transaction as the reader
+groups it (``events`` may be reduced to the View_change and Query events, the
+only ones certification and ``explain`` look at) and the write set
+:func:`repltool.writeset.iter_writesets` computes for it over the same
+ordered read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .gtidset import GtidSet
+from .model import CertifyOptions, Mode
+from .report import CertifyRun, default_mode
+
+if TYPE_CHECKING:
+    from ..binlog.transactions import Transaction
+    from .source import WritesetLike
+
+
+class PairsRun(CertifyRun):
+    """A certify run over given pairs: create it, :meth:`attach` the pairs, iterate once.
+
+    Creating it loads the schema (:attr:`schema`, raising the same
+    :class:`~repltool.writeset.SchemaError` as a run that reads) and sets the
+    same :attr:`warnings`, so the schema can be handed to whoever computes
+    the write sets.
+
+    :param paths: the files the pairs come from, in order (for the report).
+    :param mode: ``None``: :func:`~repltool.certify.report.default_mode` of the
+        first transaction given to :meth:`attach`.
+    """
+
+    def __init__(self, paths: Sequence[str | os.PathLike[str]], mode: Mode | str | None = None,
+                 options: CertifyOptions | None = None, *,
+                 schema_paths: Sequence[str | os.PathLike[str]] = (),
+                 stable_sets: Sequence[GtidSet] = ()) -> None:
+        super().__init__((), mode or Mode.WRITESET, options, schema_paths=schema_paths,
+                         stable_sets=stable_sets)
+        self.paths = [os.fspath(p) for p in paths]
+        self._asked = Mode(mode) if mode is not None else None
+        self._given: Iterable[tuple[Transaction, WritesetLike | None]] = ()
+
+    def attach(self, pairs: Iterable[tuple[Transaction, WritesetLike | None]],
+               first: Transaction | None) -> None:
+        """The pairs to certify, and the first transaction of the read (for the default mode)."""
+        self._given = pairs
+        self.relay_log = first is not None and first.relay_log
+        self.mode = self._asked if self._asked is not None else default_mode(first)
+
+    def _pairs(self) -> Iterator[tuple[Transaction, Any]]:
+        for trx, ws in self._given:
+            self.truncated_skipped += trx.truncated
+            yield trx, ws

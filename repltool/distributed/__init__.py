@@ -1,0 +1,92 @@
+"""Parse and analyse many logs with PySpark (``--spark``): one file per task.
+
+The only package that imports ``pyspark``, and only inside functions: without it
+every entry point raises :class:`~repltool.errors.UsageError` ("install
+repltool[spark]"); without Java, a :class:`SparkUnavailable` that says so.
+
+Design
+------
+
+*Unit of distribution: one file.*  MySQL's logical clocks (and the writeset
+history) restart at every binlog rotation, so a binlog file read alone gives
+exactly what it gives inside an ordered read of many files.  An executor runs
+the same library function the single-process command runs
+(:func:`repltool.stats.accumulate_stats`, or the reader and
+:func:`~repltool.binlog.group_transactions`) on its file(s); the construct
+structs are rebuilt there from the FDE (nothing but path names and small
+frozen option values is shipped to executors, and only picklable dataclasses
+of plain values come back).
+
+*What crosses the wire.*  To executors: a :class:`_Task` (a few flags) and a
+:class:`_Unit` (the file names and their input indexes).  Back to the driver:
+for ``stats`` one unfinished :class:`~repltool.stats.FilePart` per file (a few
+counters and the top lists); for ``schedule`` the file's transactions (without
+their events) and its FDE/Rotate headers; the transactions DataFrame's rows
+never come to the driver.  Local paths are read on the executor where they
+are: with ``local[*]`` or a shared file system no byte passes through the
+driver.  Hadoop-compatible URIs (``hdfs://``, ``s3a://``, ``file://``) are
+listed on the driver (Hadoop ``FileSystem.globStatus``) and read by Spark's
+``binaryFiles``; the executor writes the bytes under a private temporary
+directory *at the URI itself as a relative path* (``T/hdfs:/nn/dir/f``) and
+reads it from there with that relative path, so every position and every
+error message names the file by its URI without any renaming.
+
+*Where one file is not independent.*  Relay logs continue a transaction in
+the next relay file, and the reader carries the open group (and its
+table-id map) across files.  Each file's result therefore says whether it
+ends inside a group (its last transaction is truncated) and, for ``stats``,
+whether a rows event named a table id that no Table_map of the same read
+named (a map from an earlier file may apply).  Files so linked to their
+neighbour are read again, together and in order, as one task (a further,
+usually empty, Spark job; repeated until no result is linked).  The results are then
+stitched in input order on the driver, exactly as one ordered read gives
+them: ``stats`` JSON, ``schedule`` JSON and the transactions DataFrame equal
+the single-process ones (tests/spark).  A relay-log set whose every file ends
+inside a transaction is thus read as one task: correct, not parallel.
+Group Replication applier relay logs have no source rotations at all: one
+``schedule`` numbering runs across all their files, which the driver-side
+replay of the rotation headers handles the same way.
+
+*certify, explain, check.*  ``certify`` and ``explain`` in a certify mode
+(:mod:`.pairs`): executors read, group and extract write sets per file; the
+driver certifies the ``(transaction, write set)`` pairs in input order with
+the single-process machinery (GR certification info, sessions and GTID
+bookkeeping run across files there).  ``explain`` with the logged clocks
+reads transactions like ``schedule``.  ``check`` (:mod:`.checkjob`):
+executors read every file, verify CRC32s and compute the write sets the
+W-rules need; the driver runs the rule engine over the replayed per-file
+event digests in input order.  Payloads are streamed to the driver one unit
+at a time in input order (:func:`.driver.stream_results`).
+
+*Ordering guarantees.*  Results are put in input order by the unit index,
+never by arrival; ``seq`` in the DataFrame is the transaction's index in the
+single ordered read.
+
+*Failures.*  A file that fails to parse fails the job with the library's
+message (``FILE:OFFSET EVENT: reason``) and its exit status, the first
+failing file in input order winning, as in a sequential read.  With
+``keep_going`` (``--keep-going``) such files are returned as
+:class:`FileFailure` values and the result is that of the other files, read
+as if the failing ones had not been given.
+"""
+
+from __future__ import annotations
+
+from .driver import run_distributed, stream_results
+from .frame import COLUMNS, SCHEMA_DDL, transaction_row, write_parquet
+from .inputs import expand_inputs, expand_local, is_uri, natural_key
+from .jobs import logged_transactions, spark_schedule_report, spark_stats, transactions_dataframe
+from .session import (BREAK_EVEN_BYTES, INSTALL_HINT, SparkOptions, SparkUnavailable,
+                      _check_java, _default_conf, _warm_up, break_even_hint, parse_conf,  # noqa: F401
+                      require_pyspark, spark_session, timed_session)
+from .units import FileFailure
+from .pairs import spark_pairs  # noqa: E402
+from .checkjob import spark_check  # noqa: E402
+
+__all__ = ["BREAK_EVEN_BYTES", "COLUMNS", "FileFailure", "INSTALL_HINT", "SCHEMA_DDL",
+           "SparkOptions", "SparkUnavailable", "break_even_hint", "expand_inputs",
+           "expand_local", "is_uri", "logged_transactions", "natural_key", "parse_conf",
+           "require_pyspark", "run_distributed", "spark_check", "spark_pairs",
+           "spark_schedule_report", "spark_session", "spark_stats", "stream_results",
+           "timed_session", "transaction_row", "transactions_dataframe", "write_parquet"]
+

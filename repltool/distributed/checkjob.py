@@ -1,0 +1,191 @@
+"""``check --spark``: files read and write sets extracted on executors, rules on the driver.
+
+The rule engine (:func:`repltool.check.check_files`) keeps state across
+files (duplicate GTIDs, relay segments, Group Replication detection, the
+totals of T001/T002, W001 over all transactions), so it runs once, on the
+driver, over the files in input order.  What it reads is replayed: each
+executor runs the engine on its unit with a tee on the reader and keeps, per
+file, a digest of what ``read_events`` gave (the events without their bytes,
+except the 25 header bytes grouping reads and the whole event where the
+CRC32 does not match; the bodies of the types the engine decodes; the
+:class:`~repltool.binlog.FileInfo`; the error that ended the file) and the
+write set of every transaction the engine asked for.  The driver's engine
+reads those digests instead of the files, and gets those write sets: the
+findings are the single-process ones.
+
+A unit's write sets are those of one ordered read unless the unit needs a
+Table_map of an earlier file (a transaction continuing from the previous
+relay file, a rows event naming a table id no Table_map of the unit named, a
+table whose keys are unknown here but that an earlier file's Table_map named
+with ``binlog_row_metadata=FULL``): such units are read again together with
+their neighbour.
+"""
+
+from __future__ import annotations
+
+import itertools
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
+
+from .. import errors
+from ..errors import ReplToolError
+from .driver import first_failure, replay_warnings, run_distributed, stream_results
+from .pairs import _unmapped
+from .units import _failure, _Result, _Task, _Unit, captured_warnings
+
+ROWS = "rows"           # CheckSpec.provider: the engine's row-decoding provider
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    config: Any                   # repltool.check.CheckConfig
+    provider: Any = ROWS          # ROWS, None, or a picklable provider (MappingProvider)
+    schema: Any = None            # with ROWS: repltool.writeset.Schema or None
+
+
+@dataclass
+class _Digest:
+    info: Any = None
+    events: list[Any] = field(default_factory=list)
+    error: tuple[str, str, Any, str | None] | None = None   # class, reason, pos, event type
+
+    def raise_error(self) -> None:
+        if self.error is None:
+            return
+        name, reason, pos, event_type = self.error
+        cls = getattr(errors, name, None)
+        if not (isinstance(cls, type) and issubclass(cls, ReplToolError)):
+            cls = errors.LogFormatError
+        raise cls(reason, pos=pos, event_type=event_type)
+
+
+def _light_event(ev: Any, keep_body: frozenset[int]) -> Any:
+    raw = ev.raw
+    if ev.crc is None or zlib.crc32(raw[:-4]) == ev.crc:
+        raw = raw[:25]
+        ev = ev._replace(crc=None)
+    return ev._replace(raw=raw, body=ev.body if ev.type_code in keep_body else None)
+
+
+class _Recorder:
+    """Wraps the row-decoding provider: records each write set it gives, by position."""
+
+    needs_events = True
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.results: dict[Any, Any] = {}
+        self.mapped: set[int] = set()
+        self.unmapped = False
+        self.named: set[str] = set()
+
+    def __call__(self, trx: Any) -> Any:
+        from ..binlog.coltypes import decode_table_map
+        from ..binlog.events import TableMapBody
+        self.unmapped = _unmapped(trx, self.mapped) or self.unmapped
+        for ev in trx.events:
+            if isinstance(ev.body, TableMapBody) and decode_table_map(ev.body).has_names:
+                self.named.add(f"{ev.body.db}.{ev.body.table}")
+        ws = self.results[trx.start] = self.inner(trx)
+        return ws
+
+
+def check_unit(task: _Task, unit: _Unit) -> _Result:
+    """Executor: per-file digests and the write sets the engine asked for."""
+    from ..binlog import read_events
+    from ..binlog.transactions import group_transactions
+    from ..check.engine import _READ_TYPES, check_files, require_readable
+    from ..check.writesets import builtin_provider
+    spec: CheckSpec = task.extra
+    result = _Result(unit)
+    digests: dict[str, _Digest] = {}
+    provider = _Recorder(builtin_provider(spec.schema)) if spec.provider == ROWS else spec.provider
+    keep = frozenset(int(t) for t in _READ_TYPES)
+
+    def reader(path: str, opts: Any, info: list[Any]) -> Iterator[Any]:
+        d = digests[path] = _Digest()
+        try:
+            for ev in read_events(path, opts, info):
+                d.events.append(_light_event(ev, keep))
+                yield ev
+        except ReplToolError as exc:
+            d.error = (type(exc).__name__, exc.reason, exc.pos, exc.event_type)
+            raise
+        finally:
+            d.info = info[0] if info else None
+
+    with captured_warnings(result):
+        try:
+            for name in unit.files:
+                require_readable(name)
+            check_files(list(unit.files), spec.config, writesets=provider, reader=reader)
+        except ReplToolError as exc:
+            result.failure = _failure(exc, unit)
+            return result
+    files = [digests.get(f, _Digest()) for f in unit.files]
+    tail = list(itertools.takewhile(lambda d: d.error is None, reversed(files)))[::-1]
+    if tail:                    # the files after the last one that ended in an error
+        last = None
+        for last in group_transactions(ev for d in tail for ev in d.events):
+            pass
+        result.open_end = last is not None and last.truncated
+    recorded = provider.results if isinstance(provider, _Recorder) else {}
+    unknown = dict(getattr(provider, "inner", provider).unknown_key_tables) \
+        if isinstance(provider, _Recorder) else {}
+    result.payload = (files, recorded, unknown)
+    if isinstance(provider, _Recorder):
+        result.unknown_tables = provider.unmapped
+        result.names_needed = frozenset(unknown)
+        result.names_seen = frozenset(provider.named)
+    return result
+
+
+class _Replay:
+    """The driver's reader and provider: the units' digests and write sets, in input order."""
+
+    needs_events = False
+
+    def __init__(self, job: Any) -> None:
+        self._units = stream_results(job)
+        self._digests: dict[str, _Digest] = {}
+        self._writesets: dict[Any, Any] = {}
+        self.unknown_key_tables: dict[str, None] = {}
+        self._warned: set[tuple[str, str]] = set()
+
+    def read(self, path: str, opts: Any, info: list[Any]) -> Iterator[Any]:
+        while path not in self._digests:
+            r = next(self._units)
+            replay_warnings(r, self._warned)
+            files, recorded, unknown = r.payload
+            self._digests.update(zip(r.unit.files, files))
+            self._writesets.update(recorded)
+            self.unknown_key_tables.update(unknown)
+        d = self._digests.pop(path)
+        if d.info is not None:
+            info.append(d.info)
+        yield from d.events
+        d.raise_error()
+
+    def __call__(self, trx: Any) -> Any:
+        return self._writesets.pop(trx.start, None)
+
+
+def spark_check(spark: Any, names: Sequence[str], config: Any, *, provider: Any = ROWS,
+                schema: Any = None) -> Any:
+    """:func:`repltool.check.check_files` with reading and write sets on executors.
+
+    :param provider: :data:`ROWS` (the write sets of the row events, with
+        ``schema``), ``None`` (W-rules skipped) or a picklable provider such
+        as :class:`~repltool.check.MappingProvider`.
+    :raises InputError: a file cannot be opened (the first in input order).
+    """
+    from ..check.engine import check_files
+    task = _Task("check", stream=True, extra=CheckSpec(config, provider, schema))
+    job = run_distributed(spark, names, task)
+    failure = first_failure(job)
+    if failure is not None:
+        raise failure.exception()
+    replay = _Replay(job)
+    return check_files(list(names), config, writesets=replay if provider == ROWS else provider,
+                       reader=replay.read)

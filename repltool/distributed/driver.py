@@ -1,0 +1,227 @@
+"""The driver: run units on Spark, re-read linked units together, stitch results in input order.
+
+Results are put in input order by the unit index, never by arrival.  Tasks
+with ``stream`` set return only their flags with ``collect``; their payload
+(transactions, write sets, event digests) stays cached on the executors and
+comes to the driver one unit at a time, in input order, through
+``toLocalIterator`` (:func:`stream_results`): the driver holds one unit's
+payload at a time (plus units that arrive before their turn, which happens
+only after linked units were re-read).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from .inputs import is_uri
+from .units import FileFailure, _Result, _run_uri_records, _run_uri_unit, _run_unit, _Task, _Unit
+
+
+@dataclass
+class _Run:
+    """The stitched outcome of a distributed job, in input order."""
+
+    results: list[_Result]
+    failures: list[FileFailure] = field(default_factory=list)
+    row_rdds: list[Any] = field(default_factory=list)
+    offsets: dict[int, int] = field(default_factory=dict)   # unit index -> first seq
+    streamed: list[Any] = field(default_factory=list)       # RDDs holding the payloads
+
+
+def _light(result: _Result) -> _Result:
+    return replace(result, rows=None)
+
+
+def _flags(result: _Result) -> _Result:
+    return replace(result, rows=None, transactions=None, payload=None, parts=None)
+
+
+def _units_rdd(spark: Any, task: _Task, units: list[_Unit]) -> Any:
+    sc = spark.sparkContext
+    local = [u for u in units if not any(is_uri(f) for f in u.files)]
+    remote = [u for u in units if any(is_uri(f) for f in u.files)]
+    rdds = []
+    if local:
+        rdds.append(sc.parallelize(local, len(local)).map(lambda u: _run_unit(task, u)))
+    singles = {u.files[0]: u for u in remote if len(u.files) == 1}
+    if singles:
+        data = sc.binaryFiles(",".join(singles), minPartitions=len(singles))
+        rdds.append(data.mapPartitions(lambda recs: _run_uri_records(task, singles, recs)))
+    for u in remote:
+        if len(u.files) > 1:
+            data = sc.binaryFiles(",".join(u.files)).coalesce(1)
+            rdds.append(data.mapPartitions(lambda recs, u=u: _run_uri_unit(task, u, recs)))
+    return rdds[0] if len(rdds) == 1 else sc.union(rdds)
+
+
+def _phase(spark: Any, task: _Task, units: list[_Unit]) -> tuple[list[_Result], Any]:
+    if not units:
+        return [], None
+    rdd = _units_rdd(spark, task, units)
+    if task.rows or task.stream:
+        from pyspark import StorageLevel
+        rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
+        results = rdd.map(_flags if task.stream else _light).collect()
+    else:
+        results = rdd.collect()
+    results.sort(key=lambda r: r.unit.index)
+    return results, rdd
+
+
+def _linked(prev: _Result, nxt: _Result, task: _Task) -> bool:
+    """Whether ``nxt`` must be read in one sequence with ``prev`` to give one read's figures."""
+    if prev.failure is not None:
+        return False
+    return prev.open_end or (task.kind != "transactions" and nxt.unknown_tables)
+
+
+def _mark_named(results: list[_Result]) -> None:
+    """check: a unit whose tables' keys were unknown needs an earlier file that named them."""
+    seen: set[str] = set()
+    for r in results:
+        if r.names_needed & seen:
+            r.unknown_tables = True
+        seen |= r.names_seen
+
+
+def run_distributed(spark: Any, names: Sequence[str], task: _Task) -> _Run:
+    """Run ``task`` over the files: one unit per file, then linked units read together.
+
+    Rounds: each round reads the units whose results differ from what one
+    ordered read would give (see :func:`_linked`) merged with their neighbour;
+    every round has fewer units, so it ends, usually after the first.
+    """
+    units = [_Unit(i, (n,)) for i, n in enumerate(names)]
+    results, rdd = _phase(spark, task, units)
+    sources: list[tuple[Any, set[int]]] = []        # (rdd, units of it still current)
+    if rdd is not None:
+        sources.append((rdd, {u.index for u in units}))
+    failures: list[FileFailure] = []
+    while True:
+        if task.keep_going:
+            failures.extend(r.failure for r in results if r.failure is not None)
+            results = [r for r in results if r.failure is None]
+        _mark_named(results)
+        segments: list[list[_Result]] = []
+        for r in results:
+            if segments and _linked(segments[-1][-1], r, task):
+                segments[-1].append(r)
+            else:
+                segments.append([r])
+        merged = [_Unit(seg[0].unit.index, tuple(f for r in seg for f in r.unit.files))
+                  for seg in segments if len(seg) > 1]
+        if not merged:
+            break
+        again, rdd = _phase(spark, task, merged)
+        redone = {r.unit.index: r for r in again}
+        gone = {r.unit.index for seg in segments if len(seg) > 1 for r in seg}
+        for _, current in sources:
+            current -= gone
+        sources.append((rdd, set(redone)))
+        results = [redone[seg[0].unit.index] if len(seg) > 1 else seg[0] for seg in segments]
+    run = _Run(results, failures)
+    seq = 0
+    for r in results:
+        run.offsets[r.unit.index] = seq
+        seq += r.count
+    ok = {r.unit.index for r in results}
+    for source, current in sources:
+        keep = current & ok
+        if keep and task.rows:
+            run.row_rdds.append(source.filter(lambda r, keep=keep: r.unit.index in keep))
+        if keep and task.stream:
+            run.streamed.append(source.filter(lambda r, keep=keep: r.unit.index in keep))
+    return run
+
+
+def stream_results(run: _Run) -> Iterator[_Result]:
+    """The run's full results (payload included), one at a time, in input order."""
+    if not run.streamed:
+        yield from run.results
+        return
+    rdd = run.streamed[0] if len(run.streamed) == 1 else run.streamed[0].context.union(
+        run.streamed)
+    arrived: dict[int, _Result] = {}
+    incoming = rdd.toLocalIterator()
+    for index in (r.unit.index for r in run.results):
+        while index not in arrived:
+            r = next(incoming)
+            arrived[r.unit.index] = r
+        yield arrived.pop(index)
+
+
+def first_failure(run: _Run) -> FileFailure | None:
+    for r in run.results:
+        if r.failure is not None:
+            return r.failure
+    return None
+
+
+def stitched(run: _Run) -> Iterator[Any]:
+    """The transactions in input order; raises the first failure where a read would."""
+    segments = resegmented()
+    for r in run.results:
+        yield from segments(r, r.transactions or (), lambda trx: trx)
+        if r.failure is not None:
+            raise r.failure.exception()
+
+
+def resegmented() -> Callable[[_Result, Iterable[Any], Callable[[Any], Any]], Iterator[Any]]:
+    """Give each transaction the clock segment one ordered read gives it.
+
+    A relay file read alone begins its own segment; in one ordered read it
+    continues the source binlog of the relay file before it.  The returned
+    function is called with the units' results in input order: it replays
+    their FDE/Rotate headers through the reader's own segment tracker and
+    corrects the ``segment`` of the items' transactions (``trx_of(item)``).
+    """
+    from ..binlog.transactions import _Segments
+    seg = _Segments()
+
+    def fix(result: _Result, items: Iterable[Any], trx_of: Callable[[Any], Any]
+            ) -> Iterator[Any]:
+        order = {f: i for i, f in enumerate(result.unit.files)}
+        headers = iter(result.headers or ())
+        pending = next(headers, None)
+        for item in items:
+            trx = trx_of(item)
+            at = (order.get(trx.start.file, -1), trx.start.offset)
+            while pending is not None and (order.get(pending.pos.file, -1),
+                                           pending.pos.offset) < at:
+                seg.see(pending)
+                pending = next(headers, None)
+            if trx.segment != seg.current and seg.current:
+                fixed = replace(trx, segment=seg.current)
+                item = fixed if item is trx else (fixed, *item[1:])
+            yield item
+        while pending is not None:
+            seg.see(pending)
+            pending = next(headers, None)
+    return fix
+
+
+def replay_warnings(result: _Result, seen: set[tuple[str, str]]) -> None:
+    """Raise a unit's warnings again on the driver, once each as one ordered read would.
+
+    The library warns once per subject (a table, an index) over a whole read
+    and prefixes the first place it met it (``FILE:OFFSET: ``); every unit
+    warns on its own, so the subject (the message without that prefix) is
+    what deduplicates.
+    """
+    from .. import writeset
+    for category, message in result.warnings or ():
+        key = (category, _without_place(message))
+        if key in seen:
+            continue
+        seen.add(key)
+        cls = getattr(writeset, category, None)
+        if not (isinstance(cls, type) and issubclass(cls, Warning)):
+            cls = UserWarning
+        warnings.warn(cls(message), stacklevel=2)
+
+
+def _without_place(message: str) -> str:
+    import re
+    return re.sub(r"^[^ ]*?:\d+(?:\+\d+)?: ", "", message, count=1)

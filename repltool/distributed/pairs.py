@@ -1,0 +1,143 @@
+"""``certify --spark`` and ``explain --spark`` (certify modes): write sets on executors.
+
+Executors do the expensive part per file: reading (CRC32, decompression),
+grouping, row decoding and write-set extraction
+(:func:`repltool.writeset.iter_writesets` over the unit's ordered read, the
+schema loaded on the driver and shipped as plain dataclasses).  Each
+transaction comes back next to its write set, its events reduced to the
+View_change and Query events (certification reads the first, ``explain`` the
+statement of the second; the bytes are dropped).
+
+The driver certifies the pairs in input order with the single-process
+machinery (:class:`repltool.certify.stitched.PairsRun`): the trackers of every
+mode, the Group Replication certifier (whose certification info, numbering
+and garbage collection run across files), the sessions of
+``writeset-session`` (which survive rotations, as in MySQL) and the
+``--gc-stable-set`` garbage collection all see one ordered stream, so the
+results are those of one ordered read.  Certifying is cheap next to reading
+and extraction; doing it per file on executors would be exact only for some
+modes and inputs.
+
+A unit's write sets equal those of one ordered read unless the unit needs a
+Table_map of an earlier file: its last transaction continues into the next
+relay file (``open_end``), or a rows event names a table id no Table_map of
+the unit's read named (``unknown_tables``).  Such units are read again together
+with their neighbour (:func:`~repltool.distributed.driver.run_distributed`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Iterator, Sequence
+
+from ..errors import ReplToolError
+from .driver import (first_failure, replay_warnings, resegmented, run_distributed,
+                     stream_results)
+from .frame import _row_sink, write_parquet
+from .units import _failure, _Result, _Task, _Unit, captured_warnings
+
+_VIEW_CHANGE_EVENT = 37
+_QUERY_EVENT = 2
+
+
+@dataclass(frozen=True)
+class PairsSpec:
+    """What an executor needs to compute write sets like the driver's run would."""
+
+    schema: Any                   # repltool.writeset.Schema or None
+    history_size: int
+
+
+def slim(trx: Any) -> Any:
+    """``trx`` with only the events certification and ``explain`` read, without bytes."""
+    kept = tuple(ev._replace(raw=b"", body=None) if ev.type_code == _VIEW_CHANGE_EVENT
+                 else ev._replace(raw=b"")
+                 for ev in trx.events if ev.type_code in (_VIEW_CHANGE_EVENT, _QUERY_EVENT))
+    return replace(trx, events=kept)
+
+
+def _unmapped(trx: Any, mapped: set[int]) -> bool:
+    """Whether a rows event of ``trx`` names a table id no earlier Table_map of the read named."""
+    from ..binlog.constants import ROWS_TYPES
+    from ..binlog.events import TableMapBody
+    rows = frozenset(int(t) for t in ROWS_TYPES)
+    unknown = False
+    for ev in trx.events:
+        if isinstance(ev.body, TableMapBody):
+            mapped.add(ev.body.table_id)
+        elif ev.type_code in rows:
+            table_id = getattr(ev.body, "table_id", None)
+            if table_id is None and len(ev.raw) >= 25:
+                table_id = int.from_bytes(ev.raw[19:25], "little")
+            unknown = unknown or table_id not in mapped
+    return unknown
+
+
+def pairs_unit(task: _Task, unit: _Unit) -> _Result:
+    """Executor: the unit's ``(transaction, write set)`` pairs, in read order."""
+    from ..binlog import group_transactions, read_events
+    from ..writeset import READ_OPTIONS, iter_writesets
+    from .units import segment_tap
+    spec: PairsSpec = task.extra
+    pairs: list[tuple[Any, Any]] = []
+    result = _Result(unit, payload=pairs)
+    rows: list[tuple[Any, ...]] | None = [] if task.rows else None
+    sink = _row_sink(unit, rows) if rows is not None else None
+    mapped: set[int] = set()
+    last = None
+    with captured_warnings(result):
+        try:
+            opts = replace(READ_OPTIONS, verify_checksum=task.verify_checksum)
+            result.headers = []
+            events = segment_tap(read_events(list(unit.files), opts), result.headers)
+            trxs = group_transactions(events, keep_events=True)
+            for trx, ws in iter_writesets(trxs, spec.schema, history_size=spec.history_size):
+                result.unknown_tables = _unmapped(trx, mapped) or result.unknown_tables
+                light = slim(trx)
+                pairs.append((light, ws))
+                if last is None:
+                    result.first = light
+                if sink is not None:
+                    sink(trx, ws)
+                last = trx
+        except ReplToolError as exc:
+            result.failure = _failure(exc, unit)
+    result.count = len(pairs)
+    result.open_end = result.failure is None and last is not None and last.truncated
+    result.rows = rows
+    return result
+
+
+def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: bool = True,
+                output_parquet: str | None = None) -> None:
+    """Compute the pairs of ``names`` on executors and :meth:`~PairsRun.attach` them to ``run``.
+
+    :param run: a :class:`repltool.certify.stitched.PairsRun` (its schema and
+        history size are used).  Iterating it then streams the pairs unit by
+        unit in input order, raises the first failing file's error where one
+        ordered read would, re-raises the executors' warnings once each, and
+        at the end writes ``output_parquet`` (with the ``writeset`` column).
+    """
+    spec = PairsSpec(run.schema, run.options.history_size)
+    task = _Task("pairs", verify_checksum, rows=output_parquet is not None, stream=True,
+                 extra=spec)
+    job = run_distributed(spark, names, task)
+    first = None
+    for r in job.results:
+        if r.first is not None or r.failure is not None:
+            first = r.first
+            break
+
+    def pairs() -> Iterator[tuple[Any, Any]]:
+        seen: set[tuple[str, str]] = set()
+        segments = resegmented()
+        for r in stream_results(job):
+            replay_warnings(r, seen)
+            for trx, ws in segments(r, r.payload or (), lambda pair: pair[0]):
+                yield trx, ws
+            if r.failure is not None:
+                raise r.failure.exception()
+        if output_parquet is not None and first_failure(job) is None:
+            write_parquet(spark, job, output_parquet)
+
+    run.attach(pairs(), first)

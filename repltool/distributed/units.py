@@ -1,0 +1,198 @@
+"""Units of work on the executors: one file (or linked files) in, a picklable result out.
+
+Nothing but path names and small frozen option values goes to an executor; the
+construct structs are rebuilt there from each file's FDE by the reader, and
+only dataclasses of plain values come back.  The per-command work lives in
+:mod:`.pairs` (certify, explain) and :mod:`.checkjob` (check); this module
+holds the common frame: tasks, units, results, URI records, stats and
+transactions.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
+
+from .. import errors
+from ..errors import ReplToolError
+from .frame import _row_sink
+
+if TYPE_CHECKING:                     # pragma: no cover
+    from ..stats import FilePart
+
+@dataclass(frozen=True)
+class FileFailure:
+    """A file that could not be read: the library error's class, message and exit status."""
+
+    file: str
+    error: str
+    message: str
+    exit_code: int
+
+    def exception(self) -> ReplToolError:
+        cls = getattr(errors, self.error, None)
+        if not (isinstance(cls, type) and issubclass(cls, ReplToolError)):
+            cls = ReplToolError
+        exc = cls(self.message)
+        return exc
+
+
+
+
+@dataclass(frozen=True)
+class _Task:
+    kind: str                     # "stats" | "transactions" | "pairs" | "check"
+    verify_checksum: bool = True
+    keep_going: bool = False
+    top: int = 5
+    rows: bool = False            # also make DataFrame rows
+    stream: bool = False          # results come to the driver one by one (toLocalIterator)
+    extra: Any = None             # the command's own frozen settings (pairs, check)
+
+
+@dataclass(frozen=True)
+class _Unit:
+    index: int                    # input index of the first file
+    files: tuple[str, ...]
+
+
+@dataclass
+class _Result:
+    unit: _Unit
+    failure: FileFailure | None = None
+    count: int = 0                # transactions read (truncated included)
+    open_end: bool = False        # the last file ends inside a group
+    unknown_tables: bool = False  # a rows event (or key lookup) needs a Table_map of an earlier file
+    parts: list[FilePart] | None = None                    # stats
+    transactions: list[Any] | None = None                  # transactions
+    headers: list[Any] | None = None  # the FDE and Rotate events (no bytes), in read order
+    rows: list[tuple[Any, ...]] | None = None
+    payload: Any = None           # pairs, check: the command's per-unit results
+    warnings: list[tuple[str, str]] | None = None          # (category, message) raised here
+    first: Any = None             # pairs: the first transaction read (slim)
+    names_needed: frozenset[str] = frozenset()   # check: tables whose keys were unknown here
+    names_seen: frozenset[str] = frozenset()     # check: tables a FULL-metadata Table_map named
+
+
+def _failure(exc: ReplToolError, unit: _Unit) -> FileFailure:
+    where = exc.pos.file if exc.pos is not None else unit.files[-1]
+    return FileFailure(where, type(exc).__name__, str(exc), exc.exit_code)
+
+
+def _run_unit(task: _Task, unit: _Unit) -> _Result:
+    """Analyse one unit's files (read as one ordered sequence) where they are."""
+    if task.kind == "stats":
+        return _stats_unit(task, unit)
+    if task.kind == "pairs":
+        from .pairs import pairs_unit
+        return pairs_unit(task, unit)
+    if task.kind == "check":
+        from .checkjob import check_unit
+        return check_unit(task, unit)
+    return _transactions_unit(task, unit)
+
+
+@contextmanager
+def captured_warnings(result: _Result) -> Iterator[None]:
+    """Record the warnings the library raises here as ``(category, message)`` on ``result``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        finally:
+            result.warnings = [(type(w.message).__name__, str(w.message)) for w in caught]
+
+def _run_uri_records(task: _Task, units: dict[str, _Unit],
+                     records: Iterable[tuple[str, bytes]]) -> Iterator[_Result]:
+    """``binaryFiles`` records -> results: one unit per record."""
+    for name, data in records:
+        yield _in_private_dir(task, units[name], {name: data})
+
+
+def _run_uri_unit(task: _Task, unit: _Unit,
+                  records: Iterable[tuple[str, bytes]]) -> Iterator[_Result]:
+    """All the files of one multi-file unit (one partition) -> its result."""
+    yield _in_private_dir(task, unit, dict(records))
+
+
+def _in_private_dir(task: _Task, unit: _Unit, contents: dict[str, bytes]) -> _Result:
+    # The file is written at its URI taken as a relative path (POSIX folds the
+    # '//'), and read with the URI as the path from that directory: positions
+    # and messages then name it by its URI.  A Python worker runs one task at
+    # a time, so changing its working directory is safe.
+    with tempfile.TemporaryDirectory(prefix="repltool-") as root:
+        for name in unit.files:
+            dest = os.path.join(root, name)
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            with open(dest, "wb") as fh:
+                fh.write(contents[name])
+        old = os.getcwd()
+        os.chdir(root)
+        try:
+            return _run_unit(task, unit)
+        finally:
+            os.chdir(old)
+
+
+def _stats_unit(task: _Task, unit: _Unit) -> _Result:
+    from ..stats import accumulate_stats
+    result = _Result(unit)
+    rows: list[tuple[Any, ...]] | None = [] if task.rows else None
+    sink = _row_sink(unit, rows) if rows is not None else None
+    try:
+        parts = accumulate_stats(unit.files, verify_checksum=task.verify_checksum,
+                                 top=task.top, keep_going=task.keep_going, sink=sink)
+    except ReplToolError as exc:
+        result.failure = _failure(exc, unit)
+        return result
+    result.parts = parts
+    result.count = sum(p.acc.trx for p in parts)
+    result.open_end = parts[-1].open_end
+    result.unknown_tables = any(p.unknown_tables for p in parts)
+    result.rows = rows
+    return result
+
+
+def segment_tap(events: Iterable[Any], headers: list[Any]) -> Iterator[Any]:
+    """Pass ``events`` on; keep their FDE and Rotate events (bytes dropped) in ``headers``.
+
+    They are what decides a transaction's clock segment (the source binlog of
+    a relay log, which continues from the previous relay file) and the
+    source rotations ``schedule`` replays.
+    """
+    from ..binlog.constants import EventType
+    watched = (EventType.FORMAT_DESCRIPTION_EVENT, EventType.ROTATE_EVENT)
+    for ev in events:
+        if ev.type_code in watched and ev.pos.payload_offset is None:
+            headers.append(ev._replace(raw=b""))
+        yield ev
+
+
+def _transactions_unit(task: _Task, unit: _Unit) -> _Result:
+    from ..binlog import ReadOptions, read_events
+    from ..binlog.transactions import GROUPING_TYPES, group_transactions
+    result = _Result(unit, transactions=[], headers=[])
+    opts = ReadOptions(verify_checksum=task.verify_checksum, types=GROUPING_TYPES,
+                       keep_raw=False, keep_going=task.keep_going)
+    rows: list[tuple[Any, ...]] | None = [] if task.rows else None
+    sink = _row_sink(unit, rows) if rows is not None else None
+    trxs = result.transactions
+    assert trxs is not None
+    try:
+        events = segment_tap(read_events(list(unit.files), opts), result.headers)
+        for trx in group_transactions(events):
+            trxs.append(trx)
+            if sink is not None:
+                sink(trx)
+    except ReplToolError as exc:
+        result.failure = _failure(exc, unit)
+    result.count = len(trxs)
+    result.open_end = result.failure is None and bool(trxs) and trxs[-1].truncated
+    result.rows = rows
+    return result
+
+

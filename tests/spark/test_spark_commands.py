@@ -1,0 +1,187 @@
+"""``certify``, ``explain`` and ``check`` with ``--spark`` equal the single-process output (issue 6).
+
+Every comparison is of the complete output, byte for byte: certify's JSON lines
+(and its warnings), explain's JSON, check's JSON findings.  The sets: the
+corpus's MariaDB sets (one file, a rotated set, a replica's relay logs), every
+MySQL corpus file as one check input (damaged files included), the generated
+set of 60 rotated binlogs and the relay logs whose transactions continue into
+the next relay file (tests/spark/logsets.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from repltool.binlog import read_transactions
+from repltool.cli import run
+from repltool.writeset import READ_OPTIONS, iter_writesets
+from tests.conftest import require_corpus
+from test_spark import CORPUS_SETS, df_rows
+
+pytestmark = pytest.mark.spark
+
+MODES = ["commit-order", "writeset", "writeset-session", "group-replication"]
+
+
+def warnings_of(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("repltool: warning:")]
+
+
+def same_output(cli, *args: object) -> tuple[str, str]:
+    """Run the command without and with --spark; assert stdout and warnings are identical."""
+    single, serr = cli(*args)
+    out, err = cli(*args[:1], "--spark", *args[1:])
+    assert out == single
+    assert warnings_of(err) == warnings_of(serr)
+    return out, err
+
+
+def lines(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+# ---- certify ----
+
+@pytest.mark.parametrize("name", ["mariadb-small", "mariadb-rotation", "mariadb-relay"])
+def test_certify_jsonl_equal_on_corpus_sets(spark, cli, name: str) -> None:
+    """Default mode (group-replication for the relay logs), MariaDB's serial baseline."""
+    paths = CORPUS_SETS[name]()
+    serial = ["--baseline", "serial"] if name != "mariadb-relay" else []
+    out, _ = same_output(cli, "certify", "--format", "jsonl", *serial, *paths)
+    assert len(lines(out)) > 100
+
+
+def test_certify_with_schema_equal_on_corpus(spark, cli) -> None:
+    """UNIQUE and FOREIGN keys from a schema (shipped to the executors) give the same keys."""
+    root = require_corpus()
+    small = root / "mariadb" / "small"
+    out, _ = same_output(cli, "certify", "--format", "jsonl", "--mode", "writeset-session",
+                         "--baseline", "serial", "--schema", small / "schema.sql",
+                         small / "mysql-bin.000001")
+    assert any(r["depends_on"]["reason"] == "key" for r in lines(out))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_certify_jsonl_equal_on_generated_set(spark, cli, rotated: list[Path],
+                                              mode: str) -> None:
+    assert len(rotated) >= 50
+    out, _ = same_output(cli, "certify", "--format", "jsonl", "--mode", mode, *rotated)
+    rows = lines(out)
+    assert len(rows) == sum(not t.truncated for t in read_transactions(rotated))
+    assert len({r["segment"] for r in rows}) == len(rotated)
+
+
+def test_certify_group_replication_options_equal(spark, cli, rotated: list[Path]) -> None:
+    """GR certification info, GC by count and stable set, sessions: all across files."""
+    first = next(read_transactions([rotated[0]])).gtid
+    stable = f"{first.rsplit(':', 1)[0]}:1-200"
+    same_output(cli, "certify", "--format", "jsonl", "--mode", "group-replication",
+                "--gc-every", "37", "--gc-stable-set", stable, "--session-order",
+                "--members", "3", "--member-lag", "2", *rotated)
+
+
+def test_certify_split_relay_logs_equal(spark, cli, split_relay: list[Path]) -> None:
+    """Relay transactions continuing into the next file: GR by default, and writeset."""
+    assert any(t.spans_files for t in read_transactions(split_relay))
+    out, _ = same_output(cli, "certify", "--format", "jsonl", *split_relay)
+    assert len(lines(out)) > 30
+    same_output(cli, "certify", "--format", "jsonl", "--mode", "writeset", *split_relay)
+
+
+def test_certify_text_report_and_check_equal(spark, cli, rotated: list[Path]) -> None:
+    single, serr = cli("certify", "--check", "--mode", "writeset", *rotated, expect=1)
+    out, err = cli("certify", "--spark", "--check", "--mode", "writeset", *rotated, expect=1)
+    assert out == single
+    assert [x for x in err.splitlines() if x.startswith("repltool: ") and "hint" not in x] == \
+        [x for x in serr.splitlines() if x.startswith("repltool: ")]
+
+
+def test_certify_output_is_refused_with_spark(spark, cli, rotated: list[Path],
+                                              tmp_path: Path) -> None:
+    _, err = cli("certify", "--spark", "--pk-only", "--output", tmp_path / "out", *rotated[:2],
+                 expect=2)
+    assert "--output is not available with --spark" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_certify_failing_file_same_error(spark, cli, rotated: list[Path]) -> None:
+    root = require_corpus()
+    files = [rotated[0], root / "mysql/mysql80/mysql-test__std_data__binlog_truncated_event.000001"]
+    single, serr = cli("certify", "--format", "jsonl", *files, expect=4)
+    out, err = cli("certify", "--spark", "--format", "jsonl", *files, expect=4)
+    assert out == single
+    assert serr.strip().splitlines()[-1] == err.strip().splitlines()[-1]
+
+
+def test_certify_parquet_has_the_writesets(spark, cli, rotated: list[Path],
+                                           tmp_path: Path) -> None:
+    target = tmp_path / "trx"
+    cli("certify", "--spark", "--output-parquet", target, "--format", "jsonl", *rotated)
+    rows = df_rows(spark.read.parquet(str(target)))
+    trxs = read_transactions([str(p) for p in rotated], READ_OPTIONS, keep_events=True)
+    want = [[h - (1 << 64) if h >= 1 << 63 else h for h in ws.hashes]
+            for _, ws in iter_writesets(trxs)]
+    assert [r[-1] for r in rows] == want
+    assert sum(1 for r in rows if r[-1]) > len(rows) // 2
+
+
+# ---- explain ----
+
+@pytest.mark.parametrize("mode", ["recorded", "writeset", "group-replication"])
+def test_explain_json_equal_on_generated_sets(spark, cli, rotated: list[Path],
+                                              split_relay: list[Path], mode: str) -> None:
+    for paths in (rotated, split_relay):
+        out, _ = same_output(cli, "explain", "--format", "json", "--mode", mode, *paths)
+        assert json.loads(out)["transactions"] > 30
+
+
+def test_explain_equal_on_corpus(spark, cli) -> None:
+    root = require_corpus()
+    small = root / "mariadb" / "small"
+    out, _ = same_output(cli, "explain", "--format", "json", "--mode", "writeset", "--baseline",
+                         "serial", "--schema", small / "schema.sql", small / "mysql-bin.000001")
+    assert json.loads(out)["transactions"] > 1000
+    same_output(cli, "explain", "--format", "json", "--mode", "writeset", "--baseline",
+                "serial", *CORPUS_SETS["mariadb-rotation"]())
+    gtid = lines(cli("certify", "--format", "jsonl", small / "mysql-bin.000001")[0])[700]["gtid"]
+    same_output(cli, "explain", "--mode", "writeset", "--baseline", "serial", "--gtid", gtid,
+                "--format", "json", small / "mysql-bin.000001")
+
+
+# ---- check ----
+
+def check_json(cli, *args: object, expect: int) -> dict:
+    single, _ = cli("check", "--format", "json", "--no-config", *args, expect=expect)
+    out, _ = cli("check", "--spark", "--format", "json", "--no-config", *args, expect=expect)
+    assert out == single
+    return json.loads(out)
+
+
+def test_check_equal_on_every_mysql_corpus_file(spark, cli) -> None:
+    """All MySQL corpus files as one input: damage, relay logs, GR logs, clocks, W-rules."""
+    root = require_corpus()
+    files = sorted(p for p in root.glob("mysql/*/*") if p.is_file())
+    report = check_json(cli, *files, expect=1)
+    assert len(report["findings"]) > 50
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS_SETS))
+def test_check_equal_on_corpus_sets(spark, capsys, name: str) -> None:
+    paths = [str(p) for p in CORPUS_SETS[name]()]
+    code = run(["check", "--format", "json", "--no-config", *paths])
+    single = capsys.readouterr().out
+    assert run(["check", "--spark", "--format", "json", "--no-config", *paths]) == code
+    out = capsys.readouterr().out
+    assert out == single
+    assert json.loads(out)["files"]
+
+
+def test_check_equal_on_generated_sets(spark, cli, rotated: list[Path],
+                                       split_relay: list[Path]) -> None:
+    report = check_json(cli, "--min-parallelism", "50", *rotated, expect=1)
+    assert any(f["rule"] == "T001" for f in report["findings"])
+    report = check_json(cli, *split_relay, expect=0)
+    assert any(f["rule"] == "R001" for f in report["findings"])
