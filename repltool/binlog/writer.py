@@ -29,29 +29,28 @@ MySQL's serialization format, whatever ``encoding`` says.
 from __future__ import annotations
 
 import os
+import struct
 import tempfile
 import zlib
+from collections import namedtuple
 from dataclasses import dataclass, replace
-from typing import Any, BinaryIO, Mapping
+from typing import Mapping
 
-from ..errors import (
-    ChecksumMismatch, EncryptedLog, InputError, MalformedEvent, NoFormatDescription, NotABinlog,
-    UnsupportedLog, UsageError,
-)
+from ..errors import ChecksumMismatch, InputError, MalformedEvent, UnsupportedLog, UsageError
 from ..positions import Position
 from . import structs as S
 from .constants import (
-    BINLOG_MAGIC, CHECKSUM_LEN, COMMIT_TIMESTAMP_FLAG, DELTA16_SATURATED, ENCRYPTED_MAGIC,
-    HEADER_LEN, LOGICAL_TIMESTAMP_DELTA16_TYPECODE, LOGICAL_TIMESTAMP_TYPECODE,
-    SERVER_VERSION_FLAG, ChecksumAlg, EventFlag, EventType, type_name,
+    CHECKSUM_LEN, COMMIT_TIMESTAMP_FLAG, DELTA16_SATURATED, HEADER_LEN,
+    LOGICAL_TIMESTAMP_DELTA16_TYPECODE, LOGICAL_TIMESTAMP_TYPECODE, SERVER_VERSION_FLAG,
+    EventFlag, EventType, type_name,
 )
-from .decode import DecodeContext, decode_fde, decode_gtid, decode_gtid_tagged, parse_at
-from .events import GtidBody, parse_version
+from .decode import DecodeContext, decode_gtid, decode_gtid_tagged, parse_at
+from .events import GtidBody
 
 __all__ = [
-    "ENCODINGS", "RewriteReport", "delta16_encodable", "encode_gtid_body",
-    "encode_gtid_tagged_body", "frame_event", "patch_clock", "recompute_crc", "rewrite_log",
-    "set_log_pos", "tagged_transaction_length_for", "transaction_length_for",
+    "ENCODINGS", "Header", "RewriteReport", "delta16_encodable", "encode_gtid_body",
+    "encode_gtid_tagged_body", "frame_event", "parse_header", "patch_clock", "recompute_crc",
+    "rewrite_log", "set_log_pos", "tagged_transaction_length_for", "transaction_length_for",
 ]
 
 ENCODINGS = ("mysql", "delta16")
@@ -63,6 +62,26 @@ CLOCK_OFFSET = 26
 MAX_GTID_EVENT_SIZE = 4096       # a GTID event is < 200 bytes; anything bigger is damage
 MAX_FDE_SIZE = 4096
 _NO_STRUCTS = S.BinlogStructs(b"")   # GTID/FDE decoders need no FDE-dependent struct
+_HEADER = struct.Struct("<IBIIIH")   # S.common_header, for the per-event hot path
+_CLOCK = struct.Struct("<qq")        # S.gtid_timestamps with typecode 2
+_INT64_MAX = (1 << 63) - 1
+_PACKED_WIDTH = {252: 2, 253: 3, 254: 8}   # S.PackedInt: bytes after the first
+WALK_BUFFER = 1 << 16     # rewrite walk: header skips within the buffer cost no system call
+
+
+class Header(namedtuple("_Header", [sc.name for sc in S.common_header.subcons])):
+    """The 19-byte v4 ``common_header``: the fields ``S.common_header`` declares, in order."""
+
+    __slots__ = ()
+
+    def build(self) -> bytes:
+        """The 19 bytes (what ``S.common_header.build`` makes of the same fields)."""
+        return _HEADER.pack(*self)
+
+
+def parse_header(raw: bytes, offset: int = 0) -> Header:
+    """``S.common_header.parse`` at ``offset``, by :mod:`struct` (tests compare the two)."""
+    return Header._make(_HEADER.unpack_from(raw, offset))
 
 
 # ---- untagged GTID body (log_event.cc Gtid_log_event::write_*; format-spec §3.1) ----
@@ -309,9 +328,8 @@ def _crc_ok(raw: bytes, *, fde: bool) -> bool:
 
 def set_log_pos(raw: bytes, log_pos: int, *, crc: bool) -> bytes:
     """``raw`` with a new header log_pos (and CRC, computed FDE-style for type 15)."""
-    header = S.common_header.parse(raw[:HEADER_LEN])
-    header.log_pos = log_pos
-    out = bytes(S.common_header.build(header)) + raw[HEADER_LEN:]
+    header = parse_header(raw)._replace(log_pos=log_pos)
+    out = header.build() + raw[HEADER_LEN:]
     return recompute_crc(out, fde=header.type_code == EventType.FORMAT_DESCRIPTION_EVENT) \
         if crc else out
 
@@ -331,7 +349,7 @@ def _decode_event_gtid(raw: bytes, type_code: int, crc: bool, pos: Position) -> 
 
 def patch_clock(raw_event: bytes, last_committed: int, sequence_number: int, *,
                 encoding: str = "mysql", crc: bool, relay_log: bool = False,
-                pos: Position | None = None) -> tuple[bytes, int]:
+                pos: Position | None = None, reference: bool = False) -> tuple[bytes, int]:
     """New bytes for a GTID event (type 33, 34 or 42) carrying new logical timestamps.
 
     * Untagged, ``"mysql"`` encoding, event already typecode 2: the 16 bytes at
@@ -346,6 +364,11 @@ def patch_clock(raw_event: bytes, last_committed: int, sequence_number: int, *,
 
     If nothing would change, ``raw_event`` is returned as is.
 
+    The first case is taken on the raw bytes when the body's layout is one
+    :func:`_plain_clock_body` recognises (every MySQL 5.7-9.x untagged event);
+    anything else is decoded with the ``construct`` declarations.
+    ``reference=True`` always decodes (the path tests compare the fast one with).
+
     :param crc: whether the event carries a CRC32 footer (governing FDE's alg).
     :returns: ``(new_event_bytes, size_delta)``.
     :raises UsageError: not a GTID event, impossible timestamps, unknown encoding.
@@ -355,7 +378,9 @@ def patch_clock(raw_event: bytes, last_committed: int, sequence_number: int, *,
     if encoding not in ENCODINGS:
         raise UsageError(f"unknown clock encoding {encoding!r}; expected one of {ENCODINGS}")
     pos = pos or Position("<event>", 0)
-    header = S.common_header.parse(raw_event[:HEADER_LEN])
+    if len(raw_event) < HEADER_LEN:
+        raise MalformedEvent(f"{len(raw_event)} bytes: shorter than an event header", pos=pos)
+    header = parse_header(raw_event)
     tc = header.type_code
     name = type_name(tc)
     if tc not in _UNTAGGED and tc != _TAGGED:
@@ -363,6 +388,12 @@ def patch_clock(raw_event: bytes, last_committed: int, sequence_number: int, *,
     if header.event_size != len(raw_event):
         raise MalformedEvent(f"event_size {header.event_size} but {len(raw_event)} bytes given",
                              pos=pos, event_type=name)
+    if (not reference and tc != _TAGGED
+            and _typecode(encoding, last_committed, sequence_number) == LOGICAL_TIMESTAMP_TYPECODE):
+        patched = _patch_in_place(raw_event, last_committed, sequence_number, crc=crc, pos=pos,
+                                  name=name)
+        if patched is not None:
+            return patched
     old = _decode_event_gtid(raw_event, tc, crc, pos)
     if old.lt_type is None:
         raise UnsupportedLog("a 5.6 GTID event carries no logical clock to patch", pos=pos,
@@ -372,14 +403,7 @@ def patch_clock(raw_event: bytes, last_committed: int, sequence_number: int, *,
     if (last_committed, sequence_number, target) == (
             old.last_committed, old.sequence_number, old.lt_type):
         return raw_event, 0
-    if last_committed < 0 or not (last_committed < sequence_number
-                                  or last_committed == sequence_number == 0):
-        raise UsageError(f"invalid logical timestamps last_committed={last_committed}, "
-                         f"sequence_number={sequence_number}: need 0 <= lc < seq or (0, 0)",
-                         pos=pos, event_type=name)
-    if crc and not _crc_ok(raw_event, fde=False):
-        raise ChecksumMismatch("stored CRC32 is wrong; refusing to rewrite this event",
-                               pos=pos, event_type=name)
+    _check_patch(raw_event, last_committed, sequence_number, crc, pos, name)
     if tc != _TAGGED and old.lt_type == target == LOGICAL_TIMESTAMP_TYPECODE:
         start = HEADER_LEN + CLOCK_OFFSET
         stamps = S.gtid_timestamps.build(_clock(target, last_committed, sequence_number),
@@ -400,6 +424,67 @@ def patch_clock(raw_event: bytes, last_committed: int, sequence_number: int, *,
                        log_pos=log_pos), delta
 
 
+def _check_patch(raw_event: bytes, last_committed: int, sequence_number: int, crc: bool,
+                 pos: Position, name: str) -> None:
+    """What a GTID event must satisfy before its clock changes (values, stored CRC)."""
+    if last_committed < 0 or not (last_committed < sequence_number
+                                  or last_committed == sequence_number == 0):
+        raise UsageError(f"invalid logical timestamps last_committed={last_committed}, "
+                         f"sequence_number={sequence_number}: need 0 <= lc < seq or (0, 0)",
+                         pos=pos, event_type=name)
+    if crc and not _crc_ok(raw_event, fde=False):
+        raise ChecksumMismatch("stored CRC32 is wrong; refusing to rewrite this event",
+                               pos=pos, event_type=name)
+
+
+def _plain_clock_body(raw: bytes, start: int, end: int) -> bool:
+    """Whether ``raw[start:end]`` is an untagged GTID body with typecode 2 and no unknown bytes.
+
+    Walks the presence-detected parts of ``S.gtid_body`` (commit timestamps
+    7/14, transaction_length packed, server versions 4/8, ticket 8) and says
+    True only when they end exactly at ``end``; on any doubt False, and the
+    caller decodes with construct (which then gives the precise verdict).
+    """
+    p = start + 42
+    if p > end or raw[start + 25] != LOGICAL_TIMESTAMP_TYPECODE:
+        return False
+    for part in range(4):
+        if p >= end:
+            return p == end
+        if part == 0:                     # immediate (+ original) commit timestamp
+            if end - p < 7:
+                return False
+            p += 14 if raw[p + 6] & 0x80 else 7
+        elif part == 1:                   # transaction_length, net_store_length
+            first = raw[p]
+            width = 0 if first < 251 else _PACKED_WIDTH.get(first)
+            if width is None:
+                return False
+            p += 1 + width
+        elif part == 2:                   # immediate (+ original) server version
+            if end - p < 4:
+                return False
+            p += 8 if raw[p + 3] & 0x80 else 4
+        else:                             # commit_group_ticket
+            p += 8
+    return p == end
+
+
+def _patch_in_place(raw_event: bytes, last_committed: int, sequence_number: int, *, crc: bool,
+                    pos: Position, name: str) -> tuple[bytes, int] | None:
+    """:func:`patch_clock` for a plain typecode-2 body, on the bytes; None: decode instead."""
+    end = len(raw_event) - (CHECKSUM_LEN if crc else 0)
+    if not _plain_clock_body(raw_event, HEADER_LEN, end) or sequence_number > _INT64_MAX:
+        return None
+    start = HEADER_LEN + CLOCK_OFFSET
+    if _CLOCK.unpack_from(raw_event, start) == (last_committed, sequence_number):
+        return raw_event, 0
+    _check_patch(raw_event, last_committed, sequence_number, crc, pos, name)
+    new = b"".join((raw_event[:start], _CLOCK.pack(last_committed, sequence_number),
+                    raw_event[start + _CLOCK.size:]))
+    return (recompute_crc(new) if crc else new), 0
+
+
 def _reserialize(type_code: int, body: GtidBody, other_events_size: int | None, crc: bool,
                  encoding: str) -> bytes:
     """A GTID body whose transaction_length (if any) counts the new size of its own event."""
@@ -414,7 +499,7 @@ def _reserialize(type_code: int, body: GtidBody, other_events_size: int | None, 
     return encode_gtid_body(replace(body, transaction_length=length), encoding=encoding)
 
 
-# ---- whole files ----
+# ---- whole files (the event walk: repltool.binlog.rewrite) ----
 
 @dataclass(frozen=True, slots=True)
 class RewriteReport:
@@ -441,23 +526,10 @@ class RewriteReport:
     warnings: tuple[str, ...] = ()
 
 
-class _Src:
-    """Exact reads from the source file, with its path for error positions."""
-
-    def __init__(self, fh: BinaryIO, path: str, size: int) -> None:
-        self.fh, self.path, self.size = fh, path, size
-
-    def read(self, n: int, at: int) -> bytes:
-        data = self.fh.read(n)
-        if len(data) != n:
-            raise InputError(f"{self.path}: file shrank while being rewritten", pos=Position(
-                self.path, at))
-        return data
-
-
 def rewrite_log(src_path: str | os.PathLike[str], dst_path: str | os.PathLike[str],
                 clocks: Mapping[int, tuple[int, int]], *, encoding: str = "mysql",
-                relay_log: bool | None = None, chunk_size: int = 1 << 20) -> RewriteReport:
+                relay_log: bool | None = None, chunk_size: int = 1 << 20,
+                reference: bool = False) -> RewriteReport:
     """Copy one log file, giving the GTID events at the offsets in ``clocks`` new timestamps.
 
     Every byte is copied; the GTID events named in ``clocks`` (offset of the
@@ -472,7 +544,13 @@ def rewrite_log(src_path: str | os.PathLike[str], dst_path: str | os.PathLike[st
     The output goes to a temporary file next to ``dst_path`` that replaces it
     only at the end; on any error it is removed and ``dst_path`` is untouched.
     Memory use is bounded by ``chunk_size`` (and a few KiB per GTID/FDE event),
-    never by the file or event size.
+    never by the file or event size.  ``clocks`` is read in offset order
+    (a mapping whose ``sorted_by_offset`` attribute is true is not sorted
+    again; see :class:`repltool.certify.retag.ClockColumns`).
+
+    ``reference=True`` parses every header and patches every GTID event with
+    the ``construct`` declarations (:func:`patch_clock` ``reference``): the
+    slow path the fast one is tested against; the output is the same.
 
     :raises UsageError: ``dst_path`` is ``src_path`` (same inode) or a
         directory, an offset in ``clocks`` is not a GTID event of the file.
@@ -486,7 +564,7 @@ def rewrite_log(src_path: str | os.PathLike[str], dst_path: str | os.PathLike[st
     if os.path.isdir(dst):
         raise UsageError(f"{dst}: is a directory")
     try:
-        fh = open(src, "rb")  # noqa: SIM115 - closed below
+        fh = open(src, "rb", buffering=WALK_BUFFER)  # noqa: SIM115 - closed below
     except OSError as exc:
         raise InputError(f"{src}: cannot open: {exc.strerror or exc}") from None
     with fh:
@@ -498,10 +576,11 @@ def rewrite_log(src_path: str | os.PathLike[str], dst_path: str | os.PathLike[st
                                        prefix=f".{os.path.basename(dst)}.", suffix=".tmp")
         except OSError as exc:
             raise InputError(f"{dst}: cannot create a file there: {exc.strerror or exc}") from None
+        from .rewrite import Clocks, Rewriter, Source
         try:
             with os.fdopen(fd, "wb") as out:
-                report = _Rewriter(_Src(fh, src, st.st_size), out, dict(clocks), encoding,
-                                   relay_log, max(chunk_size, 64), dst).run()
+                report = Rewriter(Source(fh, src, st.st_size), out, Clocks(clocks), encoding,
+                                   relay_log, max(chunk_size, 64), dst, reference).run()
                 out.flush()
                 os.fsync(out.fileno())
             os.chmod(tmp, st.st_mode & 0o7777)
@@ -513,184 +592,3 @@ def rewrite_log(src_path: str | os.PathLike[str], dst_path: str | os.PathLike[st
                 pass
             raise
     return report
-
-
-class _Rewriter:
-    """The event walk of :func:`rewrite_log` (format-spec §2.5)."""
-
-    def __init__(self, src: _Src, out: BinaryIO, clocks: dict[int, tuple[int, int]],
-                 encoding: str, relay_log: bool | None, chunk: int, dst: str) -> None:
-        self.src, self.out, self.clocks, self.encoding = src, out, clocks, encoding
-        self.relay_log, self.chunk, self.dst = relay_log, chunk, dst
-        self.crc_on = False
-        self.seen_fde = False
-        self.delta = 0
-        self.events = self.rewritten = self.updated = self.stale = self.fallbacks = 0
-        self.odd = 0                      # shifted although log_pos != end offset
-        self.warnings: list[str] = []
-
-    def run(self) -> RewriteReport:
-        src = self.src
-        magic = src.fh.read(4)
-        if magic != BINLOG_MAGIC:
-            where = Position(src.path, 0)
-            if magic == ENCRYPTED_MAGIC:
-                raise EncryptedLog("encrypted binlog: cannot rewrite it", pos=where)
-            raise NotABinlog(f"not a binlog: magic is {magic.hex(' ')}", pos=where)
-        self.out.write(magic)
-        p = 4
-        while p < src.size:
-            if src.size - p < HEADER_LEN:
-                self._tail(p)
-                break
-            raw_header = src.read(HEADER_LEN, p)
-            h = S.common_header.parse(raw_header)
-            pos = Position(src.path, p)
-            if h.event_size < HEADER_LEN:
-                raise MalformedEvent(f"event_size {h.event_size} is smaller than the header",
-                                     pos=pos, event_type=type_name(h.type_code))
-            if h.event_size > src.size - p:
-                src.fh.seek(p)
-                self._tail(p)
-                break
-            self.events += 1
-            self._event(p, pos, raw_header, h)
-            p += h.event_size
-        if self.clocks:
-            missing = ", ".join(str(o) for o in sorted(self.clocks)[:5])
-            raise UsageError(f"no GTID event at offset(s) {missing} of {src.path}")
-        relay = bool(self.relay_log)
-        if self.odd:
-            self.warnings.append(
-                f"{self.odd} event(s) whose log_pos was not their end offset were shifted anyway; "
-                "if this is a relay log (MySQL 5.0 did not flag them), pass relay_log=True")
-        if relay and self.stale:
-            self.warnings.append(
-                f"relay log: {self.stale} event(s) after a size change keep their log_pos (source "
-                "coordinates); relay-log positions recorded elsewhere are now stale")
-        return RewriteReport(src.path, self.dst, relay, self.events, self.rewritten,
-                             self.updated, self.delta, self.stale, self.fallbacks,
-                             tuple(self.warnings))
-
-    def _tail(self, p: int) -> None:
-        left = self.src.size - p
-        self.warnings.append(f"{self.src.path}:{p}: log ends mid-event; {left} trailing byte(s) "
-                             "copied verbatim")
-        self._copy(left, p, None)
-
-    def _event(self, p: int, pos: Position, raw_header: bytes, h: Any) -> None:
-        tc, size = h.type_code, h.event_size
-        if tc == EventType.FORMAT_DESCRIPTION_EVENT:
-            self._fde(p, pos, raw_header + self._small(size, pos, tc, MAX_FDE_SIZE))
-            return
-        if not self.seen_fde:
-            if tc != EventType.START_EVENT_V3:
-                raise NoFormatDescription("no Format_description_event before this event",
-                                          pos=pos, event_type=type_name(tc))
-            self.seen_fde = True          # binlog v3: no checksums
-            self.relay_log = bool(self.relay_log)
-        if tc == EventType.START_ENCRYPTION_EVENT:
-            raise EncryptedLog("MariaDB encrypted binlog: the events after this one cannot be "
-                               "walked", pos=pos, event_type=type_name(tc))
-        clock = self.clocks.pop(p, None)
-        if clock is not None:
-            if tc not in _UNTAGGED and tc != _TAGGED:
-                raise UsageError(f"offset {p} is a {type_name(tc)}, not a GTID event", pos=pos)
-            self._gtid(p, pos, raw_header + self._small(size, pos, tc, MAX_GTID_EVENT_SIZE),
-                       clock)
-            return
-        self._shifted_copy(p, pos, raw_header, h)
-
-    def _small(self, size: int, pos: Position, tc: int, limit: int) -> bytes:
-        if size > limit:
-            raise MalformedEvent(f"event_size {size} is implausible for this type", pos=pos,
-                                 event_type=type_name(tc))
-        return self.src.read(size - HEADER_LEN, pos.offset)
-
-    def _fde(self, p: int, pos: Position, raw: bytes) -> None:
-        version = parse_version(raw[HEADER_LEN + 2:HEADER_LEN + 52].split(b"\x00", 1)[0]
-                                .decode("ascii", "replace"))
-        has_crc = version >= (5, 6, 1)
-        body = raw[HEADER_LEN:len(raw) - (CHECKSUM_LEN if has_crc else 0)]
-        fde = decode_fde(body, DecodeContext(_NO_STRUCTS, pos, EventType.FORMAT_DESCRIPTION_EVENT))
-        flags = int.from_bytes(raw[17:19], "little")
-        if not self.seen_fde and self.relay_log is None:
-            self.relay_log = bool(flags & EventFlag.RELAY_LOG)
-        self.seen_fde = True
-        self.crc_on = fde.checksum_alg == ChecksumAlg.CRC32
-        log_pos = int.from_bytes(raw[13:17], "little")
-        if self._shifts(log_pos, p + len(raw)):
-            if has_crc and not _crc_ok(raw, fde=True):
-                raise ChecksumMismatch("stored CRC32 is wrong; refusing to rewrite this event",
-                                       pos=pos, event_type=type_name(15))
-            raw = set_log_pos(raw, log_pos + self.delta, crc=has_crc)
-        self.out.write(raw)
-
-    def _shifts(self, log_pos: int, end: int, own_delta: int = 0) -> bool:
-        """Whether an event's log_pos moves by the cumulative delta (binlog, non-zero log_pos).
-
-        In a relay log the event is counted as stale instead.
-        """
-        if not log_pos or not (self.delta or own_delta):
-            return False
-        if self.relay_log:
-            self.stale += 1
-            return False
-        if not self.delta:
-            return False
-        self.odd += log_pos != end
-        self.updated += 1
-        return True
-
-    def _gtid(self, p: int, pos: Position, raw: bytes, clock: tuple[int, int]) -> None:
-        lc, sn = clock
-        relay = bool(self.relay_log)
-        new, delta = patch_clock(raw, lc, sn, encoding=self.encoding, crc=self.crc_on,
-                                 relay_log=relay, pos=pos)
-        if new != raw:
-            self.rewritten += 1
-        if self.encoding == "delta16" and raw[4] in _UNTAGGED and not delta16_encodable(lc, sn):
-            self.fallbacks += 1
-        if self._shifts(int.from_bytes(raw[13:17], "little"), p + len(raw), delta):
-            new = set_log_pos(new, int.from_bytes(new[13:17], "little") + self.delta,
-                              crc=self.crc_on)
-        self.delta += delta
-        self.out.write(new)
-
-    def _shifted_copy(self, p: int, pos: Position, raw_header: bytes, h: Any) -> None:
-        size, log_pos = h.event_size, h.log_pos
-        body_len = size - HEADER_LEN
-        if not self._shifts(log_pos, p + size):
-            self.out.write(raw_header)
-            self._copy(body_len, p + HEADER_LEN, None)
-            return
-        h.log_pos = log_pos + self.delta
-        new_header = bytes(S.common_header.build(h))
-        self.out.write(new_header)
-        if not self.crc_on:
-            self._copy(body_len, p + HEADER_LEN, None)
-            return
-        if body_len < CHECKSUM_LEN:
-            raise MalformedEvent(f"event_size {size} leaves no room for the CRC32", pos=pos,
-                                 event_type=type_name(h.type_code))
-        old_crc, new_crc = self._copy(body_len - CHECKSUM_LEN, p + HEADER_LEN,
-                                      (zlib.crc32(raw_header), zlib.crc32(new_header)))
-        stored = int.from_bytes(self.src.read(CHECKSUM_LEN, p), "little")
-        if stored != old_crc:
-            raise ChecksumMismatch(
-                f"stored CRC32 0x{stored:08x} is wrong (computed 0x{old_crc:08x}); refusing to "
-                "rewrite this event", pos=pos, event_type=type_name(h.type_code))
-        self.out.write(new_crc.to_bytes(4, "little"))
-
-    def _copy(self, n: int, at: int, crcs: tuple[int, int] | None) -> tuple[int, int]:
-        """Stream ``n`` bytes to the output, updating (old, new) running CRCs if given."""
-        old, new = crcs or (0, 0)
-        while n:
-            piece = self.src.read(min(n, self.chunk), at)
-            if crcs is not None:
-                old = zlib.crc32(piece, old)
-                new = zlib.crc32(piece, new)
-            self.out.write(piece)
-            n -= len(piece)
-            at += len(piece)
-        return old, new

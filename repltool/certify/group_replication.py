@@ -45,6 +45,17 @@ transactions get (0, 0) and consume no number. Garbage collection removes
 items whose snapshot version is a strict subset of the stable set and then
 sets ``last_committed_global = last_sequence_number``. Relay-log file
 boundaries do not reset anything.
+
+Memory: the certification info holds one entry per distinct write-set item
+certified since the last garbage collection, as MySQL's does. MySQL collects
+every ``group_replication_gtid_executed_broadcast_period`` (60 s by default),
+so its info follows the write rate; repltool collects only when told to
+(``gc_every``, ``gc_interval``, :class:`GarbageCollect` markers, i.e. the CLI's
+``--gc-every``, ``--gc-interval``, ``--gc-stable-set``). Without any of them
+nothing is ever collected: the info, and the GTID names of the sequence numbers
+it refers to, grow with the number of distinct keys in the log. That is the
+model's choice (no collection at all), not a leak; ``--gc-interval 60``
+reproduces MySQL's default and bounds it.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from ..binlog import ReadOptions, read_transactions
 from .gtidset import GtidSet
 from .model import CertifyOptions, CertResult, CertTransaction, GarbageCollect, KeyRef, Mode
 from .source import WritesetLike, iter_cert_pairs, log_gtid
-from .summary import Summary, summarise
+from .summary import SPAN_WINDOW, Summary, summarise
 
 if TYPE_CHECKING:
     from ..binlog.transactions import Transaction
@@ -311,7 +311,7 @@ class ReportBuilder:
                 self._add(c)
                 yield c.result
 
-        summary = summarise(results())
+        summary = summarise(results(), window=max(SPAN_WINDOW, self.run.options.history_size))
         run, k = self.run, self._commit
         commit = None
         if k["with_commit_id"]:

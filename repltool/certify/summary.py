@@ -13,11 +13,15 @@ there) and for every transaction whose ``sequence_number`` is at most its
 from __future__ import annotations
 
 import bisect
+from array import array
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .model import CertResult, Reason
+
+SPAN_WINDOW = 1 << 16
+"""How many steps of the prefix-maximum depth are kept at least (see :class:`_Accumulator`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +36,10 @@ class Parallelism:
     :ivar barrier_share: ``barriers / transactions``.
     :ivar span: critical path length with unit costs.
     :ivar parallelism: average parallelism, ``transactions / span``.
+    :ivar approximate: transactions whose ``last_committed`` pointed before the
+        last :data:`SPAN_WINDOW` steps of the critical path kept in memory; their
+        depth is an upper bound (so ``span`` can only be overstated, and
+        ``parallelism`` understated). 0 means the figures are exact.
     """
 
     transactions: int
@@ -42,6 +50,7 @@ class Parallelism:
     barrier_share: float
     span: int
     parallelism: float
+    approximate: int = 0
 
     @property
     def mean_distance(self) -> float:
@@ -51,18 +60,38 @@ class Parallelism:
 
 
 class _Accumulator:
-    """Streaming state for :class:`Parallelism` (memory: the span, not the log)."""
+    """Streaming state for :class:`Parallelism`; memory is bounded, whatever the log.
 
-    def __init__(self) -> None:
+    The depth of a transaction is one more than the deepest transaction it
+    waits for: ``max(prefix_max_depth(last_committed), floor) + 1``. The
+    prefix maximum is kept as its steps (``_seqs``/``_depths``, ascending), one
+    per transaction that deepened the critical path, so it grows with the span.
+    Two rules bound it: a barrier waits for everything, so every step is then
+    below the new floor and dropped (exact); and past ``2 * window`` steps the
+    oldest are dropped but the last of them, which keeps every lookup with
+    ``last_committed`` at or after it exact, and makes older ones (counted in
+    ``approximate``) an upper bound. MySQL bounds how far back a writeset
+    ``last_committed`` reaches by its history, which the default window covers.
+    """
+
+    def __init__(self, window: int = SPAN_WINDOW) -> None:
         self.n = 0
         self.distance: Counter[int] = Counter()
         self.windows = 0
         self.barriers = 0
         self.span = 0
+        self.approximate = 0
+        self._window = max(1, window)
         self._prev: tuple[int, int] | None = None
-        self._floor = 0                 # depth of the last barrier
-        self._seqs: list[int] = []      # segment breakpoints: sequence numbers ...
-        self._depths: list[int] = []    # ... where the prefix-maximum depth grows
+        self._floor = 0                  # depth of the last barrier
+        self._seqs = array("q")          # steps of the prefix-maximum depth: sequence numbers
+        self._depths = array("q")        # ... and the depth reached there
+        self._trimmed = False            # steps before _seqs[0] were dropped
+
+    def _reset(self) -> None:
+        del self._seqs[:]
+        del self._depths[:]
+        self._trimmed = False
 
     def add(self, lc: int, seq: int) -> None:
         self.n += 1
@@ -70,8 +99,7 @@ class _Accumulator:
         prev = self._prev
         new_segment = prev is None or (seq != 0 and prev[1] != 0 and seq <= prev[1])
         if new_segment:
-            self._seqs.clear()
-            self._depths.clear()
+            self._reset()
         if new_segment or prev is None or lc != prev[0]:
             self.windows += 1
         self.barriers += lc == 0
@@ -80,14 +108,32 @@ class _Accumulator:
         if barrier:
             depth = self.span + 1
             self._floor = depth
+            self._reset()                # every step is below the new floor
         else:
             i = bisect.bisect_right(self._seqs, lc)
-            depth = max(self._depths[i - 1] if i else 0, self._floor) + 1
+            if i:
+                prior = self._depths[i - 1]
+            elif self._trimmed:
+                prior = self._depths[0]  # upper bound of a dropped step
+                self.approximate += 1
+            else:
+                prior = 0
+            depth = max(prior, self._floor) + 1
         if seq != 0 and (not self._depths or depth > self._depths[-1]):
             self._seqs.append(seq)
             self._depths.append(depth)
+            if len(self._seqs) > 2 * self._window:
+                drop = len(self._seqs) - self._window - 1
+                del self._seqs[:drop]
+                del self._depths[:drop]
+                self._trimmed = True
         self.span = max(self.span, depth)
         self._prev = (lc, seq)
+
+    @property
+    def steps(self) -> int:
+        """Steps of the prefix maximum held now (at most ``2 * window``)."""
+        return len(self._seqs)
 
     def result(self) -> Parallelism:
         n = self.n
@@ -95,7 +141,8 @@ class _Accumulator:
             transactions=n, distance=dict(sorted(self.distance.items())),
             windows=self.windows, mean_window=n / self.windows if self.windows else 0.0,
             barriers=self.barriers, barrier_share=self.barriers / n if n else 0.0,
-            span=self.span, parallelism=n / self.span if self.span else 0.0)
+            span=self.span, parallelism=n / self.span if self.span else 0.0,
+            approximate=self.approximate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,13 +161,13 @@ class Summary:
     unassigned: int
 
 
-def summarise(results: Iterable[CertResult]) -> Summary:
+def summarise(results: Iterable[CertResult], *, window: int = SPAN_WINDOW) -> Summary:
     """Consume results and compare parallelism before and after.
 
     ``before`` covers every transaction's recorded clock; ``after`` only the
-    transactions that got a computed clock.
+    transactions that got a computed clock. ``window``: see :class:`_Accumulator`.
     """
-    before, after = _Accumulator(), _Accumulator()
+    before, after = _Accumulator(window), _Accumulator(window)
     reasons: Counter[str] = Counter()
     changed = unassigned = 0
     for r in results:

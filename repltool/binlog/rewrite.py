@@ -1,0 +1,301 @@
+"""The event walk of :func:`repltool.binlog.writer.rewrite_log` (whole-file rewrites).
+
+The per-event work is :func:`repltool.binlog.writer.patch_clock`; this module
+walks the file (format-spec §2.5 "Rewriter"). Events that do not change are
+not copied one by one: the walk reads only their 19-byte headers (parsed with
+:func:`~repltool.binlog.writer.parse_header`) and the untouched byte ranges
+between changed events are copied in ``chunk_size`` blocks. With the
+``"mysql"`` encoding and typecode-2 events, which change in place, that is
+the whole file but 16 + 4 bytes per GTID event.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from collections.abc import Iterator, Mapping
+from typing import BinaryIO
+
+from ..errors import (
+    ChecksumMismatch, EncryptedLog, InputError, MalformedEvent, NoFormatDescription, NotABinlog,
+    UsageError,
+)
+from ..positions import Position
+from .constants import (
+    BINLOG_MAGIC, CHECKSUM_LEN, ENCRYPTED_MAGIC, HEADER_LEN, ChecksumAlg, EventFlag, EventType,
+    type_name,
+)
+from .decode import DecodeContext, decode_fde
+from .events import parse_version
+from .writer import (
+    _NO_STRUCTS, _TAGGED, _UNTAGGED, MAX_FDE_SIZE, MAX_GTID_EVENT_SIZE, Header, RewriteReport,
+    _crc_ok, delta16_encodable, parse_header, patch_clock, set_log_pos,
+)
+
+
+class Source:
+    """Reads from the source file, with its path for error positions.
+
+    ``fh`` walks the events (headers, and the bodies that change); ranges are
+    copied with ``os.pread``, which leaves ``fh``'s position alone.
+    """
+
+    def __init__(self, fh: BinaryIO, path: str, size: int) -> None:
+        self.fh, self.path, self.size = fh, path, size
+        self.fd = fh.fileno()
+
+    def _shrank(self, at: int) -> InputError:
+        return InputError(f"{self.path}: file shrank while being rewritten",
+                          pos=Position(self.path, at))
+
+    def read(self, n: int, at: int) -> bytes:
+        """The next ``n`` bytes of the walk (``at``: their offset, for errors)."""
+        data = self.fh.read(n)
+        if len(data) != n:
+            raise self._shrank(at)
+        return data
+
+    def pread(self, n: int, at: int) -> bytes:
+        data = os.pread(self.fd, n, at)
+        if len(data) != n:
+            raise self._shrank(at)
+        return data
+
+
+class Clocks:
+    """The new clocks in offset order, taken as the walk reaches each event."""
+
+    def __init__(self, clocks: Mapping[int, tuple[int, int]]) -> None:
+        items = clocks.items()
+        self._items: Iterator[tuple[int, tuple[int, int]]] = iter(
+            items if getattr(clocks, "sorted_by_offset", False) else sorted(items))
+        self._next = next(self._items, None)
+        self._skipped: list[int] = []     # offsets the walk stepped over (first few)
+
+    def take(self, offset: int) -> tuple[int, int] | None:
+        """The clock for the event at ``offset``, if one was given."""
+        nxt = self._next
+        while nxt is not None and nxt[0] < offset:
+            if len(self._skipped) < 5:
+                self._skipped.append(nxt[0])
+            nxt = self._next = next(self._items, None)
+        if nxt is None or nxt[0] != offset:
+            return None
+        self._next = next(self._items, None)
+        return nxt[1]
+
+    def left(self) -> list[int]:
+        """Up to five offsets that matched no event (after the walk)."""
+        out = list(self._skipped)
+        while self._next is not None and len(out) < 5:
+            out.append(self._next[0])
+            self._next = next(self._items, None)
+        return out
+
+
+class Rewriter:
+    """The event walk of :func:`rewrite_log` (format-spec §2.5).
+
+    ``done`` is the source offset up to which the output is written: an event
+    that changes first flushes the untouched range before it.
+    """
+
+    def __init__(self, src: Source, out: BinaryIO, clocks: Clocks, encoding: str,
+                 relay_log: bool | None, chunk: int, dst: str, reference: bool) -> None:
+        self.src, self.out, self.clocks, self.encoding = src, out, clocks, encoding
+        self.relay_log, self.chunk, self.dst = relay_log, chunk, dst
+        self.reference = reference
+        self.crc_on = False
+        self.seen_fde = False
+        self.delta = 0
+        self.done = 0
+        self.events = self.rewritten = self.updated = self.stale = self.fallbacks = 0
+        self.odd = 0                      # shifted although log_pos != end offset
+        self.warnings: list[str] = []
+
+    def _header(self, raw: bytes) -> Header:
+        if self.reference:
+            from . import structs as S
+            return Header(**{k: v for k, v in S.common_header.parse(raw).items()
+                             if not k.startswith("_")})
+        return parse_header(raw)
+
+    def run(self) -> RewriteReport:
+        src = self.src
+        magic = src.fh.read(4)
+        if magic != BINLOG_MAGIC:
+            where = Position(src.path, 0)
+            if magic == ENCRYPTED_MAGIC:
+                raise EncryptedLog("encrypted binlog: cannot rewrite it", pos=where)
+            raise NotABinlog(f"not a binlog: magic is {magic.hex(' ')}", pos=where)
+        p = 4
+        while p < src.size:
+            if src.size - p < HEADER_LEN:
+                self._tail(p)
+                break
+            raw_header = src.read(HEADER_LEN, p)
+            h = self._header(raw_header)
+            pos = Position(src.path, p)
+            if h.event_size < HEADER_LEN:
+                raise MalformedEvent(f"event_size {h.event_size} is smaller than the header",
+                                     pos=pos, event_type=type_name(h.type_code))
+            if h.event_size > src.size - p:
+                self._tail(p)
+                break
+            self.events += 1
+            self._event(p, pos, raw_header, h)
+            p += h.event_size
+        self._flush(src.size)
+        left = self.clocks.left()
+        if left:
+            missing = ", ".join(str(o) for o in sorted(left))
+            raise UsageError(f"no GTID event at offset(s) {missing} of {src.path}")
+        relay = bool(self.relay_log)
+        if self.odd:
+            self.warnings.append(
+                f"{self.odd} event(s) whose log_pos was not their end offset were shifted anyway; "
+                "if this is a relay log (MySQL 5.0 did not flag them), pass relay_log=True")
+        if relay and self.stale:
+            self.warnings.append(
+                f"relay log: {self.stale} event(s) after a size change keep their log_pos (source "
+                "coordinates); relay-log positions recorded elsewhere are now stale")
+        return RewriteReport(src.path, self.dst, relay, self.events, self.rewritten,
+                             self.updated, self.delta, self.stale, self.fallbacks,
+                             tuple(self.warnings))
+
+    def _flush(self, upto: int) -> None:
+        """Copy the untouched source bytes ``[done, upto)`` in ``chunk`` blocks."""
+        at = self.done
+        while at < upto:
+            piece = self.src.pread(min(upto - at, self.chunk), at)
+            self.out.write(piece)
+            at += len(piece)
+        self.done = max(self.done, upto)
+
+    def _replace(self, p: int, size: int, new: bytes) -> None:
+        """The event ``[p, p + size)`` is written as ``new``."""
+        self._flush(p)
+        self.out.write(new)
+        self.done = p + size
+
+    def _tail(self, p: int) -> None:
+        left = self.src.size - p
+        self.warnings.append(f"{self.src.path}:{p}: log ends mid-event; {left} trailing byte(s) "
+                             "copied verbatim")
+
+    def _event(self, p: int, pos: Position, raw_header: bytes, h: Header) -> None:
+        tc, size = h.type_code, h.event_size
+        if tc == EventType.FORMAT_DESCRIPTION_EVENT:
+            self._fde(p, pos, raw_header + self._small(size, pos, tc, MAX_FDE_SIZE))
+            return
+        if not self.seen_fde:
+            if tc != EventType.START_EVENT_V3:
+                raise NoFormatDescription("no Format_description_event before this event",
+                                          pos=pos, event_type=type_name(tc))
+            self.seen_fde = True          # binlog v3: no checksums
+            self.relay_log = bool(self.relay_log)
+        if tc == EventType.START_ENCRYPTION_EVENT:
+            raise EncryptedLog("MariaDB encrypted binlog: the events after this one cannot be "
+                               "walked", pos=pos, event_type=type_name(tc))
+        clock = self.clocks.take(p)
+        if clock is not None:
+            if tc not in _UNTAGGED and tc != _TAGGED:
+                raise UsageError(f"offset {p} is a {type_name(tc)}, not a GTID event", pos=pos)
+            self._gtid(p, pos, raw_header + self._small(size, pos, tc, MAX_GTID_EVENT_SIZE),
+                       clock)
+            return
+        self._shifted_copy(p, pos, raw_header, h)
+
+    def _small(self, size: int, pos: Position, tc: int, limit: int) -> bytes:
+        if size > limit:
+            raise MalformedEvent(f"event_size {size} is implausible for this type", pos=pos,
+                                 event_type=type_name(tc))
+        return self.src.read(size - HEADER_LEN, pos.offset)
+
+    def _fde(self, p: int, pos: Position, raw: bytes) -> None:
+        version = parse_version(raw[HEADER_LEN + 2:HEADER_LEN + 52].split(b"\x00", 1)[0]
+                                .decode("ascii", "replace"))
+        has_crc = version >= (5, 6, 1)
+        body = raw[HEADER_LEN:len(raw) - (CHECKSUM_LEN if has_crc else 0)]
+        fde = decode_fde(body, DecodeContext(_NO_STRUCTS, pos, EventType.FORMAT_DESCRIPTION_EVENT))
+        flags = int.from_bytes(raw[17:19], "little")
+        if not self.seen_fde and self.relay_log is None:
+            self.relay_log = bool(flags & EventFlag.RELAY_LOG)
+        self.seen_fde = True
+        self.crc_on = fde.checksum_alg == ChecksumAlg.CRC32
+        log_pos = int.from_bytes(raw[13:17], "little")
+        if self._shifts(log_pos, p + len(raw)):
+            if has_crc and not _crc_ok(raw, fde=True):
+                raise ChecksumMismatch("stored CRC32 is wrong; refusing to rewrite this event",
+                                       pos=pos, event_type=type_name(15))
+            self._replace(p, len(raw), set_log_pos(raw, log_pos + self.delta, crc=has_crc))
+
+    def _shifts(self, log_pos: int, end: int, own_delta: int = 0) -> bool:
+        """Whether an event's log_pos moves by the cumulative delta (binlog, non-zero log_pos).
+
+        In a relay log the event is counted as stale instead.
+        """
+        if not log_pos or not (self.delta or own_delta):
+            return False
+        if self.relay_log:
+            self.stale += 1
+            return False
+        if not self.delta:
+            return False
+        self.odd += log_pos != end
+        self.updated += 1
+        return True
+
+    def _gtid(self, p: int, pos: Position, raw: bytes, clock: tuple[int, int]) -> None:
+        lc, sn = clock
+        relay = bool(self.relay_log)
+        new, delta = patch_clock(raw, lc, sn, encoding=self.encoding, crc=self.crc_on,
+                                 relay_log=relay, pos=pos, reference=self.reference)
+        if new != raw:
+            self.rewritten += 1
+        if self.encoding == "delta16" and raw[4] in _UNTAGGED and not delta16_encodable(lc, sn):
+            self.fallbacks += 1
+        if self._shifts(int.from_bytes(raw[13:17], "little"), p + len(raw), delta):
+            new = set_log_pos(new, int.from_bytes(new[13:17], "little") + self.delta,
+                              crc=self.crc_on)
+        self.delta += delta
+        if new is not raw:
+            self._replace(p, len(raw), new)
+
+    def _shifted_copy(self, p: int, pos: Position, raw_header: bytes, h: Header) -> None:
+        size, log_pos = h.event_size, h.log_pos
+        body_len = size - HEADER_LEN
+        if not self._shifts(log_pos, p + size):
+            self.src.fh.seek(body_len, os.SEEK_CUR)      # left in the range to copy
+            return
+        new_header = h._replace(log_pos=log_pos + self.delta).build()
+        self._flush(p)
+        self.done = p + size
+        self.out.write(new_header)
+        if not self.crc_on:
+            self._copy(body_len, p + HEADER_LEN, None)
+            return
+        if body_len < CHECKSUM_LEN:
+            raise MalformedEvent(f"event_size {size} leaves no room for the CRC32", pos=pos,
+                                 event_type=type_name(h.type_code))
+        old_crc, new_crc = self._copy(body_len - CHECKSUM_LEN, p + HEADER_LEN,
+                                      (zlib.crc32(raw_header), zlib.crc32(new_header)))
+        stored = int.from_bytes(self.src.read(CHECKSUM_LEN, p), "little")
+        if stored != old_crc:
+            raise ChecksumMismatch(
+                f"stored CRC32 0x{stored:08x} is wrong (computed 0x{old_crc:08x}); refusing to "
+                "rewrite this event", pos=pos, event_type=type_name(h.type_code))
+        self.out.write(new_crc.to_bytes(4, "little"))
+
+    def _copy(self, n: int, at: int, crcs: tuple[int, int] | None) -> tuple[int, int]:
+        """Stream ``n`` bytes of the walk to the output, updating (old, new) running CRCs."""
+        old, new = crcs or (0, 0)
+        while n:
+            piece = self.src.read(min(n, self.chunk), at)
+            if crcs is not None:
+                old = zlib.crc32(piece, old)
+                new = zlib.crc32(piece, new)
+            self.out.write(piece)
+            n -= len(piece)
+            at += len(piece)
+        return old, new
