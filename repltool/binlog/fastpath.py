@@ -369,6 +369,12 @@ class _Scan:
         self.table_names: dict[int, str] = {}
         self.tm_cache: dict[bytes, tuple[int, str] | None] = {}
         self.g: list | None = None  # type: ignore[type-arg]
+        #: ``hook(type_code, body bytes, path, offset)`` sees every Table_map and Rows
+        #: event in log order, before the transaction holding it is yielded
+        #: (:func:`repltool.writeset.fused.read_writesets`); ``structs`` is the
+        #: current file's :class:`~repltool.binlog.structs.BinlogStructs` by then.
+        self.hook = None
+        self.structs = None
 
     def new_group(self, pos, ts: int, sid: int, gb,  # type: ignore[no-untyped-def]
                   has_gtid: bool) -> list:  # type: ignore[type-arg]
@@ -446,6 +452,7 @@ class _Scan:
         tcount = [0] * 256
         tbytes = [0] * 256
         light = self.light
+        hook = self.hook
         plain = _plain_gtid
         order: list[int] = []
         rows_types = _ROWS_V2
@@ -514,6 +521,8 @@ class _Scan:
                         name = table_names.get(lo | hi << 32, "?")
                         rows = g[_ROWSD]
                         rows[name] = rows.get(name, 0) + 1
+                        if hook is not None:
+                            hook(tc, buf[off + 19:body_end], path, r_p)
                         off = end
                         continue
                     if tc == _TMAP and g is not None:
@@ -527,6 +536,8 @@ class _Scan:
                             if hit is not None:
                                 table_names[hit[0]] = hit[1]
                                 g[_TABLES][hit[1]] = None
+                            if hook is not None:
+                                hook(tc, buf[off + 19:body_end], path, r_p)
                             off = end
                             continue
                     if r_cnt:
@@ -542,7 +553,7 @@ class _Scan:
                             _first_event(fi, raw, 0, tc, p, size)
                             first = False
                         fde, crc = _handle_fde(fi, raw, pos, self.opts)
-                        structs = structs_for(fde)
+                        structs = self.structs = structs_for(fde)
                         if (fde.binlog_version != 4 or structs.lenient
                                 or structs.opaque & SCAN_TYPES):
                             raise FastPathUnsupported("non-standard FDE")
@@ -563,6 +574,8 @@ class _Scan:
                     data = buf[off + 19:body_end]
                     off = end
                     if tc == _TMAP:
+                        if hook is not None:
+                            hook(tc, data, path, p)
                         hit = tm_cache.get(data, _MISS)
                         if hit is _MISS:
                             pos = new_pos(Position, (path, p, None))
@@ -606,6 +619,8 @@ class _Scan:
                     g[_SIZE] += size
                     g[_END] = p + size
                     if tc in rows_types:
+                        if hook is not None:
+                            hook(tc, data, path, p)
                         lo, hi = tid_of(buf, off - size + 19)
                         name = table_names.get(lo | hi << 32, "?")
                         g[_ROWSD][name] = g[_ROWSD].get(name, 0) + 1

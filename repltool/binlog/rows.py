@@ -248,6 +248,7 @@ def _vector(b: bytes) -> tuple[float, ...]:
 def _unsupported(why: str) -> Decoder:
     def dec(d: bytes, p: int) -> tuple[Any, int]:
         raise BadValue(why)
+    dec.unsupported = True  # type: ignore[attr-defined]  # row walkers call it (rowwalk)
     return dec
 
 

@@ -18,6 +18,7 @@ the server itself recorded. :func:`result_row` is the ``--format jsonl`` row.
 from __future__ import annotations
 
 import inspect
+import itertools
 import os
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -79,12 +80,6 @@ class CertifyRun:
         self.truncated_skipped = 0
         self.warnings: list[str] = []
         self.extractor = writeset_extractor() if use_writesets else None
-        self._transactions = read_transactions(
-            self.paths, _read_options(verify_checksum, self.extractor is not None),
-            keep_events=True)
-        self._first = next(self._transactions, None)
-        self.relay_log = self._first is not None and self._first.relay_log
-        self.mode = Mode(mode) if mode is not None else default_mode(self._first)
         if use_writesets and self.extractor is None:
             self.warnings.append("write-set extraction (repltool.writeset.iter_writesets) is "
                                  "not available: rows count as written to tables without key")
@@ -96,6 +91,23 @@ class CertifyRun:
         if schema_paths and self.extractor is not None:
             from ..writeset import load_schema  # type: ignore[attr-defined]
             self.schema = load_schema([os.fspath(p) for p in schema_paths])
+        # The fused reader (repltool.writeset.read_writesets: the same pairs, its
+        # transactions without events) unless a subclass reads the pairs itself
+        # (explain's runs look at the events of DDL transactions).
+        self._fused: Iterator[tuple[Transaction, Any]] | None = None
+        reader = _fused_reader() if type(self)._pairs is CertifyRun._pairs else None
+        if reader is not None and self.extractor is writeset_extractor():
+            self._fused = reader(self.paths, self.schema, verify_checksum=verify_checksum,
+                                 history_size=self.options.history_size)
+            self._first_pair = next(self._fused, None)
+            self._first = self._first_pair[0] if self._first_pair is not None else None
+        else:
+            self._transactions = read_transactions(
+                self.paths, _read_options(verify_checksum, self.extractor is not None),
+                keep_events=True)
+            self._first = next(self._transactions, None)
+        self.relay_log = self._first is not None and self._first.relay_log
+        self.mode = Mode(mode) if mode is not None else default_mode(self._first)
 
     # ---- the stream ----
 
@@ -105,6 +117,8 @@ class CertifyRun:
             yield from self._transactions
 
     def _pairs(self) -> Iterator[tuple[Transaction, WritesetLike | None]]:
+        if self._fused is not None:
+            return self._fused_pairs(self._fused)
         transactions = self._counting(self._all_transactions())
         if self.extractor is None:
             return ((t, None) for t in transactions)
@@ -113,6 +127,14 @@ class CertifyRun:
         if any(p.name == "history_size" or p.kind is p.VAR_KEYWORD for p in params):
             kwargs["history_size"] = self.options.history_size
         return self.extractor(transactions, self.schema, **kwargs)
+
+    def _fused_pairs(self, rest: Iterator[tuple[Transaction, Any]]
+                     ) -> Iterator[tuple[Transaction, WritesetLike | None]]:
+        if self._first_pair is None:
+            return
+        for trx, ws in itertools.chain((self._first_pair,), rest):
+            self.truncated_skipped += trx.truncated
+            yield trx, ws
 
     def _counting(self, transactions: Iterable[Transaction]) -> Iterator[Transaction]:
         for t in transactions:
@@ -133,6 +155,15 @@ class CertifyRun:
 
         for result in certify(feed(), self.mode, self.options):
             yield Certified(pending.popleft(), result)
+
+
+def _fused_reader() -> Callable[..., Iterator[tuple[Any, Any]]] | None:
+    """``repltool.writeset.read_writesets`` if that package provides it, else None."""
+    try:
+        from .. import writeset
+    except ImportError:         # pragma: no cover - the package is part of repltool
+        return None
+    return getattr(writeset, "read_writesets", None)
 
 
 def _read_options(verify_checksum: bool, writesets: bool) -> ReadOptions:

@@ -10,6 +10,10 @@ Public API::
     for trx, ws in iter_writesets(trxs, schema):
         print(trx.gtid, ws.hashes, ws.missing_key_tables, ws.fk_parent_tables)
 
+    # the same pairs, several times faster (transactions without their events):
+    for trx, ws in read_writesets(paths, schema):
+        ...
+
 Rules: format-spec §6b and gotchas 13-16 (see :mod:`repltool.writeset.extract`);
 string keys are canonicalised conservatively per collation
 (:mod:`repltool.writeset.collation`), the other types use MySQL's sort-key
@@ -23,6 +27,7 @@ from .extract import (
     READ_OPTIONS, WritesetExtractor, iter_writesets, key_string, writeset_of, writeset_record,
     xxh64,
 )
+from .fused import read_writesets
 from .model import (
     SchemaError, SchemaMismatch, SchemaWarning, TrxWriteset, WriteKey, WritesetError,
     WritesetWarning, jsonable,
@@ -34,7 +39,7 @@ from .schema import (
 
 __all__ = [
     "WriteKey", "TrxWriteset", "writeset_of", "iter_writesets", "WritesetExtractor", "writeset_record",
-    "READ_OPTIONS", "load_schema", "parse_schema", "Schema", "TableSchema", "ColumnSchema",
+    "READ_OPTIONS", "read_writesets", "load_schema", "parse_schema", "Schema", "TableSchema", "ColumnSchema",
     "IndexSchema", "KeyPart", "ForeignKeySchema", "key_string", "xxh64", "jsonable",
     "Collation", "canonical_text", "collation_by_id", "collation_by_name",
     "WritesetError", "WritesetWarning", "SchemaError", "SchemaMismatch", "SchemaWarning",

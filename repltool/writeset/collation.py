@@ -150,12 +150,40 @@ def canonical_text(text: str, coll: Collation, *, fixed_char: bool = False) -> s
 
     ``fixed_char``: the column is ``CHAR(n)`` (trailing spaces are padding).
 
+    Pure-ASCII text (most keys) takes a short path: ASCII is its own NFD and
+    NFKD, has no combining marks and nothing :data:`_AI_FOLD` or the
+    tailorings touch, and ``casefold`` of ASCII is ``lower``; so only case,
+    control characters, 'ss' (unknown collations) and trailing spaces remain.
+    Other text is canonicalised by :func:`_canonical_unicode`, whose results
+    are cached (bounded).  ``tests/writeset/test_collation_fast.py`` holds both
+    paths to the general one on generated text.
+
     Example::
 
         >>> g = collation_by_name("utf8mb4_general_ci")
         >>> canonical_text("Ábc  ", g) == canonical_text("abc", g)
         True
     """
+    if not text.isascii():
+        return _canonical_unicode(text, coll, fixed_char)
+    if coll.case_insensitive:
+        text = text.lower()
+    if coll.accent_insensitive and not text.isprintable():
+        text = _drop_ignorables(text)       # ASCII controls are category Cc
+    if coll.name is None:
+        text = text.replace("ss", "s")
+    if coll.pad_space or fixed_char:
+        text = text.rstrip(" ")
+    return text
+
+
+@lru_cache(maxsize=8192)
+def _canonical_unicode(text: str, coll: Collation, fixed_char: bool) -> str:
+    return canonical_text_general(text, coll, fixed_char=fixed_char)
+
+
+def canonical_text_general(text: str, coll: Collation, *, fixed_char: bool = False) -> str:
+    """:func:`canonical_text` without its short path and cache (the definition)."""
     if coll.general and any(ord(ch) > 0xFFFF for ch in text):
         text = "".join("\ufffd" if ord(ch) > 0xFFFF else ch for ch in text)
     insensitive = coll.case_insensitive or coll.accent_insensitive

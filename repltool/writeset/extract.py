@@ -31,8 +31,8 @@ then keeps the commit-order parent).
 
 from __future__ import annotations
 
+import struct
 import warnings
-from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 import xxhash
@@ -41,86 +41,44 @@ from ..binlog import ReadOptions, Transaction
 from ..binlog.coltypes import ColumnDef, TableDef, decode_table_map
 from ..binlog.constants import ROWS_TYPES, EventType
 from ..binlog.events import RowsBody, TableMapBody
-from ..binlog.rows import iter_row_changes
+from ..binlog.rows import BadValue, iter_row_changes
 from ..binlog.transactions import GROUPING_TYPES
 from ..positions import Position
 from .collation import Collation, collation_by_id, collation_by_name
 from .model import (
     SchemaMismatch, SchemaWarning, TrxWriteset, WriteKey, WritesetError, WritesetWarning,
 )
+from .fastkeys import TableKeys
+from .plan import Fk, Key, Part, Plan, add_image, key_string
 from .schema import Schema, TableSchema
-from .sortkey import SortKey, sort_key_builder
+from .sortkey import sort_key_builder
 
 __all__ = ["writeset_of", "iter_writesets", "WritesetExtractor", "READ_OPTIONS",
            "key_string", "xxh64", "writeset_record"]
 
-SEP = "½".encode("utf-8")           # b"\xc2\xbd"
 NO_FOREIGN_KEY_CHECKS_F = 0x2
 
 #: What the reader must decode for writesets (plus the grouping types).
 READ_OPTIONS = ReadOptions(types=frozenset(
     {*GROUPING_TYPES, int(EventType.TABLE_MAP_EVENT), *(int(t) for t in ROWS_TYPES)}))
 
-_xxh64 = xxhash.xxh64_intdigest
-
 
 def xxh64(data: bytes) -> int:
     """XXH64 with seed 0, as ``MY_XXH64(data, len, 0)``."""
-    return _xxh64(data)
+    return xxhash.xxh64_intdigest(data)
 
 
-def key_string(index: str, db: str, table: str, sort_keys: Iterable[bytes]) -> bytes:
-    """The writeset key string for one index entry.
+class Acc:
+    """What one transaction's Rows events have added so far (see :meth:`WritesetExtractor.rows`)."""
 
-    Example (format-spec §8, ``BINARY(1)`` key '1')::
+    __slots__ = ("keys", "missing", "parents", "rows", "no_fk")
 
-        >>> key_string("PRIMARY", "test", "t1", [b"1"]).decode()
-        'PRIMARY½test½4t1½21½1'
-    """
-    d, t = db.encode("utf-8"), table.encode("utf-8")
-    parts = [index.encode("utf-8"), SEP, d, SEP, str(len(d)).encode(), t, SEP, str(len(t)).encode()]
-    for sk in sort_keys:
-        parts += [sk, SEP, str(len(sk)).encode()]
-    return b"".join(parts)
-
-
-# ---- per-table plans ----
-
-@dataclass(frozen=True, slots=True)
-class _Part:
-    column: int
-    sort_key: SortKey
-    full_key: SortKey | None        # prefix part: the whole-column sort key (old format hash)
-
-
-@dataclass(frozen=True, slots=True)
-class _Key:
-    name: str
-    parts: tuple[_Part, ...]
-    prefix: bytes                   # index½db½len table½len
-
-    @property
-    def has_prefix(self) -> bool:
-        return any(p.full_key is not None for p in self.parts)
-
-
-@dataclass(frozen=True, slots=True)
-class _Fk:
-    column: int
-    sort_key: SortKey
-    prefix: bytes                   # parent_constraint½parent_db½len parent_table½len
-    db: str
-    table: str
-    index: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    name: str                       # db.table
-    keys: tuple[_Key, ...]          # empty: no usable key
-    fks: tuple[_Fk, ...]
-    fk_parent: bool
-    usable: bool
+    def __init__(self) -> None:
+        self.keys: list[WriteKey] = []
+        self.missing: dict[str, None] = {}
+        self.parents: dict[str, None] = {}
+        self.rows = 0
+        self.no_fk = False
 
 
 class WritesetExtractor:
@@ -131,79 +89,107 @@ class WritesetExtractor:
     :param history_size: MySQL's ``binlog_transaction_dependency_history_size``.
     :param table_maps: ``table_id -> TableDef``, updated in place.
     :param strict: raise :class:`SchemaMismatch` instead of warning.
+    :param key_only: decode only the key columns of each row image
+        (:mod:`repltool.writeset.fastkeys`; same writesets and errors, several
+        times faster); ``False``: decode every column (the general path).
     """
 
     def __init__(self, schema: Schema | None = None, *, history_size: int = 25000,
-                 table_maps: dict[int, TableDef] | None = None, strict: bool = False) -> None:
+                 table_maps: dict[int, TableDef] | None = None, strict: bool = False,
+                 key_only: bool = True) -> None:
         self.schema = schema
+        self.key_only = key_only
+        #: Rows events the key-only walk handed to the general decoder
+        self.fallbacks = 0
+        self._fast_keys: dict[int, TableKeys] = {}
+        self._entry_caches: dict[Any, Any] = {}
+        self._parts: dict[tuple[ColumnDef, Any, int], Part] = {}
         self.history_size = history_size
         self.table_maps: dict[int, TableDef] = table_maps if table_maps is not None else {}
         self.strict = strict
-        self._plans: dict[int, tuple[TableDef, _Plan]] = {}
+        self._plans: dict[int, tuple[TableDef, Plan]] = {}
         self._warned: set[Any] = schema._warned if schema is not None else set()
 
     # ---- transactions ----
 
     def writeset(self, trx: Transaction) -> TrxWriteset:
         """The writeset of one transaction (read with ``keep_events=True``)."""
-        keys: list[WriteKey] = []
-        missing: dict[str, None] = {}
-        parents: dict[str, None] = {}
-        rows = 0
-        no_fk = False
+        acc = Acc()
         for ev in trx.events:
             body = ev.body
             if isinstance(body, TableMapBody):
-                self.table_maps[body.table_id] = decode_table_map(body, pos=ev.pos)
-                continue
-            if ev.type_code not in _ROWS:
-                continue
-            if body is None:
-                raise WritesetError("rows event body not decoded: read the log with "
-                                    "repltool.writeset.READ_OPTIONS", pos=ev.pos)
-            table_id = getattr(body, "table_id", None)
-            if table_id is None and len(ev.raw) >= 25:
-                table_id = int.from_bytes(ev.raw[19:25], "little")
-            td = self.table_maps.get(table_id) if table_id is not None else None
-            if td is None or not isinstance(body, RowsBody):
-                # A relay file read alone that starts in the middle of a group, or
-                # 5.1 pre-GA rows (20-22): the rows cannot be keyed.  Safe fallback:
-                # the table counts as missing a key (commit-order parent kept).
-                what = f"{td.db}.{td.table}" if td is not None else f"table_id:{table_id}"
-                missing[what] = None
-                rows += 1
-                self._mismatch(("undecodable", what, ev.type_code), (
-                    f"rows of {what} cannot be keyed ("
-                    + ("no Table_map before them: read the logs that precede this one too"
-                       if td is None else f"event type {ev.type_code} is not decoded")
-                    + "); counted as a table without a usable key"), ev.pos, error=False,
-                    category=WritesetWarning)
-                continue
-            plan = self._plan(td, ev.pos)
-            skip_fk = bool(body.flags & NO_FOREIGN_KEY_CHECKS_F)
-            no_fk = no_fk or skip_fk
-            if plan.fk_parent:
-                parents[plan.name] = None
-            if not plan.usable:
-                missing[plan.name] = None
-                for _ in iter_row_changes(td, body, ev.type_code, pos=ev.pos):
-                    rows += 1
-                continue
-            db, table = td.db, td.table
-            for change in iter_row_changes(td, body, ev.type_code, pos=ev.pos):
-                rows += 1
-                for img in (change.after, change.before):
-                    if img is not None:
-                        _add_image(plan, img.values, img.raw, img.nulls, db, table,
-                                   None if skip_fk else plan.fks, keys)
+                self.table_map(body, ev.pos)
+            elif ev.type_code in _ROWS:
+                if body is None:
+                    raise WritesetError("rows event body not decoded: read the log with "
+                                        "repltool.writeset.READ_OPTIONS", pos=ev.pos)
+                table_id = getattr(body, "table_id", None)
+                if table_id is None and len(ev.raw) >= 25:
+                    table_id = int.from_bytes(ev.raw[19:25], "little")
+                self.rows(ev.type_code, body, table_id, ev.pos, acc)
+        return self.result(acc, trx.kind)
+
+    def table_map(self, body: TableMapBody, pos: Position | None) -> None:
+        """Remember a Table_map (its table id now means this table)."""
+        self.table_maps[body.table_id] = decode_table_map(body, pos=pos)
+
+    def result(self, acc: Acc, kind: str) -> TrxWriteset:
+        """The writeset of a transaction of ``kind`` whose Rows events went to ``acc``."""
         return TrxWriteset(
-            keys=tuple(keys), ddl=trx.kind == "ddl", empty=rows == 0,
-            missing_key_tables=tuple(missing), fk_parent_tables=tuple(parents),
-            limit_reached=len(keys) > self.history_size, no_fk_checks=no_fk)
+            keys=tuple(acc.keys), ddl=kind == "ddl", empty=acc.rows == 0,
+            missing_key_tables=tuple(acc.missing), fk_parent_tables=tuple(acc.parents),
+            limit_reached=len(acc.keys) > self.history_size, no_fk_checks=acc.no_fk)
+
+    def rows(self, type_code: int, body: Any, table_id: int | None, pos: Position | None,
+             acc: Acc) -> None:
+        """Add one Rows event's keys to ``acc``."""
+        td = self.table_maps.get(table_id) if table_id is not None else None
+        if td is None or not isinstance(body, RowsBody):
+            # A relay file read alone that starts in the middle of a group, or
+            # 5.1 pre-GA rows (20-22): the rows cannot be keyed.  Safe fallback:
+            # the table counts as missing a key (commit-order parent kept).
+            what = f"{td.db}.{td.table}" if td is not None else f"table_id:{table_id}"
+            acc.missing[what] = None
+            acc.rows += 1
+            self._mismatch(("undecodable", what, type_code), (
+                f"rows of {what} cannot be keyed ("
+                + ("no Table_map before them: read the logs that precede this one too"
+                   if td is None else f"event type {type_code} is not decoded")
+                + "); counted as a table without a usable key"), pos, error=False,
+                category=WritesetWarning)
+            return
+        if self.key_only:
+            fast = self._fast_keys.get(id(td))
+            if fast is None or fast.td is not td:
+                fast = self._fast_keys[id(td)] = TableKeys(self._plan(td, pos), td,
+                                                                 self._entry_caches)
+            plan = fast.plan
+        else:
+            plan = self._plan(td, pos)
+        skip_fk = book(plan, body.flags, acc)
+        if self.key_only:
+            n = len(acc.keys)
+            try:
+                acc.rows += fast.event(body, type_code, skip_fk, acc.keys)
+                return
+            except _FAST_ERRORS:
+                self.fallbacks += 1
+                del acc.keys[n:]        # the general decoder below gives the exact outcome
+        if not plan.usable:
+            for _ in iter_row_changes(td, body, type_code, pos=pos):
+                acc.rows += 1
+            return
+        db, table = td.db, td.table
+        fks = None if skip_fk else plan.fks
+        for change in iter_row_changes(td, body, type_code, pos=pos):
+            acc.rows += 1
+            for img in (change.after, change.before):
+                if img is not None:
+                    add_image(plan, img.values, img.raw, db, table, fks, acc.keys)
 
     # ---- plans ----
 
-    def _plan(self, td: TableDef, pos: Position | None) -> _Plan:
+    def _plan(self, td: TableDef, pos: Position | None) -> Plan:
         hit = self._plans.get(id(td))
         if hit is not None and hit[0] is td:
             return hit[1]
@@ -211,7 +197,7 @@ class WritesetExtractor:
         self._plans[id(td)] = (td, plan)
         return plan
 
-    def _build_plan(self, td: TableDef, pos: Position | None) -> _Plan:
+    def _build_plan(self, td: TableDef, pos: Position | None) -> Plan:
         name = f"{td.db}.{td.table}"
         ts = self.schema.table(td.db, td.table) if self.schema is not None else None
         if self.schema is not None and ts is None:
@@ -224,22 +210,22 @@ class WritesetExtractor:
         fk_parent = self.schema is not None and self.schema.is_fk_parent(td.db, td.table)
         return self._table_map_plan(td, fk_parent)
 
-    def _table_map_plan(self, td: TableDef, fk_parent: bool) -> _Plan:
+    def _table_map_plan(self, td: TableDef, fk_parent: bool) -> Plan:
         name = f"{td.db}.{td.table}"
         if not td.primary_key:
-            return _Plan(name, (), (), fk_parent, False)
+            return Plan(name, (), (), fk_parent, False)
         parts = tuple(self._part(td.columns[i], None, prefix) for i, prefix in td.primary_key)
-        key = _Key("PRIMARY", parts, key_string("PRIMARY", td.db, td.table, ()))
-        return _Plan(name, (key,), (), fk_parent, True)
+        key = Key("PRIMARY", parts, key_string("PRIMARY", td.db, td.table, ()))
+        return Plan(name, (key,), (), fk_parent, True)
 
-    def _schema_plan(self, td: TableDef, ts: TableSchema, pos: Position | None) -> _Plan | None:
+    def _schema_plan(self, td: TableDef, ts: TableSchema, pos: Position | None) -> Plan | None:
         name = f"{td.db}.{td.table}"
         mapping = self._column_map(td, ts, pos)
         if mapping is None:
             return None
         fk_parent = self.schema is not None and self.schema.is_fk_parent(td.db, td.table)
         if ts.primary_key is None:
-            return _Plan(name, (), (), fk_parent, False)
+            return Plan(name, (), (), fk_parent, False)
         keys = []
         for ix in ts.unique_keys:
             if ix.functional or any(p.column is None or p.column.lower() not in mapping
@@ -250,10 +236,10 @@ class WritesetExtractor:
                                f"{name}: unique key {ix.name} covers an expression or a "
                                "column the log does not carry; the table is treated as "
                                "having no usable key", pos, error=False)
-                return _Plan(name, (), (), fk_parent, False)
+                return Plan(name, (), (), fk_parent, False)
             parts = tuple(self._part(td.columns[mapping[p.column.lower()]],
                                      ts.column(p.column), p.prefix) for p in ix.parts if p.column)
-            keys.append(_Key(ix.name, parts, key_string(ix.name, td.db, td.table, ())))
+            keys.append(Key(ix.name, parts, key_string(ix.name, td.db, td.table, ())))
         fks = []
         fk_cols: dict[int, tuple[Any, ...]] = {}
         for fk in ts.foreign_keys:
@@ -267,8 +253,8 @@ class WritesetExtractor:
                     fk_cols[i] = (prefix, db, fk.ref_table, fk.ref_index, ts.column(c))
         for i in sorted(fk_cols):
             prefix, db, rt, ri, sc = fk_cols[i]
-            fks.append(_Fk(i, self._part(td.columns[i], sc, 0).sort_key, prefix, db, rt, ri))
-        return _Plan(name, tuple(keys), tuple(fks), fk_parent, True)
+            fks.append(Fk(i, self._part(td.columns[i], sc, 0).sort_key, prefix, db, rt, ri))
+        return Plan(name, tuple(keys), tuple(fks), fk_parent, True)
 
     def _column_map(self, td: TableDef, ts: TableSchema, pos: Position | None
                     ) -> dict[str, int] | None:
@@ -299,12 +285,20 @@ class WritesetExtractor:
             return None
         return {c.name.lower(): i for i, c in enumerate(ts.columns)}
 
-    def _part(self, col: ColumnDef, sc: Any, prefix: int) -> _Part:
+    def _part(self, col: ColumnDef, sc: Any, prefix: int) -> Part:
+        # one Part per definition: equal keys of successive Table_maps of a table
+        # are then equal, and share their entry caches (TableKeys)
+        hit = self._parts.get((col, sc, prefix))
+        if hit is None:
+            hit = self._parts[(col, sc, prefix)] = self._new_part(col, sc, prefix)
+        return hit
+
+    def _new_part(self, col: ColumnDef, sc: Any, prefix: int) -> Part:
         coll = _collation(col, sc)
         unsigned = sc.unsigned if sc is not None else None
         sk = sort_key_builder(col, unsigned=unsigned, collation=coll, prefix=prefix)
         full = sort_key_builder(col, unsigned=unsigned, collation=coll) if prefix else None
-        return _Part(col.index, sk, full)
+        return Part(col.index, sk, full)
 
     def _mismatch(self, tag: Any, message: str, pos: Position | None, *,
                   error: bool = True, category: type[Warning] = SchemaWarning) -> None:
@@ -312,12 +306,27 @@ class WritesetExtractor:
             raise SchemaMismatch(message, pos=pos)
         if tag in self._warned:
             return
-        self._warned.add(tag)
         where = f"{pos}: " if pos is not None else ""
         warnings.warn(category(where + message), stacklevel=4)
+        self._warned.add(tag)       # after: a warning turned into an error is not lost
 
 
 _ROWS = frozenset(int(t) for t in ROWS_TYPES)
+
+
+def book(plan: Plan, flags: int, acc: Acc) -> bool:
+    """The table-level flags a Rows event adds to ``acc``; whether it skips FK checks."""
+    skip_fk = bool(flags & NO_FOREIGN_KEY_CHECKS_F)
+    acc.no_fk = acc.no_fk or skip_fk
+    if plan.fk_parent:
+        acc.parents[plan.name] = None
+    if not plan.usable:
+        acc.missing[plan.name] = None
+    return skip_fk
+
+
+_FAST_ERRORS = (IndexError, struct.error, BadValue, ValueError, OverflowError, KeyError,
+                TypeError)
 
 
 def _collation(col: ColumnDef, sc: Any) -> Collation:
@@ -326,44 +335,6 @@ def _collation(col: ColumnDef, sc: Any) -> Collation:
     if sc is not None and (sc.collation or sc.charset):
         return collation_by_name(sc.collation)      # charset alone -> conservative
     return collation_by_id(None)
-
-
-def _add_image(plan: _Plan, values: tuple[Any, ...], raw: tuple[bytes | None, ...], nulls: int,
-               db: str, table: str, fks: tuple[_Fk, ...] | None, out: list[WriteKey]) -> None:
-    for key in plan.keys:
-        sks: list[bytes] = []
-        vals: list[Any] = []
-        for part in key.parts:
-            r = raw[part.column]
-            if r is None:           # NULL (or absent from the image): never conflicts
-                break
-            sk, v = part.sort_key(values[part.column], r)
-            sks.append(sk)
-            vals.append(v)
-        else:
-            data = _join(key.prefix, sks)
-            out.append(WriteKey(db, table, key.name, tuple(vals), data, _xxh64(data)))
-            if key.has_prefix:
-                full = [(p.full_key or p.sort_key)(values[p.column], raw[p.column])
-                        for p in key.parts]
-                data = _join(key.prefix, [sk for sk, _ in full])
-                out.append(WriteKey(db, table, key.name, tuple(v for _, v in full), data,
-                                    _xxh64(data)))
-    if fks:
-        for fk in fks:
-            r = raw[fk.column]
-            if r is None:
-                continue
-            sk, v = fk.sort_key(values[fk.column], r)
-            data = _join(fk.prefix, (sk,))
-            out.append(WriteKey(fk.db, fk.table, fk.index, (v,), data, _xxh64(data), True))
-
-
-def _join(prefix: bytes, sort_keys: Iterable[bytes]) -> bytes:
-    parts = [prefix]
-    for sk in sort_keys:
-        parts += [sk, SEP, str(len(sk)).encode()]
-    return b"".join(parts)
 
 
 # ---- public functions ----

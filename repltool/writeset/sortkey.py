@@ -80,8 +80,11 @@ def _int_key(signed: bool) -> SortKey:
             b = bytearray(raw[::-1])
             b[0] ^= 0x80
             return bytes(b), value
-        return key
-    return lambda value, raw: (raw[::-1], value)
+    else:
+        def key(value: Any, raw: bytes) -> tuple[bytes, Any]:
+            return raw[::-1], value
+    key.int_signed = signed  # type: ignore[attr-defined]  # read by writeset.fastkeys
+    return key
 
 
 def _string_key(col: ColumnDef, coll: Collation, prefix: int) -> SortKey:

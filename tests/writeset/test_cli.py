@@ -42,3 +42,45 @@ def test_schema_needs_writesets(capsys: pytest.CaptureFixture[str], corpus: Path
     _, err = _run(capsys, "dump", "--schema", "x.sql",
                   corpus / "mariadb" / "small" / "mysql-bin.000001", expect=2)
     assert "--schema needs --writesets" in err
+
+
+@pytest.mark.parametrize("extra", [(), ("--keep-going",), ("--no-verify-binlog-checksum",),
+                                   ("--database", "shop")],
+                         ids=["fused", "keep-going", "no-verify", "filtered"])
+def test_dump_writesets_equals_the_general_path(capsys: pytest.CaptureFixture[str],
+                                                synth_logs: dict, extra: tuple[str, ...]) -> None:
+    """Fused reader (no selection option) or general path (a filter): the same lines as
+    ``writeset_record`` of the general path, relay files and DDL included."""
+    from repltool.binlog import read_transactions
+    from repltool.writeset import READ_OPTIONS, WritesetExtractor, load_schema, writeset_record
+
+    files, schema = synth_logs["hot"]
+    out, _ = _run(capsys, "dump", "--writesets", "--schema", schema, *extra, *files)
+    ex = WritesetExtractor(load_schema(schema), key_only=False)
+    want = [json.dumps(writeset_record(t, ex.writeset(t)), ensure_ascii=False)
+            for t in read_transactions([str(f) for f in files], READ_OPTIONS, keep_events=True)]
+    assert out.splitlines() == want and len(want) > 250
+
+
+def test_dump_writesets_prints_what_precedes_an_error(capsys: pytest.CaptureFixture[str],
+                                                      synth_logs: dict, tmp_path: Path) -> None:
+    """A checksum error near the end: every transaction before it is printed, then the
+    error (exit 5, damaged input), as the general path does it."""
+    from repltool.binlog import read_transactions
+    from repltool.errors import ReplToolError
+    from repltool.writeset import READ_OPTIONS, iter_writesets, writeset_record
+
+    files, schema = synth_logs["uniform"]
+    broken = tmp_path / files[-1].name
+    data = bytearray(files[-1].read_bytes())
+    data[-300] ^= 0xFF
+    broken.write_bytes(data)
+    paths = [*files[:-1], broken]
+    want = []
+    with pytest.raises(ReplToolError):
+        for t, ws in iter_writesets(read_transactions([str(p) for p in paths], READ_OPTIONS,
+                                                      keep_events=True)):
+            want.append(json.dumps(writeset_record(t, ws), ensure_ascii=False))
+    out, err = _run(capsys, "dump", "--writesets", *paths, expect=5)    # damaged input
+    assert out.splitlines() == want and len(want) > 250
+    assert "CRC32 mismatch" in err

@@ -1,0 +1,181 @@
+"""Compiled row-image walkers: take the bytes of a few columns, step over the rest.
+
+A writeset needs only the key columns of a row image, but the images are
+packed (format-spec §4.10, ``sql/rpl_record.cc`` pack_row): to find column 5
+the four before it must be measured.  :func:`walker` builds, once per
+(Table_map, columns-present bitmap, wanted columns), a Python function from
+generated source that walks one image and returns the stored bytes of the
+wanted columns, measuring the others by their layout:
+
+* fixed widths - integers, FLOAT/DOUBLE, YEAR, ENUM/SET, BIT, DATE, TIME,
+  TIMESTAMP, and (with a content check) NEWDECIMAL, DATETIME2, TIMESTAMP2;
+* a little-endian length prefix - VARCHAR/CHAR (1 or 2 bytes), BLOB/TEXT
+  (pack length 1-4);
+* everything whose decoder can reject the bytes in other ways (JSON,
+  GEOMETRY, VECTOR, TIME2, old DATETIME, unsupported types): the column's own
+  decoder from :mod:`repltool.binlog.rows` is called.
+
+The walk accepts exactly the images :func:`repltool.binlog.rows.iter_row_changes`
+accepts: a DECIMAL digit group out of range, a negative DATETIME2 or a
+fraction over 999999 raise :class:`~repltool.binlog.rows.BadValue` here too,
+and a short image raises ``IndexError``; the caller then runs the general
+decoder, which gives the precise :class:`~repltool.errors.MalformedEvent`.
+``tests/rows/test_rowwalk.py`` holds every layout to its decoder (random
+bytes, every column type) and every walker to the general decoder (corpus).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .coltypes import BLOB_TYPES, ColumnDef, ColumnType as T, TableDef
+from .rows import BadValue, decimal_size, _decimal_plan
+
+__all__ = ["walker", "column_layout", "Walker"]
+
+#: (row data, offset of the image) -> (offset after it, raw bytes of each wanted column)
+Walker = Callable[[bytes, int], "tuple[Any, ...]"]
+
+_FIXED = {T.TINY: 1, T.SHORT: 2, T.INT24: 3, T.LONG: 4, T.LONGLONG: 8, T.FLOAT: 4,
+          T.DOUBLE: 8, T.YEAR: 1, T.DATE: 3, T.NEWDATE: 3, T.TIME: 3, T.TIMESTAMP: 4,
+          T.NULL: 0}
+_FRAC_BYTES = (0, 1, 1, 2, 2, 3, 3)
+_FRAC_LIMIT = {1: 99, 2: 9999, 3: 999999}       # stored fraction * multiplier <= 999999
+
+
+def column_layout(col: ColumnDef, decoder: Callable[..., Any]) -> tuple[str, Any]:
+    """How a walker steps over one column.
+
+    ``("fixed", n)``, ``("len", prefix bytes)``, ``("decimal", (size, checks))``,
+    ``("temporal", (size, first fraction byte, fraction bytes, check sign))`` or
+    ``("call", decoder)``.  Mirrors :func:`repltool.binlog.rows.column_decoder`.
+    """
+    t = col.real_type
+    if getattr(decoder, "unsupported", False):
+        return ("call", decoder)
+    if t in _FIXED:
+        return ("fixed", _FIXED[t])
+    if t == T.NEWDECIMAL:
+        p, s = col.precision or 0, col.scale or 0
+        if p == 0 or s > p or p > 81:
+            return ("call", decoder)
+        return ("decimal", _decimal_checks(p, s))
+    if t in (T.VARCHAR, T.VAR_STRING, T.STRING, T.VARCHAR_COMPRESSED):
+        return ("len", 1 if (col.max_length or 0) < 256 else 2)
+    if t in BLOB_TYPES:
+        n = col.pack_length or 0
+        return ("len", n) if 1 <= n <= 4 else ("call", decoder)
+    if t in (T.ENUM, T.SET):
+        n = col.pack_length or 0
+        ok = n in (1, 2) if t == T.ENUM else 1 <= n <= 8
+        return ("fixed", n) if ok else ("call", decoder)
+    if t == T.BIT:
+        meta = col.metadata
+        return ("fixed", (meta >> 8) + (1 if meta & 0xFF else 0))
+    if t in (T.DATETIME2, T.TIMESTAMP2):
+        fsp = col.fsp or 0
+        fb = _FRAC_BYTES[fsp] if 0 <= fsp <= 6 else 3
+        head = 5 if t == T.DATETIME2 else 4
+        return ("temporal", (head + fb, head, fb, t == T.DATETIME2))
+    return ("call", decoder)        # JSON, GEOMETRY, VECTOR, TIME2, DATETIME, the unknown
+
+
+def _decimal_checks(precision: int, scale: int) -> tuple[int, tuple[tuple[int, int, int], ...]]:
+    """(size, ((shift, mask, limit) per digit group)) of a binary DECIMAL."""
+    size = decimal_size(precision, scale)
+    groups, _ = _decimal_plan(precision, scale)
+    checks = []
+    at = 0
+    for nbytes, ndigits in groups:
+        at += nbytes
+        checks.append((8 * (size - at), (1 << 8 * nbytes) - 1, 10 ** ndigits))
+    return size, tuple(checks)
+
+
+def walker(table: TableDef, bitmap: bytes, width: int, wanted: tuple[int, ...]) -> Walker | None:
+    """The walker of one image layout, cached on ``table``; ``None`` when no column
+    is present (such images are left to the general decoder).
+
+    ``wanted``: column indexes whose raw bytes are returned (in this order; an
+    absent or NULL column gives ``None``).
+    """
+    key = ("walk", bitmap, width, wanted)
+    hit = table._cache.get(key, _MISS)
+    if hit is _MISS:
+        hit = table._cache[key] = _compile(table, bitmap, width, wanted)
+    return hit  # type: ignore[no-any-return]
+
+
+_MISS = object()
+
+
+def _compile(table: TableDef, bitmap: bytes, width: int, wanted: tuple[int, ...]) -> Walker | None:
+    env: dict[str, Any] = {}
+    body = image_source(table, bitmap, width, wanted, "r", env)
+    if body is None:
+        return None
+    src = ["def walk(d, p):", *("    " + line for line in body),
+           "    return (p, " + "".join(f"r{c}, " for c in wanted) + ")"]
+    exec(compile("\n".join(src), f"<rowwalk {table.db}.{table.table}>", "exec"), env)
+    return env["walk"]  # type: ignore[no-any-return]
+
+
+def image_source(table: TableDef, bitmap: bytes, width: int, wanted: tuple[int, ...],
+                 var: str, env: dict[str, Any]) -> list[str] | None:
+    """Source lines (no indentation) that walk one image of data ``d`` at ``p``:
+    afterwards ``p`` is past the image and ``{var}{column}`` holds the stored
+    bytes of each wanted column (``None``: absent or NULL).  Names the lines
+    use are put in ``env``.  ``None`` when no column is present.
+    """
+    mask = int.from_bytes(bitmap, "little") & ((1 << width) - 1)
+    present = [i for i in range(width) if mask >> i & 1]
+    if not present:
+        return None
+    env.update(BadValue=BadValue, _fb=int.from_bytes)
+    nb = (len(present) + 7) >> 3
+    lines = ["n = d[p]" if nb == 1 else f"n = _fb(d[p:p + {nb}], 'little')", f"p += {nb}"]
+    lines += [f"{var}{c} = None" for c in wanted]
+    for k, i in enumerate(present):
+        step = _step(column_layout(table.columns[i], table.decoders[i]), i, env)
+        if i in wanted:
+            step += [f"{var}{i} = d[p:q]", "p = q"]
+        elif len(step) == 1:            # "q = <end>": step p itself
+            head = "q = p + "
+            step = ["p += " + step[0][len(head):] if step[0].startswith(head) else "p" + step[0][1:]]
+        else:
+            step.append("p = q")
+        lines += [f"if not n & {1 << k}:", *("    " + s for s in step)]
+    lines += ["if p > len(d):", "    raise IndexError"]
+    return lines
+
+
+def _step(layout: tuple[str, Any], i: int, env: dict[str, Any]) -> list[str]:
+    """Source lines that set ``q`` to the end of column ``i`` starting at ``p``
+    (and check its content where the decoder would)."""
+    kind, arg = layout
+    if kind == "fixed":
+        return [f"q = p + {arg}"]
+    if kind == "len":
+        if arg == 1:
+            return ["q = p + 1 + d[p]"]
+        if arg == 2:
+            return ["q = p + 2 + (d[p] | d[p + 1] << 8)"]
+        return [f"q = p + {arg} + _fb(d[p:p + {arg}], 'little')"]
+    if kind == "decimal":
+        size, checks = arg
+        top = 0x80 << 8 * (size - 1)
+        cond = " or ".join(f"(v >> {sh}) & {m} >= {lim}" if sh else f"v & {m} >= {lim}"
+                           for sh, m, lim in checks)
+        return [f"q = p + {size}",
+                f"v = _fb(d[p:q], 'big') ^ ({top} if d[p] & 128 else {top ^ ((1 << 8 * size) - 1)})",
+                f"if {cond}: raise BadValue"]
+    if kind == "temporal":
+        size, head, fb, signed = arg
+        conds = ["d[p] < 128"] if signed else []
+        if fb:
+            frac = f"d[p + {head}]" if fb == 1 else f"_fb(d[p + {head}:q], 'big')"
+            conds.append(f"{frac} > {_FRAC_LIMIT[fb]}")
+        return [f"q = p + {size}"] + ([f"if {' or '.join(conds)}: raise BadValue"] if conds else [])
+    name = f"dec{i}"
+    env[name] = arg
+    return [f"q = {name}(d, p)[1]"]

@@ -1,0 +1,245 @@
+"""Key-only writeset entries: decode the key columns of a row image, skip the rest.
+
+:class:`TableKeys` serves one (key :class:`~repltool.writeset.plan.Plan`,
+:class:`~repltool.binlog.coltypes.TableDef`) pair.  Each image is walked by a
+compiled :func:`repltool.binlog.rowwalk.walker` that returns the stored bytes
+of the key and foreign-key columns only; those bytes are looked up in a
+bounded per-key cache of finished :class:`~repltool.writeset.model.WriteKey`
+entries (an UPDATE's before and after images usually share their key, and hot
+rows come back), and only on a miss are the values decoded (by the column's
+own decoder) and the entries built by :func:`~repltool.writeset.plan.key_entries`
+- the function the general path uses.  An entry is a pure function of the
+column definitions and the stored bytes, so a cached one is the one the
+general path would build.
+
+Anything this path does not take (partial JSON updates, images without a
+present column, a Rows event wider than its Table_map, bytes the walker
+rejects) raises; :meth:`repltool.writeset.extract.WritesetExtractor.rows` then
+runs the general decoder on the event, which gives the exact result or error.
+``tests/writeset/test_fastkeys.py`` compares both paths on the corpus and
+synthetic logs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import xxhash
+
+from ..binlog.coltypes import ColumnType as T, TableDef
+from ..binlog.events import RowsBody
+from ..binlog.rows import PARTIAL_UPDATE_ROWS, ROW_KINDS
+from ..binlog.rowwalk import image_source
+from .model import WriteKey, new_write_key
+from .plan import SEP, Key, Plan, fk_entry, key_entries
+
+__all__ = ["TableKeys"]
+
+CACHE_SIZE = 4096  # entries per key before the cache starts over (65,536: no faster, +45 MiB)
+_INT_WIDTH = {T.TINY: 1, T.SHORT: 2, T.INT24: 3, T.LONG: 4, T.LONGLONG: 8}
+_xxh64 = xxhash.xxh64_intdigest
+
+
+class _Unsupported(ValueError):
+    """An event shape the key-only path leaves to the general decoder."""
+
+
+class TableKeys:
+    """Key-only extraction for the rows of one Table_map under one key plan."""
+
+    __slots__ = ("plan", "td", "wanted", "_events", "_names")
+
+    def __init__(self, plan: Plan, td: TableDef, shared: dict[Any, Any] | None = None) -> None:
+        self.plan = plan
+        self.td = td
+        self.wanted = tuple(sorted({p.column for k in plan.keys for p in k.parts}
+                                   | {f.column for f in plan.fks})) if plan.usable else ()
+        # the compiled event shapes, shared like the caches below (the code depends
+        # on the columns, the plan and the caches only)
+        shared = {} if shared is None else shared
+        self._events: dict[tuple[str, bytes, bytes | None, int], Any] = shared.setdefault(
+            ("events", td.db, td.table, td.columns,
+             tuple(getattr(d, "unsupported", False) for d in td.decoders), plan), {})
+        # caches of finished entries (C: per unique key, F: per FK column) and the
+        # functions that fill them (M, G), shared by every compiled event shape, and
+        # through ``shared`` with the TableKeys of other Table_maps whose key is the
+        # same definition over equal columns (an entry depends on nothing else)
+        names: dict[str, Any] = {}
+        cols, decs = td.columns, td.decoders
+        for n, key in enumerate(plan.keys):
+            sig = ("key", td.db, td.table, key,
+                   tuple((cols[p.column], getattr(decs[p.column], "unsupported", False))
+                         for p in key.parts))
+            if sig not in shared:
+                cache: dict[Any, Any] = {}
+                shared[sig] = (cache, self._key_miss(key, cache))
+            names[f"C{n}"], names[f"M{n}"] = shared[sig]
+        for n, fk in enumerate(plan.fks):
+            sig = ("fk", td.db, td.table, fk, cols[fk.column],
+                   getattr(decs[fk.column], "unsupported", False))
+            if sig not in shared:
+                cache = {}
+                shared[sig] = (cache, self._fk_miss(fk, cache))
+            names[f"F{n}"], names[f"G{n}"] = shared[sig]
+        self._names = names
+
+    def event(self, body: RowsBody, type_code: int, skip_fk: bool, out: list[WriteKey]) -> int:
+        """Append the entries of every row of ``body`` to ``out``; the number of rows."""
+        td = self.td
+        kind = ROW_KINDS.get(type_code)
+        if (kind is None or type_code == PARTIAL_UPDATE_ROWS or body.width > len(td.columns)
+                or body.table_id != td.table_id):
+            raise _Unsupported("left to the general decoder")
+        after = body.columns_after if kind == "update" else None
+        if kind == "update" and after is None:
+            raise _Unsupported("update without an after-image bitmap")
+        run = self.runner(kind, body.columns_before, after, body.width)
+        return run(body.rows, 0, out, not skip_fk)  # type: ignore[no-any-return]
+
+    def runner(self, kind: str, before: bytes, after: bytes | None, width: int) -> Any:
+        """``run(data, start, out, fk on) -> rows`` for one event shape (compiled once):
+        the images from ``data[start:]`` to its end, keyed into ``out``."""
+        ek = (kind, before, after, width)
+        run = self._events.get(ek)
+        if run is None:
+            run = self._events[ek] = self._compile(kind, before, after, width)
+        return run
+
+    # ---- code generation ----
+
+    def _compile(self, kind: str, before: bytes, after: bytes | None, width: int) -> Any:
+        """See :meth:`runner`: every image walked and keyed inline."""
+        env: dict[str, Any] = dict(self._names)
+        first = image_source(self.td, before, width, self.wanted, "b", env)
+        second = image_source(self.td, after, width, self.wanted, "a", env) \
+            if after is not None else []
+        if first is None or second is None:
+            raise _Unsupported("an image without any present column")
+        emit = self._emit_source()
+        loop = [*first, *second]
+        if after is not None:
+            loop += [line.replace("{v}", "a") for line in emit]
+        loop += [line.replace("{v}", "b") for line in emit]
+        src = ["def run(d, p, out, fk):", "    rows = 0", "    end = len(d)",
+               "    while p < end:", *("        " + line for line in loop),
+               "        rows += 1", "    return rows"]
+        exec(compile("\n".join(src), f"<fastkeys {self.td.db}.{self.td.table}>", "exec"), env)
+        return env["run"]
+
+    def _emit_source(self) -> list[str]:
+        """Lines appending the entries of one image whose raws are ``{v}<column>``."""
+        lines: list[str] = []
+        for n, key in enumerate(self.plan.keys):
+            cols = [p.column for p in key.parts]
+            if len(cols) == 1:
+                x = f"{{v}}{cols[0]}"
+                lines.append(f"if {x} is not None:")
+            else:
+                x = "x"
+                lines += ["if " + " and ".join(f"{{v}}{c} is not None" for c in cols) + ":",
+                          "    x = (" + "".join(f"{{v}}{c}, " for c in cols) + ")"]
+            lines.append(f"    out += C{n}.get({x}) or M{n}({x})")     # entries: a non-empty tuple
+        for n, fk in enumerate(self.plan.fks):
+            x = f"{{v}}{fk.column}"
+            lines += [f"if fk and {x} is not None:", f"    out.append(F{n}.get({x}) or G{n}({x}))"]
+        return lines
+
+    def _key_miss(self, key: Any, cache: dict[Any, Any]) -> Any:
+        decs = [self.td.decoders[p.column] for p in key.parts]
+        single = len(decs) == 1
+        db, table = self.td.db, self.td.table
+
+        if single:
+            dec = decs[0]
+            int_miss = self._int_miss(key, cache)
+            if int_miss is not None:
+                return int_miss
+
+            def miss1(raw: bytes) -> tuple[WriteKey, ...]:
+                if len(cache) >= CACHE_SIZE:
+                    cache.clear()
+                value, end = dec(raw, 0)
+                if end != len(raw):
+                    raise _Unsupported("value does not fill its bytes")
+                hit = cache[raw] = key_entries(key, db, table, (value,), (raw,))
+                return hit
+            return miss1
+
+        def miss(raws: tuple[bytes, ...]) -> tuple[WriteKey, ...]:
+            if len(cache) >= CACHE_SIZE:
+                cache.clear()
+            hit = cache[raws] = key_entries(key, db, table,
+                                            [_value(dec, r) for dec, r in zip(decs, raws)], raws)
+            return hit
+        return miss
+
+    def _int_layout(self, column: int, sort_key: Any) -> tuple[int, bool, int] | None:
+        """(width, value signed, sort-key flip bit) of a whole integer column, else None.
+
+        Such entries are built without the generic decoder and sort-key calls,
+        to the same bytes: ``_int_key`` of :mod:`repltool.writeset.sortkey`, the
+        ``<b``/``<B``... decoders of :mod:`repltool.binlog.rows`.
+        """
+        col = self.td.columns[column]
+        width = _INT_WIDTH.get(col.real_type)
+        sk_signed = getattr(sort_key, "int_signed", None)
+        if width is None or sk_signed is None \
+                or getattr(self.td.decoders[column], "unsupported", False):
+            return None
+        return width, not col.unsigned, 1 << (8 * width - 1) if sk_signed else 0
+
+    def _int_miss(self, key: Key, cache: dict[Any, Any]) -> Any:
+        part = key.parts[0]
+        layout = self._int_layout(part.column, part.sort_key) \
+            if part.full_key is None else None
+        if layout is None:
+            return None
+        build = _int_entry(layout, key.prefix, self.td.db, self.td.table, key.name, False)
+
+        def miss(raw: bytes) -> tuple[WriteKey, ...]:
+            if len(cache) >= CACHE_SIZE:
+                cache.clear()
+            hit = cache[raw] = (build(raw),)
+            return hit
+        return miss
+
+    def _fk_miss(self, fk: Any, cache: dict[Any, Any]) -> Any:
+        layout = self._int_layout(fk.column, fk.sort_key)
+        if layout is not None:
+            build = _int_entry(layout, fk.prefix, fk.db, fk.table, fk.index, True)
+        else:
+            dec = self.td.decoders[fk.column]
+
+            def build(raw: bytes) -> WriteKey:
+                return fk_entry(fk, _value(dec, raw), raw)
+
+        def miss(raw: bytes) -> WriteKey:
+            if len(cache) >= CACHE_SIZE:
+                cache.clear()
+            entry = cache[raw] = build(raw)
+            return entry
+        return miss
+
+
+def _int_entry(layout: tuple[int, bool, int], prefix: bytes, db: str, table: str, index: str,
+               parent: bool) -> Any:
+    """``raw -> WriteKey`` for an integer column (see :meth:`TableKeys._int_layout`)."""
+    width, signed, flip = layout
+    tail = SEP + str(width).encode()
+    from_bytes = int.from_bytes
+
+    def build(raw: bytes) -> WriteKey:
+        if len(raw) != width:
+            raise _Unsupported("short integer")
+        data = b"".join((prefix, (from_bytes(raw, "little") ^ flip).to_bytes(width, "big"), tail))
+        return new_write_key(db, table, index, (from_bytes(raw, "little", signed=signed),), data,
+                             _xxh64(data), parent)
+    return build
+
+
+def _value(dec: Any, raw: bytes) -> Any:
+    """A column's value from its stored bytes, by the general path's decoder."""
+    value, end = dec(raw, 0)
+    if end != len(raw):
+        raise _Unsupported("value does not fill its bytes")
+    return value

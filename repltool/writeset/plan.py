@@ -1,0 +1,130 @@
+"""Per-table key plans and the key entries they build from row values.
+
+A :class:`Plan` says which unique keys (PRIMARY first) and which foreign-key
+columns of a table give writeset entries; :func:`key_entries` and
+:func:`fk_entry` turn the decoded value and stored bytes of the key columns
+into :class:`~repltool.writeset.model.WriteKey` records.  Both the general
+extractor (every column decoded, :mod:`repltool.writeset.extract`) and the
+key-only one (:mod:`repltool.writeset.fastkeys`) build their entries here, so
+the key strings cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import xxhash
+
+from .model import WriteKey, new_write_key
+from .sortkey import SortKey
+
+SEP = "½".encode("utf-8")           # b"\xc2\xbd"
+_xxh64 = xxhash.xxh64_intdigest
+
+
+def key_string(index: str, db: str, table: str, sort_keys: Iterable[bytes]) -> bytes:
+    """The writeset key string for one index entry.
+
+    Example (format-spec §8, ``BINARY(1)`` key '1')::
+
+        >>> key_string("PRIMARY", "test", "t1", [b"1"]).decode()
+        'PRIMARY½test½4t1½21½1'
+    """
+    d, t = db.encode("utf-8"), table.encode("utf-8")
+    return join_key(b"".join([index.encode("utf-8"), SEP, d, SEP, str(len(d)).encode(), t, SEP,
+                              str(len(t)).encode()]), sort_keys)
+
+
+def join_key(prefix: bytes, sort_keys: Iterable[bytes]) -> bytes:
+    """``prefix`` followed by ``sortkey½len`` per key part."""
+    parts = [prefix]
+    for sk in sort_keys:
+        parts += [sk, SEP, str(len(sk)).encode()]
+    return b"".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    column: int
+    sort_key: SortKey
+    full_key: SortKey | None        # prefix part: the whole-column sort key (old format hash)
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    name: str
+    parts: tuple[Part, ...]
+    prefix: bytes                   # index½db½len table½len
+
+    @property
+    def has_prefix(self) -> bool:
+        return any(p.full_key is not None for p in self.parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Fk:
+    column: int
+    sort_key: SortKey
+    prefix: bytes                   # parent_constraint½parent_db½len parent_table½len
+    db: str
+    table: str
+    index: str
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    name: str                       # db.table
+    keys: tuple[Key, ...]           # empty: no usable key
+    fks: tuple[Fk, ...]
+    fk_parent: bool
+    usable: bool
+
+
+def key_entries(key: Key, db: str, table: str, values: Sequence[Any],
+                raws: Sequence[bytes]) -> tuple[WriteKey, ...]:
+    """The entries of one unique key whose parts are all non-NULL.
+
+    ``values``/``raws``: per key part, the decoded value and its stored bytes.
+    A key with a prefix part also gets 8.0's full-column ("old format") entry.
+    """
+    parts = key.parts
+    if len(parts) == 1 and parts[0].full_key is None:          # the common case, unrolled
+        sk, kv = parts[0].sort_key(values[0], raws[0])
+        data = b"".join((key.prefix, sk, SEP, str(len(sk)).encode()))
+        return (new_write_key(db, table, key.name, (kv,), data, _xxh64(data)),)
+    sks: list[bytes] = []
+    vals: list[Any] = []
+    for part, v, r in zip(key.parts, values, raws):
+        sk, kv = part.sort_key(v, r)
+        sks.append(sk)
+        vals.append(kv)
+    data = join_key(key.prefix, sks)
+    out = [WriteKey(db, table, key.name, tuple(vals), data, _xxh64(data))]
+    if key.has_prefix:
+        full = [(p.full_key or p.sort_key)(v, r) for p, v, r in zip(key.parts, values, raws)]
+        data = join_key(key.prefix, [sk for sk, _ in full])
+        out.append(WriteKey(db, table, key.name, tuple(v for _, v in full), data, _xxh64(data)))
+    return tuple(out)
+
+
+def fk_entry(fk: Fk, value: Any, raw: bytes) -> WriteKey:
+    """The parent-key entry of one non-NULL foreign-key column."""
+    sk, v = fk.sort_key(value, raw)
+    data = b"".join((fk.prefix, sk, SEP, str(len(sk)).encode()))
+    return new_write_key(fk.db, fk.table, fk.index, (v,), data, _xxh64(data), True)
+
+
+def add_image(plan: Plan, values: Sequence[Any], raw: Sequence[bytes | None], db: str,
+              table: str, fks: tuple[Fk, ...] | None, out: list[WriteKey]) -> None:
+    """The entries of one fully decoded row image (the general path)."""
+    for key in plan.keys:
+        rs = [raw[p.column] for p in key.parts]
+        if None in rs:              # NULL (or absent from the image): never conflicts
+            continue
+        out += key_entries(key, db, table, [values[p.column] for p in key.parts], rs)  # type: ignore[arg-type]
+    if fks:
+        for fk in fks:
+            r = raw[fk.column]
+            if r is not None:
+                out.append(fk_entry(fk, values[fk.column], r))

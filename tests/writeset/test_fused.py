@@ -1,0 +1,199 @@
+"""The fast writeset paths give the general path's (transaction, writeset) sequence.
+
+Key-only extraction (:mod:`repltool.writeset.fastkeys`) and the fused reader
+(:func:`repltool.writeset.read_writesets`) against the general path, which
+decodes every column of every row (``tests/writeset/_paths.py``): the MariaDB
+corpus sets (with their schemas: the fused reader falls back at once), every
+MySQL corpus file, and synthetic logs of every shape - transaction by
+transaction, writeset by writeset, errors included.  Then the fallback in the
+middle of a stream, damage with and without a valid checksum, and
+``table_maps`` given by the caller.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import zlib
+from pathlib import Path
+
+import pytest
+
+from repltool.binlog import ReadOptions, read_events
+from repltool.binlog.coltypes import TableDef
+from repltool.binlog.fastpath import FastPathUnsupported, LightTransaction
+from repltool.binlog import read_transactions
+from repltool.errors import ReplToolError
+from repltool.writeset import READ_OPTIONS, iter_writesets, load_schema, read_writesets
+from repltool.writeset.fused import iter_fast_writesets
+
+from ._paths import check_paths
+from .test_corpus import SETS
+
+FAST_SHAPES = ("uniform", "zipf", "hot", "relay", "tagged", "mysql57", "full-metadata",
+               "anonymous")
+
+
+@pytest.mark.parametrize("name", list(SETS))
+def test_mariadb_sets(corpus: Path, name: str) -> None:
+    pattern, _, schema = SETS[name]
+    root = corpus / "mariadb"
+    files = sorted(root.glob(pattern))
+    got = check_paths(files, load_schema(root / schema / "schema.sql"))
+    assert got.error is None and got.transactions > 100 and got.keys > 100
+    assert got.fast_pairs == 0 and not got.fast_complete     # MariaDB: the general path
+    assert got.fallbacks == 0
+
+
+def test_every_mysql_corpus_file(corpus: Path) -> None:
+    files = sorted(p for p in (corpus / "mysql").glob("*/*") if p.is_file())
+    assert len(files) >= 100
+    transactions = with_rows = fast = 0
+    for path in files:
+        with open(path, "rb") as f:
+            if f.read(4) not in (b"\xfebin", b"\xfdbin"):
+                continue
+        for verify in (True, False):
+            got = check_paths([path], None, verify_checksum=verify)
+            transactions += got.transactions
+            with_rows += got.with_rows
+            fast += got.fast_pairs
+    # (most of these files have no FULL metadata: their tables count as keyless)
+    assert transactions > 1000 and with_rows > 300 and fast > 500, (transactions, with_rows, fast)
+
+
+@pytest.mark.parametrize("name", FAST_SHAPES)
+def test_synthetic_logs_take_the_fast_path(synth_logs: dict, name: str) -> None:
+    files, schema = synth_logs[name]
+    for sch in (load_schema(schema), None):
+        got = check_paths(files, sch)
+        assert got.error is None and got.transactions > 250 and got.with_rows > 250
+        assert got.fast_complete and got.fast_pairs == got.transactions, name
+        assert got.fallbacks == 0
+        # keys: from the schema, or without it from FULL Table_map metadata only
+        assert got.keys > 500 if sch is not None or name == "full-metadata" else got.keys == 0
+
+
+def test_compressed_log_falls_back(synth_logs: dict) -> None:
+    files, schema = synth_logs["zstd"]
+    got = check_paths(files, load_schema(schema))
+    assert got.error is None and got.transactions > 250 and got.keys > 500
+    assert got.fast_pairs == 0 and not got.fast_complete
+
+
+def test_fallback_in_the_middle_of_the_stream(synth_logs: dict) -> None:
+    """Plain files, then a compressed one: the fused reader yields the plain part,
+    gives up at the first Transaction_payload, and the general path takes over
+    without repeating or losing a transaction."""
+    plain, schema = synth_logs["tagged"]
+    packed, _ = synth_logs["zstd"]
+    files = [*plain, *packed]
+    fast = []
+    with pytest.raises(FastPathUnsupported):
+        for pair in iter_fast_writesets(files, load_schema(schema)):
+            fast.append(pair)
+    got = check_paths(files, load_schema(schema))
+    assert got.error is None
+    assert 0 < len(fast) == got.fast_pairs < got.transactions
+
+
+def _events(path: Path) -> list[tuple[int, int, int]]:
+    """(offset, size, type code) of every event of a file."""
+    return [(ev.pos.offset, ev.event_size, ev.type_code)
+            for ev in read_events([path], ReadOptions(types=frozenset()))]
+
+
+@pytest.mark.parametrize("fix_crc", [False, True], ids=["crc-mismatch", "crc-fixed"])
+def test_damaged_rows_give_the_general_outcome(synth_logs: dict, tmp_path: Path,
+                                               fix_crc: bool) -> None:
+    """A byte changed inside Rows events (checksum left wrong, or recomputed so the
+    damage reaches the row decoder): same pairs, same error, verified or not."""
+    src = synth_logs["uniform"][0][0]
+    schema = load_schema(synth_logs["uniform"][1])
+    rows = [e for e in _events(src) if e[2] in (30, 31, 32)]
+    rng = random.Random(5)
+    errors = fast_then_fallback = 0
+    for n, (off, size, _) in enumerate(rng.sample(rows, 24)):
+        data = bytearray(src.read_bytes())
+        at = off + 19 + rng.randrange(10, size - 23)        # inside the body, not the CRC
+        data[at] ^= rng.choice([0x01, 0x80, 0xFF, 0x10])
+        if fix_crc:
+            end = off + size - 4
+            data[end:end + 4] = zlib.crc32(data[off:end]).to_bytes(4, "little")
+        path = tmp_path / f"damaged-{n}.000001"
+        path.write_bytes(data)
+        for verify in (True, False):
+            got = check_paths([path], schema, verify_checksum=verify)
+            errors += got.error is not None
+            fast_then_fallback += got.fast_pairs > 0 and not got.fast_complete
+    assert errors > 0 and fast_then_fallback > 0
+
+
+def test_table_maps_of_the_caller(synth_logs: dict, tmp_path: Path) -> None:
+    """``table_maps=`` is updated in place; after a fallback it holds what the general
+    path put there, not the fast path's leftovers."""
+    files, schema = synth_logs["relay"]
+    maps: dict[int, TableDef] = {}
+    pairs = list(read_writesets(files, load_schema(schema), table_maps=maps))
+    assert len(pairs) > 250 and maps
+    broken = tmp_path / files[-1].name
+    shutil.copy(files[-1], broken)
+    with open(broken, "r+b") as f:          # the last event's checksum
+        f.seek(-2, 2)
+        f.write(b"\x00\x00" if f.read(2) != b"\x00\x00" else b"\x01\x01")
+    damaged = [*files[:-1], broken]
+
+    def consume(pairs_iter) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+        n = 0
+        with pytest.raises(ReplToolError) as info:
+            for _ in pairs_iter:
+                n += 1
+        return n, str(info.value)
+
+    general_maps: dict[int, TableDef] = {}
+    want = consume(iter_writesets(read_transactions([str(f) for f in damaged], READ_OPTIONS,
+                                                    keep_events=True),
+                                  load_schema(schema), table_maps=general_maps))
+    fast_maps: dict[int, TableDef] = {}
+    assert consume(read_writesets(damaged, load_schema(schema), table_maps=fast_maps)) == want
+    assert want[0] > 200
+    assert fast_maps == general_maps and fast_maps
+
+
+def test_light_transactions(synth_logs: dict) -> None:
+    files, schema = synth_logs["relay"]
+    full = list(read_writesets(files, load_schema(schema)))
+    light = list(read_writesets(files, load_schema(schema), light=True))
+    assert len(light) == len(full) > 250
+    for (lt, lw), (ft, fw) in zip(light, full):
+        assert type(lt) is LightTransaction
+        assert lw == fw
+        assert {f: getattr(lt, f) for f in LightTransaction._fields} == \
+            {f: getattr(ft, f) for f in LightTransaction._fields}
+
+
+def test_warnings_as_errors_reach_the_caller(synth_logs: dict, tmp_path: Path) -> None:
+    """A schema that lacks a table warns; under ``-W error`` the fused reader's fallback
+    must raise that warning as the general path does, not swallow it."""
+    import warnings
+
+    from repltool.writeset import SchemaWarning, iter_writesets
+
+    files, schema = synth_logs["uniform"]
+    partial = tmp_path / "schema.sql"
+    text = schema.read_text()
+    partial.write_text(text[:text.index("CREATE TABLE `orders`")])     # customers only
+
+    def first_error(pairs) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+        n = 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SchemaWarning)
+            with pytest.raises(SchemaWarning) as info:
+                for _ in pairs:
+                    n += 1
+        return n, str(info.value)
+
+    want = first_error(iter_writesets(read_transactions([str(f) for f in files], READ_OPTIONS,
+                                                        keep_events=True), load_schema(partial)))
+    assert first_error(read_writesets(files, load_schema(partial))) == want
+    assert "schema has no table shop." in want[1]
