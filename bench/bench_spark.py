@@ -13,9 +13,12 @@ Figures:
 * ``startup`` and ``job``: in one process, the seconds to start the session
   (JVM, SparkSession, and the Python workers with repltool imported: the
   embedded session starts them before the first job) and the seconds
-  :func:`repltool.distributed.spark_stats` then takes;
+  :func:`repltool.distributed.spark_stats` then takes (median of ``--repeat`` jobs
+  in that session);
 * speed-ups with and without start-up, and the break-even size: the input
-  size at which ``startup + size / spark_rate == size / single_rate``.
+  size at which ``fixed + size / spark_rate == size / single_rate``, ``fixed``
+  being what ``--spark`` spends besides the job (its wall time minus the job:
+  start-up, stopping the session, the JVM's exit).
 
 Each command runs ``--repeat`` times; the median is kept.  Both outputs are
 compared (they must be identical).
@@ -79,15 +82,18 @@ def wall(cmd: list[str], repeat: int) -> tuple[float, bytes]:
     return statistics.median(times), out
 
 
-def in_process(paths: list[Path], master: str) -> tuple[float, float]:
-    """(start-up seconds, job seconds) measured inside one process."""
+def in_process(paths: list[Path], master: str, repeat: int) -> tuple[float, float]:
+    """(start-up seconds, median job seconds over ``repeat`` jobs) inside one process."""
     code = (
-        "import sys, time\n"
+        "import statistics, sys, time\n"
         "from repltool.distributed import SparkOptions, spark_stats, timed_session\n"
         f"with timed_session(SparkOptions(master={master!r})) as (spark, startup):\n"
-        "    t = time.perf_counter()\n"
-        "    spark_stats(spark, sys.argv[1:])\n"
-        "    print(startup, time.perf_counter() - t)\n")
+        "    jobs = []\n"
+        f"    for _ in range({repeat}):\n"
+        "        t = time.perf_counter()\n"
+        "        spark_stats(spark, sys.argv[1:])\n"
+        "        jobs.append(time.perf_counter() - t)\n"
+        "    print(startup, statistics.median(jobs))\n")
     proc = subprocess.run([sys.executable, "-c", code, *map(str, paths)], check=True,
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     startup, job = proc.stdout.split()[-2:]
@@ -111,9 +117,11 @@ def main() -> None:
                        args.repeat)
     if out1 != out2:
         raise SystemExit("the --spark output differs from the single-process output")
-    startup, job = in_process(paths, master)
+    startup, job = in_process(paths, master, args.repeat)
     rate1, rate_s = size / single, size / job
-    break_even = startup / (1 / rate1 - 1 / rate_s) if rate_s > rate1 else float("inf")
+    # what `--spark` costs besides the job: start-up, session stop, JVM exit
+    fixed = max(spark - job, startup)
+    break_even = fixed / (1 / rate1 - 1 / rate_s) if rate_s > rate1 else float("inf")
     lines = [
         f"### bench_spark.py — {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC",
         "",
@@ -133,8 +141,10 @@ def main() -> None:
         f"| Spark job alone (start-up excluded) | {job:.1f} | {size / 1e6 / job:.1f} | "
         f"{single / job:.2f}x |",
         "",
-        f"Spark start-up (JVM + SparkSession + Python workers, in-process): {startup:.1f} s.  Break-even: "
-        f"about {break_even / 1e6:.0f} MB (start-up / (1/single rate - 1/Spark rate)); "
+        f"Spark start-up (JVM + SparkSession + Python workers, in-process): {startup:.1f} s.  "
+        "Break-even: "
+        f"about {break_even / 1e6:.0f} MB (fixed cost / (1/single rate - 1/Spark job rate), "
+        f"the fixed cost being the `--spark` wall time minus the job: {fixed:.1f} s); "
         "`repltool.distributed.BREAK_EVEN_BYTES` holds the rounded figure.",
         "",
     ]

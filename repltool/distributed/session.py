@@ -17,7 +17,12 @@ from typing import Any, Iterable, Iterator
 
 from ..errors import UsageError
 
-BREAK_EVEN_BYTES = 650_000_000
+#: Below this much input, ``--spark`` (embedded ``local[2]`` on a 2-core
+#: machine) is slower than the single-process command: what it spends besides
+#: the job (JVM, session and Python workers' start-up, the session's stop:
+#: 9-11 s measured) is not paid back by the job's ~1.8x.  Measured by
+#: bench/bench_spark.py; see bench/RESULTS.md.
+BREAK_EVEN_BYTES = 1_450_000_000
 
 INSTALL_HINT = "--spark needs PySpark: install repltool[spark] (pip install 'repltool[spark]')"
 
