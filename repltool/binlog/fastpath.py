@@ -10,7 +10,7 @@ defer to the construct path, which produces the precise error.
 from __future__ import annotations
 
 import struct
-from typing import NamedTuple
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from .constants import (
@@ -374,6 +374,8 @@ class _Scan:
         #: (:func:`repltool.writeset.fused.read_writesets`); ``structs`` is the
         #: current file's :class:`~repltool.binlog.structs.BinlogStructs` by then.
         self.hook = None
+        #: if set, called instead of ``hook`` for the Rows events
+        self.rows_hook: Any = None
         self.structs = None
 
     def new_group(self, pos, ts: int, sid: int, gb,  # type: ignore[no-untyped-def]
@@ -453,6 +455,7 @@ class _Scan:
         tbytes = [0] * 256
         light = self.light
         hook = self.hook
+        rows_hook = self.rows_hook or hook
         plain = _plain_gtid
         order: list[int] = []
         rows_types = _ROWS_V2
@@ -521,12 +524,13 @@ class _Scan:
                         name = table_names.get(lo | hi << 32, "?")
                         rows = g[_ROWSD]
                         rows[name] = rows.get(name, 0) + 1
-                        if hook is not None:
-                            hook(tc, buf[off + 19:body_end], path, r_p)
+                        if rows_hook is not None:
+                            rows_hook(tc, buf[off + 19:body_end], path, r_p)
                         off = end
                         continue
                     if tc == _TMAP and g is not None:
-                        hit = tm_cache.get(buf[off + 19:body_end], _MISS)
+                        data = buf[off + 19:body_end]
+                        hit = tm_cache.get(data, _MISS)
                         if hit is not _MISS:      # a Table_map seen before: fold it like Rows
                             r_cnt += 1
                             r_sz += size
@@ -537,7 +541,7 @@ class _Scan:
                                 table_names[hit[0]] = hit[1]
                                 g[_TABLES][hit[1]] = None
                             if hook is not None:
-                                hook(tc, buf[off + 19:body_end], path, r_p)
+                                hook(tc, data, path, r_p)
                             off = end
                             continue
                     if r_cnt:
@@ -619,8 +623,8 @@ class _Scan:
                     g[_SIZE] += size
                     g[_END] = p + size
                     if tc in rows_types:
-                        if hook is not None:
-                            hook(tc, data, path, p)
+                        if rows_hook is not None:
+                            rows_hook(tc, data, path, p)
                         lo, hi = tid_of(buf, off - size + 19)
                         name = table_names.get(lo | hi << 32, "?")
                         g[_ROWSD][name] = g[_ROWSD].get(name, 0) + 1

@@ -230,7 +230,8 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: "_DamageCo
     import dataclasses
 
     from ..binlog import group_transactions
-    from ..writeset import READ_OPTIONS, iter_writesets, load_schema, read_writesets
+    from ..writeset import READ_OPTIONS, iter_writesets, load_schema
+    from ..writeset.fused import read_writeset_lines
     from ..writeset.jsonl import RecordWriter
 
     schema = load_schema(schema_files, default_db=schema_db) if schema_files else None
@@ -242,22 +243,23 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: "_DamageCo
                                   keep_events=True)
 
     out = sys.stdout
-    line = RecordWriter().line
+    writer = RecordWriter()
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("default")
         warnings.showwarning = lambda message, *_a, **_k: click.echo(  # type: ignore[assignment]
             f"repltool: warning: {message}", err=True)
         if flt.active:
-            pairs = iter_writesets(general(), schema)
+            lines: Iterator[str] = (writer.line(trx, ws)
+                                    for trx, ws in iter_writesets(general(), schema))
         else:
-            pairs = read_writesets(files, schema, verify_checksum=verify_checksum,
-                                   general=general, light=True)
+            lines = read_writeset_lines(files, schema, verify_checksum=verify_checksum,
+                                        general=general, writer=writer)
         batch: list[str] = []           # lines, written 256 at a time
         try:
             with _few_collections():
-                for trx, ws in pairs:
-                    batch.append(line(trx, ws))
+                for text in lines:
+                    batch.append(text)
                     if len(batch) >= 256:
                         batch.append("")
                         out.write("\n".join(batch))

@@ -12,6 +12,11 @@ own decoder) and the entries built by :func:`~repltool.writeset.plan.key_entries
 column definitions and the stored bytes, so a cached one is the one the
 general path would build.
 
+With ``text=True`` (``repltool dump --writesets``,
+:func:`repltool.writeset.fused.read_writeset_lines`) the entries are the JSON
+texts of those keys (:func:`repltool.writeset.jsonl.encode_key`), built
+without the ``WriteKey`` where the key is one integer or one prefix-less column.
+
 Anything this path does not take (partial JSON updates, images without a
 present column, a Rows event wider than its Table_map, bytes the walker
 rejects) raises; :meth:`repltool.writeset.extract.WritesetExtractor.rows` then
@@ -30,8 +35,9 @@ from ..binlog.coltypes import ColumnType as T, TableDef
 from ..binlog.events import RowsBody
 from ..binlog.rows import PARTIAL_UPDATE_ROWS, ROW_KINDS
 from ..binlog.rowwalk import image_source
-from .model import WriteKey, new_write_key
-from .plan import SEP, Key, Plan, fk_entry, key_entries
+from .jsonl import encode_key, key_head, value_json
+from .model import _NEW, _SET, WriteKey
+from .plan import SEP, Key, Plan, fk_entry, key_entries as _key_entries
 
 __all__ = ["TableKeys"]
 
@@ -47,11 +53,17 @@ class _Unsupported(ValueError):
 class TableKeys:
     """Key-only extraction for the rows of one Table_map under one key plan."""
 
-    __slots__ = ("plan", "td", "wanted", "_events", "_names")
+    __slots__ = ("plan", "td", "wanted", "text", "_events", "_names")
 
-    def __init__(self, plan: Plan, td: TableDef, shared: dict[Any, Any] | None = None) -> None:
+    def __init__(self, plan: Plan, td: TableDef, shared: dict[Any, Any] | None = None,
+                 text: bool = False) -> None:
+        """``text``: the entries are the JSON texts of the keys
+        (:func:`repltool.writeset.jsonl.encode_key` of each ``WriteKey``) instead
+        (``repltool dump --writesets``); keep such instances apart, with their own
+        ``shared``."""
         self.plan = plan
         self.td = td
+        self.text = text
         self.wanted = tuple(sorted({p.column for k in plan.keys for p in k.parts}
                                    | {f.column for f in plan.fks})) if plan.usable else ()
         # the compiled event shapes, shared like the caches below (the code depends
@@ -148,14 +160,21 @@ class TableKeys:
         decs = [self.td.decoders[p.column] for p in key.parts]
         single = len(decs) == 1
         db, table = self.td.db, self.td.table
+        if self.text:
+            def key_entries(*args: Any) -> Any:
+                return tuple(map(encode_key, _key_entries(*args)))
+        else:
+            key_entries = _key_entries  # type: ignore[assignment]
 
         if single:
             dec = decs[0]
             int_miss = self._int_miss(key, cache)
             if int_miss is not None:
                 return int_miss
+            if self.text and key.parts[0].full_key is None:
+                return _text_miss1(key, dec, db, table, cache)
 
-            def miss1(raw: bytes) -> tuple[WriteKey, ...]:
+            def miss1(raw: bytes) -> tuple[Any, ...]:
                 if len(cache) >= CACHE_SIZE:
                     cache.clear()
                 value, end = dec(raw, 0)
@@ -165,7 +184,7 @@ class TableKeys:
                 return hit
             return miss1
 
-        def miss(raws: tuple[bytes, ...]) -> tuple[WriteKey, ...]:
+        def miss(raws: tuple[bytes, ...]) -> tuple[Any, ...]:
             if len(cache) >= CACHE_SIZE:
                 cache.clear()
             hit = cache[raws] = key_entries(key, db, table,
@@ -194,6 +213,9 @@ class TableKeys:
             if part.full_key is None else None
         if layout is None:
             return None
+        if self.text:
+            return _int_text_miss(layout, key.prefix, self.td.db, self.td.table, key.name,
+                                  False, cache)
         build = _int_entry(layout, key.prefix, self.td.db, self.td.table, key.name, False)
 
         def miss(raw: bytes) -> tuple[WriteKey, ...]:
@@ -205,13 +227,17 @@ class TableKeys:
 
     def _fk_miss(self, fk: Any, cache: dict[Any, Any]) -> Any:
         layout = self._int_layout(fk.column, fk.sort_key)
+        if layout is not None and self.text:
+            return _int_text_miss(layout, fk.prefix, fk.db, fk.table, fk.index, True, cache)
         if layout is not None:
             build = _int_entry(layout, fk.prefix, fk.db, fk.table, fk.index, True)
         else:
             dec = self.td.decoders[fk.column]
+            text = self.text
 
-            def build(raw: bytes) -> WriteKey:
-                return fk_entry(fk, _value(dec, raw), raw)
+            def build(raw: bytes) -> Any:
+                entry = fk_entry(fk, _value(dec, raw), raw)
+                return encode_key(entry) if text else entry
 
         def miss(raw: bytes) -> WriteKey:
             if len(cache) >= CACHE_SIZE:
@@ -221,20 +247,88 @@ class TableKeys:
         return miss
 
 
+def _int_parts(layout: tuple[int, bool, int]) -> tuple[int, bool, bytes, bytes | None]:
+    """(width, value signed, ``½width`` tail, translation table of the sort key's first
+    byte or None) of an integer layout (:meth:`TableKeys._int_layout`)."""
+    width, signed, flip = layout
+    top = flip >> (8 * width - 8)            # 0 or 0x80
+    return (width, signed, SEP + str(width).encode(),
+            bytes(b ^ top for b in range(256)) if top else None)
+
+
 def _int_entry(layout: tuple[int, bool, int], prefix: bytes, db: str, table: str, index: str,
                parent: bool) -> Any:
-    """``raw -> WriteKey`` for an integer column (see :meth:`TableKeys._int_layout`)."""
-    width, signed, flip = layout
-    tail = SEP + str(width).encode()
+    """``raw -> WriteKey`` for an integer column (see :meth:`TableKeys._int_layout`).
+
+    The sort key is the big-endian value with the sign bit flipped (``flip``):
+    the stored little-endian bytes reversed, the top one XOR ``flip``'s.
+    """
+    width, signed, tail, flips = _int_parts(layout)
     from_bytes = int.from_bytes
+    new, s0, s1, s2, s3, s4, s5, s6 = _NEW, *_SET
 
     def build(raw: bytes) -> WriteKey:
         if len(raw) != width:
             raise _Unsupported("short integer")
-        data = b"".join((prefix, (from_bytes(raw, "little") ^ flip).to_bytes(width, "big"), tail))
-        return new_write_key(db, table, index, (from_bytes(raw, "little", signed=signed),), data,
-                             _xxh64(data), parent)
+        sk = raw[::-1]
+        if flips is not None:
+            sk = sk[:1].translate(flips) + sk[1:]
+        data = b"".join((prefix, sk, tail))
+        k = new(WriteKey)       # new_write_key, inlined
+        s0(k, db)
+        s1(k, table)
+        s2(k, index)
+        s3(k, (from_bytes(raw, "little", signed=signed),))
+        s4(k, data)
+        s5(k, _xxh64(data))
+        s6(k, parent)
+        return k
     return build
+
+
+def _int_text_miss(layout: tuple[int, bool, int], prefix: bytes, db: str, table: str,
+                   index: str, parent: bool, cache: dict[Any, Any]) -> Any:
+    """The ``miss`` of an integer column in text mode: ``raw ->`` the JSON
+    (:func:`~repltool.writeset.jsonl.encode_key`) of :func:`_int_entry`'s key,
+    cached (as a 1-tuple for a unique key, alone for a foreign key)."""
+    width, signed, tail, flips = _int_parts(layout)
+    from_bytes = int.from_bytes
+    head, end = key_head(db, table, index, parent)
+    wrap = not parent
+
+    def miss(raw: bytes) -> Any:
+        if len(raw) != width:
+            raise _Unsupported("short integer")
+        if len(cache) >= CACHE_SIZE:
+            cache.clear()
+        sk = raw[::-1]
+        if flips is not None:
+            sk = sk[:1].translate(flips) + sk[1:]
+        text = f'{head}{from_bytes(raw, "little", signed=signed)}], "hash": ' \
+               f'{_xxh64(b"".join((prefix, sk, tail)))}{end}'
+        hit = cache[raw] = (text,) if wrap else text
+        return hit
+    return miss
+
+
+def _text_miss1(key: Key, dec: Any, db: str, table: str, cache: dict[Any, Any]) -> Any:
+    """The ``miss`` of a one-part key without a prefix part in text mode: the JSON
+    of :func:`~repltool.writeset.plan.key_entries`' entry (its unrolled case)."""
+    sort_key = key.parts[0].sort_key
+    prefix = key.prefix
+    head, end = key_head(db, table, key.name, False)
+
+    def miss(raw: bytes) -> tuple[str]:
+        if len(cache) >= CACHE_SIZE:
+            cache.clear()
+        value, stop = dec(raw, 0)
+        if stop != len(raw):
+            raise _Unsupported("value does not fill its bytes")
+        sk, kv = sort_key(value, raw)
+        h = _xxh64(b"".join((prefix, sk, SEP, str(len(sk)).encode())))
+        hit = cache[raw] = (f'{head}{value_json(kv)}], "hash": {h}{end}',)
+        return hit
+    return miss
 
 
 def _value(dec: Any, raw: bytes) -> Any:

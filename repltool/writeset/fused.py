@@ -36,10 +36,12 @@ from ..binlog.events import TableMapBody
 from ..binlog.fastpath import FastPathUnsupported, _Scan, fast_rows, fast_table_map
 from ..positions import Position
 from .extract import _FAST_ERRORS, READ_OPTIONS, Acc, WritesetExtractor, book
+from .fastkeys import TableKeys
+from .jsonl import RecordWriter, encode_key
 from .model import TrxWriteset
 from .schema import Schema
 
-__all__ = ["read_writesets", "iter_fast_writesets"]
+__all__ = ["read_writesets", "iter_fast_writesets", "read_writeset_lines"]
 
 Pair = tuple[Transaction, TrxWriteset]
 _TMAP = int(EventType.TABLE_MAP_EVENT)
@@ -72,11 +74,33 @@ def read_writesets(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[st
     :param kw: :class:`~repltool.writeset.WritesetExtractor` options
         (``history_size``, ``table_maps``, ``strict``).
     """
+    return _read(paths, schema, verify_checksum, general, light, kw, None)
+
+
+def read_writeset_lines(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+                        schema: Schema | None = None, *, verify_checksum: bool = True,
+                        general: Callable[[], Iterable[Transaction]] | None = None,
+                        writer: RecordWriter | None = None, **kw: Any) -> Iterator[str]:
+    """``writer.line(trx, ws)`` for every ``(trx, ws)`` of :func:`read_writesets`
+    (``light=True``): the lines of ``repltool dump --writesets``.
+
+    The fast path builds the JSON text of each key where it would build the
+    :class:`~repltool.writeset.model.WriteKey` (:class:`TableKeys` with
+    ``text=True``), and no ``TrxWriteset``; the lines are the same
+    (``tests/writeset/test_jsonl.py``).
+    """
+    return _read(paths, schema, verify_checksum, general, True, kw,
+                 writer if writer is not None else RecordWriter())
+
+
+def _read(paths: Any, schema: Schema | None, verify_checksum: bool,
+          general: Callable[[], Iterable[Transaction]] | None, light: bool,
+          kw: dict[str, Any], writer: RecordWriter | None) -> Iterator[Any]:
     files = [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) \
         else [os.fspath(p) for p in paths]
     maps = kw.get("table_maps")
     maps_before = dict(maps) if maps is not None else None
-    fast = _FastRun(files, schema, verify_checksum, kw, light)
+    fast = _FastRun(files, schema, verify_checksum, kw, light, writer)
     done = 0
     try:
         for pair in fast:
@@ -99,7 +123,7 @@ def read_writesets(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[st
     for i, trx in enumerate(transactions):
         ws = ex.writeset(trx)
         if i >= done:
-            yield trx, ws
+            yield (trx, ws) if writer is None else writer.line(trx, ws)
 
 
 def iter_fast_writesets(paths: Iterable[str | os.PathLike[str]], schema: Schema | None = None,
@@ -113,28 +137,34 @@ class _FastRun:
     """One pass of the fused scanner with the writeset hook attached."""
 
     def __init__(self, files: list[str], schema: Schema | None, verify: bool,
-                 kw: dict[str, Any], light: bool = False) -> None:
+                 kw: dict[str, Any], light: bool = False,
+                 writer: RecordWriter | None = None) -> None:
         self.files = files
         self.extractor = WritesetExtractor(schema, **kw)
+        #: with a writer: yield its lines, the keys built as JSON text (``_text_keys``)
+        self.writer = writer
+        self._text_keys: dict[int, TableKeys] = {}
+        self._text_shared: dict[Any, Any] = {}
         self.scan = _Scan(verify, light)
         self.scan.hook = self._hook
+        self.scan.rows_hook = self._rows
         self.acc = Acc()
         self._structs: Any = None
         self._ctxs: dict[int, DecodeContext] = {}
         self._tds: dict[bytes, TableDef] = {}      # Table_map body bytes -> its TableDef
         self._v2 = False                           # the FDE gives Rows v2 the 10-byte post-header
+        self._shapes: dict[tuple[int, bytes], tuple[Any, ...]] = {}   # see _rows
+
+    def _new_structs(self) -> None:
+        structs = self._structs = self.scan.structs
+        self._ctxs, self._tds, self._shapes = {}, {}, {}
+        self._v2 = all(structs.post_header(t, 10) == 10 for t in _ROWS_V2)
 
     def _hook(self, tc: int, data: bytes, path: str, offset: int) -> None:
         if self._structs is not self.scan.structs:
-            structs = self._structs = self.scan.structs
-            self._ctxs, self._tds = {}, {}
-            self._v2 = all(structs.post_header(t, 10) == 10 for t in _ROWS_V2)
+            self._new_structs()
         if tc != _TMAP:
-            if self._v2 and self._rows(tc, data):
-                return
-            body = fast_rows(data, self._ctx(tc))
-            self.extractor.rows(tc, body, body.table_id, _new(Position, (path, offset, None)),
-                                self.acc)
+            self._rows(tc, data, path, offset)
             return
         td = self._tds.get(data)
         if td is None:
@@ -155,50 +185,110 @@ class _FastRun:
             ctx = self._ctxs[tc] = DecodeContext(self._structs, Position("", 0, None), tc)
         return ctx
 
-    def _rows(self, tc: int, data: bytes) -> bool:
-        """A Rows v2 event of a table whose key plan is known, keyed straight from its
-        bytes (the header read as :func:`~repltool.binlog.fastpath.fast_rows` reads
-        it); False when it must take the general route (first event of a table,
-        an odd header, anything the compiled walk rejects)."""
+    def _general(self, tc: int, data: bytes, path: str, offset: int) -> None:
+        """A Rows event through :meth:`WritesetExtractor.rows` (the general route)."""
+        body = fast_rows(data, self._ctx(tc))
+        keys: list[Any] = self.acc.keys
+        mark = len(keys)
+        self.extractor.rows(tc, body, body.table_id, _new(Position, (path, offset, None)),
+                            self.acc)
+        if self.writer is not None:
+            keys[mark:] = map(encode_key, keys[mark:])
+
+    def _rows(self, tc: int, data: bytes, path: str, offset: int) -> None:
+        """A Rows event (the scanner's ``rows_hook``).  When it is a Rows v2 event of
+        a table whose key plan is known, keyed straight from its bytes (the header
+        read as :func:`~repltool.binlog.fastpath.fast_rows` reads it); otherwise
+        (first event of a table, an odd header, anything the compiled walk rejects)
+        by :meth:`_general`.
+
+        Everything decided from the header bytes up to the row images (table id,
+        flags, extra data, width, bitmaps) is remembered per (type, header) in
+        ``_shapes``: the compiled walk and what :func:`~repltool.writeset.extract.book`
+        adds, valid while the table id still means the same Table_map.
+        """
+        if self._structs is not self.scan.structs:
+            self._new_structs()
         n = len(data)
-        if n < 10:
-            return False
+        if n < 10 or not self._v2:
+            return self._general(tc, data, path, offset)
         lo, hi, flags, var_len = _ROWS_HEAD.unpack_from(data)
-        p = 8 + var_len
-        if var_len < 2 or p >= n:
-            return False
-        width = data[p]
-        if width >= 251 or width == 0:
-            return False
-        p += 1
-        q = p + ((width + 7) >> 3)
-        before = data[p:q]
-        after = None
+        p = 9 + var_len
+        if var_len < 2 or p > n:
+            return self._general(tc, data, path, offset)
+        q = p + ((data[p - 1] + 7) >> 3)
         if tc == _UPDATE:
-            after = data[q:q + q - p]
             q += q - p
-        if q > n:
-            return False
-        ex = self.extractor
-        td = ex.table_maps.get(lo | hi << 32)
-        fast = ex._fast_keys.get(id(td)) if td is not None else None
-        if fast is None or fast.td is not td or width > len(td.columns) \
-                or td.table_id != lo | hi << 32:
-            return False
+        shape = self._shapes.get((tc, data[:q]))
+        if shape is None or self.extractor.table_maps.get(lo | hi << 32) is not shape[0]:
+            shape = self._shape(tc, data, lo | hi << 32, flags, p, q)
+            if shape is None:
+                return self._general(tc, data, path, offset)
+        _, run, fk, no_fk, parent, missing = shape
         acc = self.acc
+        if no_fk:
+            acc.no_fk = True
+        if parent is not None:
+            acc.parents[parent] = None
+        if missing is not None:
+            acc.missing[missing] = None
         keys = acc.keys
         mark = len(keys)
         try:
-            acc.rows += fast.runner(_KIND[tc], before, after, width)(
-                data, q, keys, not book(fast.plan, flags, acc))
+            acc.rows += run(data, q, keys, fk)
         except _FAST_ERRORS:
             del keys[mark:]
-            return False
-        return True
+            self._general(tc, data, path, offset)
 
-    def _pair(self, trx: Transaction) -> Pair:
+    def _shape(self, tc: int, data: bytes, table_id: int, flags: int, p: int,
+               q: int) -> tuple[Any, ...] | None:
+        """``(TableDef, run, fk on, no_fk, parent table, keyless table)`` of a Rows
+        header (see :meth:`_rows`), or None: the general route."""
+        width = data[p - 1]
+        if width >= 251 or width == 0 or q > len(data):
+            return None
+        ex = self.extractor
+        td = ex.table_maps.get(table_id)
+        if td is None:
+            return None
+        if self.writer is None:
+            fast = ex._fast_keys.get(id(td))
+        else:
+            fast = self._text_keys.get(id(td))
+            if fast is None or fast.td is not td:
+                base = ex._fast_keys.get(id(td))     # the plan, once the general route made it
+                if base is None or base.td is not td:
+                    return None
+                fast = self._text_keys[id(td)] = TableKeys(base.plan, td, self._text_shared,
+                                                           text=True)
+        if fast is None or fast.td is not td or width > len(td.columns) \
+                or td.table_id != table_id:
+            return None
+        nb = (width + 7) >> 3
+        before = data[p:p + nb]
+        after = data[p + nb:q] if tc == _UPDATE else None
+        try:
+            run = fast.runner(_KIND[tc], before, after, width)
+        except _FAST_ERRORS:
+            return None
+        plan = fast.plan
+        probe = Acc()
+        skip_fk = book(plan, flags, probe)
+        shape = (td, run, not skip_fk, probe.no_fk, next(iter(probe.parents), None),
+                 next(iter(probe.missing), None))
+        if len(self._shapes) >= 4096:
+            self._shapes.clear()
+        self._shapes[(tc, data[:q])] = shape
+        return shape
+
+    def _pair(self, trx: Transaction) -> Any:
         acc, self.acc = self.acc, Acc()
-        return trx, self.extractor.result(acc, trx.kind)
+        if self.writer is None:
+            return trx, self.extractor.result(acc, trx.kind)
+        keys: list[Any] = acc.keys      # JSON texts; the flags as ``result`` sets them
+        return self.writer.record(trx, keys, (
+            trx.kind == "ddl", acc.rows == 0, tuple(acc.missing), tuple(acc.parents),
+            len(keys) > self.extractor.history_size))
 
     def __iter__(self) -> Iterator[Pair]:
         scan = self.scan

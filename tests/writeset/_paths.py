@@ -8,12 +8,16 @@ plus a :class:`~repltool.writeset.WritesetExtractor` that decodes every column
 * :func:`repltool.writeset.read_writesets` (equal transactions - without their
   events where the fused reader produced them - and equal writesets);
 * :func:`repltool.writeset.fused.iter_fast_writesets` alone: the same pairs up to
-  where it gives up (``FastPathUnsupported``).
+  where it gives up (``FastPathUnsupported``);
+* :func:`repltool.writeset.fused.read_writeset_lines` (``repltool dump
+  --writesets``, keys built as JSON text): ``json.dumps(writeset_record(...))``
+  of every general pair, and the same error.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +26,10 @@ from typing import Any, Sequence
 from repltool.binlog import read_transactions
 from repltool.binlog.fastpath import FastPathUnsupported
 from repltool.errors import ReplToolError
-from repltool.writeset import READ_OPTIONS, Schema, WritesetExtractor, read_writesets
-from repltool.writeset.fused import iter_fast_writesets
+from repltool.writeset import (
+    READ_OPTIONS, Schema, WritesetExtractor, read_writesets, writeset_record,
+)
+from repltool.writeset.fused import iter_fast_writesets, read_writeset_lines
 
 
 @dataclass
@@ -80,6 +86,12 @@ def check_paths(files: Sequence[Path], schema: Schema | None, *,
         for (ft, fw), (gt, gw) in zip(fused, general):
             assert _same_trx(ft, gt), (ft.start, gt.start)
             assert fw == gw, ft.start
+
+        lines, lines_error = _outcome(read_writeset_lines(paths, schema,
+                                                          verify_checksum=verify_checksum))
+        assert lines_error == error
+        assert lines == [json.dumps(writeset_record(gt, gw), ensure_ascii=False)
+                         for gt, gw in general]
 
         fast: list[Any] = []
         try:

@@ -197,3 +197,33 @@ def test_warnings_as_errors_reach_the_caller(synth_logs: dict, tmp_path: Path) -
                                                         keep_events=True), load_schema(partial)))
     assert first_error(read_writesets(files, load_schema(partial))) == want
     assert "schema has no table shop." in want[1]
+
+
+@pytest.mark.parametrize("name", ["uniform", "hot", "relay", "mysql57", "full-metadata"])
+@pytest.mark.parametrize("text", [False, True], ids=["pairs", "lines"])
+def test_rows_events_take_the_compiled_walk(synth_logs: dict, name: str, text: bool) -> None:
+    """Only the first Rows events of a table (its plan not made yet) take the general
+    route; the others are keyed by the compiled walk of their cached header shape
+    (a wrong shape would only show as a slowdown: the general route gives the same
+    result)."""
+    from repltool.writeset.fused import _FastRun
+    from repltool.writeset.jsonl import RecordWriter
+
+    files, schema = synth_logs[name]
+    run = _FastRun([str(f) for f in files], load_schema(schema), True, {}, True,
+                   RecordWriter() if text else None)
+    counts = {"rows": 0, "general": 0}
+    rows, general = run.scan.rows_hook, run._general
+
+    def counted_rows(*a):  # type: ignore[no-untyped-def]
+        counts["rows"] += 1
+        return rows(*a)
+
+    def counted_general(*a):  # type: ignore[no-untyped-def]
+        counts["general"] += 1
+        return general(*a)
+
+    run.scan.rows_hook = counted_rows
+    run._general = counted_general  # type: ignore[method-assign]
+    assert sum(1 for _ in run) > 250
+    assert counts["rows"] > 500 and counts["general"] * 20 < counts["rows"], counts
