@@ -150,6 +150,13 @@ class BinlogBuilder:
     def stop(self, ts: int) -> None:
         self._write(self._event(ts, EventType.STOP_EVENT, b""))
 
+    def close(self, ts: int, next_file: str | None) -> None:
+        """End the file as a server does: a Rotate to ``next_file``, or a Stop when it is the last."""
+        if next_file is not None:
+            self.rotate(ts, next_file)
+        else:
+            self.stop(ts)
+
 
 def payload_body(plaintext: bytes) -> bytes:
     """A Transaction_payload body: TLV header (compression 0 = ZSTD, sizes) + zstd data."""
@@ -208,11 +215,7 @@ def write_sample(directory: str | os.PathLike[str], *, transactions: int = 200,
                         b.transaction(ts_us, sid, gno, last_group_end, seq, bodies,
                                       compress=(seq == 40))
                     last_group_end = seq
-                ts = ts_us // 1_000_000
-                if index + 1 < len(names):
-                    b.rotate(ts, names[index + 1])
-                else:
-                    b.stop(ts)
+                b.close(ts_us // 1_000_000, names[index + 1] if index + 1 < len(names) else None)
             os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):

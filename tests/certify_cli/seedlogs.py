@@ -82,10 +82,7 @@ def write_logs(directory: Path, files: list[list[Trx]], *, name: str = "binlog")
                     seq += 1
                     clock = (seq - 1, seq)
                 b.transaction(ts, UUID1, gno, *clock, _bodies(t, gno), compress=t.compress)
-            if index + 1 < len(paths):
-                b.rotate(ts // 1_000_000, paths[index + 1].name)
-            else:
-                b.stop(ts // 1_000_000)
+            b.close(ts // 1_000_000, paths[index + 1].name if index + 1 < len(paths) else None)
     return paths
 
 

@@ -21,19 +21,6 @@ NO_FDE = "mysql/mysql80/mysql-test__std_data__binlog_no_fd_event.000001"
 ROTATION = "mariadb/rotation"
 
 
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]):
-    """Run repltool in-process; assert the exit status; return (stdout, stderr)."""
-
-    def invoke(*args: str, expect: int = 0) -> tuple[str, str]:
-        code = run([str(a) for a in args])
-        out, err = capsys.readouterr()
-        assert code == expect, f"exit {code} != {expect}\nstderr: {err}\nstdout: {out[-2000:]}"
-        return out, err
-
-    return invoke
-
-
 def jsonl(text: str) -> list[dict]:
     return [json.loads(line) for line in text.splitlines()]
 

@@ -46,10 +46,7 @@ def write(directory: Path, files: list[list[tuple[int, int, tuple[int, ...]]]] =
                     (EventType.TABLE_MAP_EVENT, TABLE.table_map_body()),
                     (EventType.WRITE_ROWS_EVENT, TABLE.write_rows_body(rows)),
                     (EventType.XID_EVENT, S.xid_body.build({"xid": gno}))])
-            if index + 1 < len(paths):
-                b.rotate(ts // 1_000_000, paths[index + 1].name)
-            else:
-                b.stop(ts // 1_000_000)
+            b.close(ts // 1_000_000, paths[index + 1].name if index + 1 < len(paths) else None)
     return paths
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import zlib
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from repltool.binlog.constants import EventType
 from repltool.binlog.events import Event, FormatDescriptionBody
@@ -44,14 +44,18 @@ def _write(tmpdir: str, name: str, data: bytes) -> str:
     return path
 
 
+def _baseline(path: str) -> tuple[bytes, Any, list[str], list[Any], int | None]:
+    """The file's bytes and its clean read: (data, read, its failures, outer events,
+    the offset where the clean read stops early or None)."""
+    clean = read(path, f"{path} clean")
+    limit = clean.error.pos.offset if clean.error is not None and clean.error.pos else None
+    return Path(path).read_bytes(), clean, list(clean.failures), clean.outer, limit
+
+
 # ---- truncation ----
 
 def truncation(path: str, tmpdir: str, mode: str) -> dict:
-    data = Path(path).read_bytes()
-    clean = read(path, f"{path} clean")
-    failures = list(clean.failures)
-    outer = clean.outer
-    limit = clean.error.pos.offset if clean.error is not None and clean.error.pos else None
+    data, clean, failures, outer, limit = _baseline(path)
     n = len(outer)
     big = is_big(data, n)
     if not big:
@@ -397,11 +401,7 @@ def _crc_on(events: list[Event], upto: int) -> bool:
 
 
 def mutation(path: str, tmpdir: str, mode: str) -> dict:
-    data = Path(path).read_bytes()
-    clean = read(path, f"{path} clean")
-    failures = list(clean.failures)
-    outer = clean.outer
-    limit = clean.error.pos.offset if clean.error is not None and clean.error.pos else None
+    data, clean, failures, outer, limit = _baseline(path)
     n = len(outer)
     big = is_big(data, n, BIG_MUTATION)
     idx = list(range(n)) if not big else sample(n, 97 if mode == "full" else 499,

@@ -61,10 +61,7 @@ def write_rotated_binlogs(directory: Path, files: int = 60, per_file: int = 12,
                                   _bodies(rng, table, gno, ddl=(seq == 5 and i % 7 == 0)),
                                   compress=(seq == 3 and i % 5 == 0))
                 last = seq
-            if i + 1 < files:
-                b.rotate(ts_us // 1_000_000, f"binlog.{i + 2:06d}")
-            else:
-                b.stop(ts_us // 1_000_000)
+            b.close(ts_us // 1_000_000, f"binlog.{i + 2:06d}" if i + 1 < files else None)
         paths.append(path)
     return paths
 
