@@ -2,7 +2,7 @@
 
 :class:`CertifyRun` is the library side of ``repltool certify``: it reads the
 logs in order, extracts each transaction's write set with
-:mod:`repltool.writeset` (when that package provides ``iter_writesets``),
+:mod:`repltool.writeset` (its fused reader, ``read_writesets``),
 maps it through :mod:`.source`, certifies the stream and yields
 :class:`Certified` pairs: the reader's :class:`~repltool.binlog.transactions.Transaction`
 next to its :class:`~repltool.certify.model.CertResult`. Everything streams;
@@ -17,7 +17,6 @@ the server itself recorded. :func:`result_row` is the ``--format jsonl`` row.
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import os
 from collections import Counter, deque
@@ -47,13 +46,10 @@ def default_mode(first: Transaction | None) -> Mode:
     return Mode.GROUP_REPLICATION if first is not None and first.relay_log else Mode.WRITESET
 
 
-def writeset_extractor() -> Callable[..., Iterator[tuple[Any, Any]]] | None:
-    """``repltool.writeset.iter_writesets`` if that package provides it, else None."""
-    try:
-        from .. import writeset
-    except ImportError:         # pragma: no cover - the package is part of repltool
-        return None
-    return getattr(writeset, "iter_writesets", None)
+def writeset_extractor() -> Callable[..., Iterator[tuple[Any, Any]]]:
+    """``repltool.writeset.iter_writesets``: (transaction, write set) pairs of transactions."""
+    from ..writeset import iter_writesets
+    return iter_writesets
 
 
 class CertifyRun:
@@ -80,25 +76,22 @@ class CertifyRun:
         self.truncated_skipped = 0
         self.warnings: list[str] = []
         self.extractor = writeset_extractor() if use_writesets else None
-        if use_writesets and self.extractor is None:
-            self.warnings.append("write-set extraction (repltool.writeset.iter_writesets) is "
-                                 "not available: rows count as written to tables without key")
         self.schema = None
         if not schema_paths and self.extractor is not None:
             self.warnings.append("no --schema: only primary keys from the Table_maps are known; "
                                  "UNIQUE and FOREIGN keys are missed, which is unsafe where "
                                  "the tables have them")
         if schema_paths and self.extractor is not None:
-            from ..writeset import load_schema  # type: ignore[attr-defined]
+            from ..writeset import load_schema
             self.schema = load_schema([os.fspath(p) for p in schema_paths])
         # The fused reader (repltool.writeset.read_writesets: the same pairs, its
         # transactions without events) unless a subclass reads the pairs itself
         # (explain's runs look at the events of DDL transactions).
         self._fused: Iterator[tuple[Transaction, Any]] | None = None
-        reader = _fused_reader() if type(self)._pairs is CertifyRun._pairs else None
-        if reader is not None and self.extractor is writeset_extractor():
-            self._fused = reader(self.paths, self.schema, verify_checksum=verify_checksum,
-                                 history_size=self.options.history_size)
+        if self.extractor is not None and type(self)._pairs is CertifyRun._pairs:
+            from ..writeset import read_writesets
+            self._fused = read_writesets(self.paths, self.schema, verify_checksum=verify_checksum,
+                                         history_size=self.options.history_size)
             self._first_pair = next(self._fused, None)
             self._first = self._first_pair[0] if self._first_pair is not None else None
         else:
@@ -122,11 +115,7 @@ class CertifyRun:
         transactions = self._counting(self._all_transactions())
         if self.extractor is None:
             return ((t, None) for t in transactions)
-        kwargs: dict[str, Any] = {}
-        params = inspect.signature(self.extractor).parameters.values()
-        if any(p.name == "history_size" or p.kind is p.VAR_KEYWORD for p in params):
-            kwargs["history_size"] = self.options.history_size
-        return self.extractor(transactions, self.schema, **kwargs)
+        return self.extractor(transactions, self.schema, history_size=self.options.history_size)
 
     def _fused_pairs(self, rest: Iterator[tuple[Transaction, Any]]
                      ) -> Iterator[tuple[Transaction, WritesetLike | None]]:
@@ -155,15 +144,6 @@ class CertifyRun:
 
         for result in certify(feed(), self.mode, self.options):
             yield Certified(pending.popleft(), result)
-
-
-def _fused_reader() -> Callable[..., Iterator[tuple[Any, Any]]] | None:
-    """``repltool.writeset.read_writesets`` if that package provides it, else None."""
-    try:
-        from .. import writeset
-    except ImportError:         # pragma: no cover - the package is part of repltool
-        return None
-    return getattr(writeset, "read_writesets", None)
 
 
 def _read_options(verify_checksum: bool, writesets: bool) -> ReadOptions:
