@@ -112,6 +112,9 @@ NUMERIC_TYPES = frozenset({T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG, T.YEAR,
 CHARACTER_TYPES = frozenset({T.STRING, T.VAR_STRING, T.VARCHAR, T.BLOB, T.TINY_BLOB,
                              T.MEDIUM_BLOB, T.LONG_BLOB, T.VARCHAR_COMPRESSED,
                              T.BLOB_COMPRESSED})
+#: Columns DEFAULT_CHARSET/COLUMN_CHARSET count (log_event.cc ``is_character_type``
+#: of the column's type): MySQL 9.x counts VECTOR (binary collation) among them.
+CHARSET_METADATA_TYPES = CHARACTER_TYPES | {T.VECTOR}
 ENUM_SET_TYPES = frozenset({T.ENUM, T.SET})
 BLOB_TYPES = frozenset({T.BLOB, T.TINY_BLOB, T.MEDIUM_BLOB, T.LONG_BLOB, T.BLOB_COMPRESSED})
 
@@ -382,7 +385,7 @@ def _decode_table_map(body: TableMapBody, ctx: _Ctx) -> TableDef:
 def _apply_optional(cols: list[dict[str, Any]], fields: tuple[tuple[int, bytes], ...],
                     ctx: _Ctx, table: dict[str, Any]) -> None:
     numeric = [c for c in cols if c["type"] in NUMERIC_TYPES]
-    character = [c for c in cols if c["real_type"] in CHARACTER_TYPES]
+    character = [c for c in cols if c["real_type"] in CHARSET_METADATA_TYPES]
     enum_set = [c for c in cols if c["real_type"] in ENUM_SET_TYPES]
     enums = [c for c in cols if c["real_type"] == T.ENUM]
     sets = [c for c in cols if c["real_type"] == T.SET]

@@ -1,32 +1,50 @@
-"""Row events -> writesets, the way MySQL 8.0's ``add_pke`` builds them.
+"""Row events -> writesets, the way MySQL 8.0.43's ``add_pke`` builds them.
 
 Per row image (after image first, then before image; format-spec §6b,
 ``sql/rpl_write_set_handler.cc`` add_pke, ``sql/handler.cc`` binlog_log_row):
 
-1. A table without a usable key (no PRIMARY KEY and no NOT NULL UNIQUE key,
-   ``TABLE_SHARE::primary_key == MAX_KEY``) hashes nothing: the table goes to
-   ``missing_key_tables``.
+1. A table without a usable key (no PRIMARY KEY and no promotable UNIQUE key,
+   ``TABLE_SHARE::primary_key == MAX_KEY``, see :mod:`repltool.writeset.schema`)
+   hashes nothing: the table goes to ``missing_key_tables`` (and, even when
+   other tables reference it, not to ``fk_parent_tables``: add_pke sets
+   ``has_related_foreign_keys`` only for tables with a primary key).
 2. Otherwise every unique index (PRIMARY first) whose parts are all non-NULL
    gives ``index ½ db ½ len(db) table ½ len(table)`` followed by ``sortkey ½
    len(sortkey)`` per part, hashed with XXH64 (seed 0).  A key with a column
-   *prefix* part also gets 8.0's second, full-column ("old format") hash.
-3. Unless the Rows event has ``NO_FOREIGN_KEY_CHECKS_F``: for each foreign-key
-   column of the table (column order, NULLs skipped) whose FK references a
-   unique constraint of the parent: ``parent_constraint ½ parent_db ½ len
-   parent_table ½ len sortkey ½ len`` - one hash per column, exactly as 8.0's
-   ``check_foreign_key`` map does it.
-4. A table referenced by a foreign key sets ``fk_parent_tables``.
+   *prefix* part or a VARCHAR/VARBINARY part (sort-key length unlike the pack
+   length) also gets 8.0's second, full-column ("old format") entry; both
+   count toward the write-set size.
+3. Unless the Rows event has ``NO_FOREIGN_KEY_CHECKS_F``: one entry per
+   foreign key that references a unique constraint of the parent:
+   ``parent_constraint ½ parent_db ½ len parent_table ½ len`` followed by
+   ``sortkey ½ len`` of each non-NULL FK column in the FK's column order (all
+   NULL: the prefix alone) - the parent row's key string for a single- or
+   multi-column key.  (MySQL 5.7 and 8.0 before the multi-column FK fix hashed
+   one entry per FK column; repltool follows 8.0.43 for every server version.)
+4. A table with a usable key that is referenced by a foreign key sets
+   ``fk_parent_tables``.
+
+MySQL hashes the full records; the log may carry partial images
+(``binlog_row_image=MINIMAL`` or ``NOBLOB``).  A key column absent from an
+UPDATE's after image was not written, so it is taken from the before image;
+a key or FK column absent otherwise leaves the row's keys unknown: the table
+counts as missing a key (safe: the commit-order parent is kept), with a
+:class:`~repltool.writeset.model.WritesetWarning` once per table.
 
 Where the key definitions come from: the :class:`~repltool.writeset.schema.Schema`
 when one is given and it knows the table; otherwise the Table_map's primary key
 (optional metadata SIMPLE_PRIMARY_KEY / PRIMARY_KEY_WITH_PREFIX, written with
-``binlog_row_metadata=FULL``).  A table the schema does not know, or whose
-columns do not match the Table_map, is reported once per table with a
-:class:`~repltool.writeset.model.SchemaWarning` (``strict=True``: a
-:class:`~repltool.writeset.model.SchemaMismatch` error) and falls back to the
-Table_map.  UNIQUE keys over expressions (functional indexes) cannot be
-evaluated from the log: such tables count as missing a key (safe: the tracker
-then keeps the commit-order parent).
+``binlog_row_metadata=FULL``).  A table the schema does not know is reported
+once with a :class:`~repltool.writeset.model.SchemaWarning` and falls back to
+the Table_map.  A table the schema knows but whose key columns the Table_map
+does not match (a key column missing by name, or a column count that differs
+without names to match by) counts as missing a key, with a SchemaWarning
+(``strict=True``: a :class:`~repltool.writeset.model.SchemaMismatch` error):
+its UNIQUE and FK keys cannot be evaluated.  UNIQUE keys over expressions
+(functional indexes) cannot be evaluated from the log either: such tables
+count as missing a key (safe: the tracker then keeps the commit-order parent).
+A Table_map column ``my_row_id`` the schema lacks, on a table without a
+declared PRIMARY KEY, is MySQL's generated invisible primary key (GIPK).
 """
 
 from __future__ import annotations
@@ -38,7 +56,7 @@ from typing import Any, Iterable, Iterator
 import xxhash
 
 from ..binlog import ReadOptions, Transaction
-from ..binlog.coltypes import ColumnDef, TableDef, decode_table_map
+from ..binlog.coltypes import ColumnDef, ColumnType, TableDef, decode_table_map
 from ..binlog.constants import ROWS_TYPES, EventType
 from ..binlog.events import RowsBody, TableMapBody
 from ..binlog.rows import BadValue, iter_row_changes
@@ -50,7 +68,7 @@ from .model import (
 )
 from .fastkeys import TableKeys
 from .plan import Fk, Key, Part, Plan, add_image, key_string
-from .schema import Schema, TableSchema
+from .schema import IndexSchema, KeyPart, Schema, TableSchema
 from .sortkey import sort_key_builder
 
 __all__ = ["writeset_of", "iter_writesets", "WritesetExtractor", "READ_OPTIONS",
@@ -181,11 +199,39 @@ class WritesetExtractor:
             return
         db, table = td.db, td.table
         fks = None if skip_fk else plan.fks
+        need = plan.need
         for change in iter_row_changes(td, body, type_code, pos=pos):
             acc.rows += 1
-            for img in (change.after, change.before):
-                if img is not None:
-                    add_image(plan, img.values, img.raw, db, table, fks, acc.keys)
+            after, before = change.after, change.before
+            if after is not None and need & ~after.present:
+                # MINIMAL/NOBLOB: an UPDATE logs the columns it wrote; the others
+                # keep the before image's values
+                if before is not None and not need & ~after.present & ~before.present:
+                    values, raw = list(after.values), list(after.raw)
+                    for i in _bits(need & ~after.present):
+                        values[i], raw[i] = before.values[i], before.raw[i]
+                    add_image(plan, values, raw, db, table, fks, acc.keys)
+                else:
+                    self._partial(plan, td, need & ~after.present, pos, acc)
+                    add_image(plan, after.values, after.raw, db, table, fks, acc.keys)
+            elif after is not None:
+                add_image(plan, after.values, after.raw, db, table, fks, acc.keys)
+            if before is not None:
+                if need & ~before.present:
+                    self._partial(plan, td, need & ~before.present, pos, acc)
+                add_image(plan, before.values, before.raw, db, table, fks, acc.keys)
+
+    def _partial(self, plan: Plan, td: TableDef, absent: int, pos: Position | None,
+                 acc: Acc) -> None:
+        """A row image without some key columns: its keys are unknown (safe: the
+        table counts as missing a key; the keys of the columns present are kept)."""
+        acc.missing[plan.name] = None
+        cols = ", ".join(td.columns[i].name or f"#{i + 1}" for i in _bits(absent))
+        self._mismatch(("partial", plan.name), (
+            f"rows of {plan.name} lack key column(s) {cols} in their row images "
+            "(binlog_row_image=MINIMAL or NOBLOB): MySQL hashed the full rows, the log does "
+            "not tell their keys; counted as a table without a usable key"), pos,
+            error=False, category=WritesetWarning)
 
     # ---- plans ----
 
@@ -204,9 +250,7 @@ class WritesetExtractor:
             self._mismatch(("unknown", name), f"schema has no table {name}; using the "
                            "Table_map's primary key", pos)
         if ts is not None:
-            plan = self._schema_plan(td, ts, pos)
-            if plan is not None:
-                return plan
+            return self._schema_plan(td, ts, pos)
         fk_parent = self.schema is not None and self.schema.is_fk_parent(td.db, td.table)
         return self._table_map_plan(td, fk_parent)
 
@@ -218,16 +262,26 @@ class WritesetExtractor:
         key = Key("PRIMARY", parts, key_string("PRIMARY", td.db, td.table, ()))
         return Plan(name, (key,), (), fk_parent, True)
 
-    def _schema_plan(self, td: TableDef, ts: TableSchema, pos: Position | None) -> Plan | None:
+    def _schema_plan(self, td: TableDef, ts: TableSchema, pos: Position | None) -> Plan:
         name = f"{td.db}.{td.table}"
         mapping = self._column_map(td, ts, pos)
         if mapping is None:
-            return None
+            # the schema's keys cannot be placed in the log's rows: unsafe to
+            # fall back to the Table_map's primary key alone (UNIQUE/FK keys
+            # would vanish), so the table counts as missing a key
+            return Plan(name, (), (), False, False)
         fk_parent = self.schema is not None and self.schema.is_fk_parent(td.db, td.table)
-        if ts.primary_key is None:
+        unique_keys = list(ts.unique_keys)
+        gipk = _gipk(td, ts, mapping)
+        if gipk is not None:
+            # sql_gipk.cc: my_row_id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT INVISIBLE,
+            # PRIMARY KEY (my_row_id), ahead of the declared keys
+            mapping = {**mapping, "my_row_id": gipk}
+            unique_keys.insert(0, IndexSchema("PRIMARY", (KeyPart("my_row_id"),), primary=True))
+        elif ts.primary_key is None:
             return Plan(name, (), (), fk_parent, False)
         keys = []
-        for ix in ts.unique_keys:
+        for ix in unique_keys:
             if ix.functional or any(p.column is None or p.column.lower() not in mapping
                                     for p in ix.parts):
                 # cannot evaluate from the row image: unsafe to leave out, so the
@@ -241,19 +295,17 @@ class WritesetExtractor:
                                      ts.column(p.column), p.prefix) for p in ix.parts if p.column)
             keys.append(Key(ix.name, parts, key_string(ix.name, td.db, td.table, ())))
         fks = []
-        fk_cols: dict[int, tuple[Any, ...]] = {}
         for fk in ts.foreign_keys:
             if fk.ref_index is None:
                 continue        # references a non-unique parent index: MySQL skips it
             db = fk.ref_db or td.db
-            prefix = key_string(fk.ref_index, db, fk.ref_table, ())
-            for c in fk.columns:
-                i = mapping.get(c.lower())
-                if i is not None:   # a later FK on the same column wins (std::map)
-                    fk_cols[i] = (prefix, db, fk.ref_table, fk.ref_index, ts.column(c))
-        for i in sorted(fk_cols):
-            prefix, db, rt, ri, sc = fk_cols[i]
-            fks.append(Fk(i, self._part(td.columns[i], sc, 0).sort_key, prefix, db, rt, ri))
+            cols = tuple(mapping[c.lower()] for c in fk.columns)
+            # the FK columns' sort keys are whole-column ones (max length from
+            # the pack length), whatever the parent key's prefixes
+            sks = tuple(self._part(td.columns[i], ts.column(c), 0).sort_key
+                        for i, c in zip(cols, fk.columns))
+            fks.append(Fk(cols, sks, key_string(fk.ref_index, db, fk.ref_table, ()), db,
+                          fk.ref_table, fk.ref_index))
         return Plan(name, tuple(keys), tuple(fks), fk_parent, True)
 
     def _column_map(self, td: TableDef, ts: TableSchema, pos: Position | None
@@ -268,10 +320,10 @@ class WritesetExtractor:
             if lost:
                 self._mismatch(("columns", name, td.column_count), (
                     f"{name}: key column(s) {', '.join(lost)} of the schema ({ts.source}) are "
-                    f"not in the Table_map ({td.column_count} columns); using the Table_map's "
-                    "primary key"), pos)
+                    f"not in the Table_map ({td.column_count} columns); the table is treated "
+                    "as having no usable key"), pos)
                 return None
-            if len(ts.columns) != td.column_count:
+            if len(ts.columns) != td.column_count and _gipk(td, ts, mapping) is None:
                 self._mismatch(("count", name, td.column_count), (
                     f"{name}: the schema ({ts.source}) has {len(ts.columns)} columns, the "
                     f"Table_map {td.column_count}; key columns matched by name"), pos,
@@ -281,7 +333,7 @@ class WritesetExtractor:
             self._mismatch(("count", name, td.column_count), (
                 f"{name}: the schema ({ts.source}) has {len(ts.columns)} columns, the "
                 f"Table_map {td.column_count} (no column names in the log to match by); "
-                "using the Table_map's primary key"), pos)
+                "the table is treated as having no usable key"), pos)
             return None
         return {c.name.lower(): i for i, c in enumerate(ts.columns)}
 
@@ -297,7 +349,10 @@ class WritesetExtractor:
         coll = _collation(col, sc)
         unsigned = sc.unsigned if sc is not None else None
         sk = sort_key_builder(col, unsigned=unsigned, collation=coll, prefix=prefix)
-        full = sort_key_builder(col, unsigned=unsigned, collation=coll) if prefix else None
+        # add_pke's old_pke_needed: strnxfrmlen(key length) != strnxfrmlen(pack length),
+        # i.e. a prefix part, or a VARCHAR/VARBINARY (its pack length counts the length bytes)
+        old = prefix or col.real_type in _VARLEN
+        full = sort_key_builder(col, unsigned=unsigned, collation=coll) if old else None
         return Part(col.index, sk, full)
 
     def _mismatch(self, tag: Any, message: str, pos: Position | None, *,
@@ -318,11 +373,37 @@ def book(plan: Plan, flags: int, acc: Acc) -> bool:
     """The table-level flags a Rows event adds to ``acc``; whether it skips FK checks."""
     skip_fk = bool(flags & NO_FOREIGN_KEY_CHECKS_F)
     acc.no_fk = acc.no_fk or skip_fk
-    if plan.fk_parent:
-        acc.parents[plan.name] = None
     if not plan.usable:
         acc.missing[plan.name] = None
+    elif plan.fk_parent:        # add_pke: only inside ``primary_key < MAX_KEY``
+        acc.parents[plan.name] = None
     return skip_fk
+
+
+def _bits(mask: int) -> Iterator[int]:
+    i = 0
+    while mask:
+        if mask & 1:
+            yield i
+        mask >>= 1
+        i += 1
+
+
+_VARLEN = frozenset({ColumnType.VARCHAR, ColumnType.VARCHAR_COMPRESSED})
+
+
+def _gipk(td: TableDef, ts: TableSchema, mapping: dict[str, int]) -> int | None:
+    """The Table_map index of a generated invisible primary key the schema lacks
+    (``my_row_id`` named in the log, the schema with no declared PRIMARY KEY)."""
+    if ts.primary_key is not None and ts.primary_key.primary:
+        return None
+    if ts.column("my_row_id") is not None or not td.has_names:
+        return None
+    for c in td.columns:
+        if c.name is not None and c.name.lower() == "my_row_id" \
+                and c.real_type == ColumnType.LONGLONG:
+            return c.index
+    return None
 
 
 _FAST_ERRORS = (IndexError, struct.error, BadValue, ValueError, OverflowError, KeyError,

@@ -18,8 +18,9 @@ texts of those keys (:func:`repltool.writeset.jsonl.encode_key`), built
 without the ``WriteKey`` where the key is one integer or one prefix-less column.
 
 Anything this path does not take (partial JSON updates, images without a
-present column, a Rows event wider than its Table_map, bytes the walker
-rejects) raises; :meth:`repltool.writeset.extract.WritesetExtractor.rows` then
+present column or without a key column - ``binlog_row_image=MINIMAL`` or
+``NOBLOB`` -, a Rows event wider than its Table_map, bytes the walker rejects)
+raises; :meth:`repltool.writeset.extract.WritesetExtractor.rows` then
 runs the general decoder on the event, which gives the exact result or error.
 ``tests/writeset/test_fastkeys.py`` compares both paths on the corpus and
 synthetic logs.
@@ -65,7 +66,8 @@ class TableKeys:
         self.td = td
         self.text = text
         self.wanted = tuple(sorted({p.column for k in plan.keys for p in k.parts}
-                                   | {f.column for f in plan.fks})) if plan.usable else ()
+                                   | {c for f in plan.fks for c in f.columns})) \
+            if plan.usable else ()
         # the compiled event shapes, shared like the caches below (the code depends
         # on the columns, the plan and the caches only)
         shared = {} if shared is None else shared
@@ -87,8 +89,8 @@ class TableKeys:
                 shared[sig] = (cache, self._key_miss(key, cache))
             names[f"C{n}"], names[f"M{n}"] = shared[sig]
         for n, fk in enumerate(plan.fks):
-            sig = ("fk", td.db, td.table, fk, cols[fk.column],
-                   getattr(decs[fk.column], "unsupported", False))
+            sig = ("fk", td.db, td.table, fk,
+                   tuple((cols[c], getattr(decs[c], "unsupported", False)) for c in fk.columns))
             if sig not in shared:
                 cache = {}
                 shared[sig] = (cache, self._fk_miss(fk, cache))
@@ -121,6 +123,13 @@ class TableKeys:
 
     def _compile(self, kind: str, before: bytes, after: bytes | None, width: int) -> Any:
         """See :meth:`runner`: every image walked and keyed inline."""
+        need = sum(1 << c for c in self.wanted)
+        for bitmap in (before, after):
+            if bitmap is not None and need & ~int.from_bytes(bitmap, "little") & ((1 << width) - 1) \
+                    or any(c >= width for c in self.wanted):
+                raise _Unsupported("a key column absent from the image (left to the general "
+                                   "path, which fills an UPDATE's after image or books the "
+                                   "table as missing keys)")
         env: dict[str, Any] = dict(self._names)
         first = image_source(self.td, before, width, self.wanted, "b", env)
         second = image_source(self.td, after, width, self.wanted, "a", env) \
@@ -152,8 +161,10 @@ class TableKeys:
                           "    x = (" + "".join(f"{{v}}{c}, " for c in cols) + ")"]
             lines.append(f"    out += C{n}.get({x}) or M{n}({x})")     # entries: a non-empty tuple
         for n, fk in enumerate(self.plan.fks):
-            x = f"{{v}}{fk.column}"
-            lines += [f"if fk and {x} is not None:", f"    out.append(F{n}.get({x}) or G{n}({x}))"]
+            # one entry per FK, NULL columns included (left out of its key string)
+            x = f"{{v}}{fk.columns[0]}" if len(fk.columns) == 1 else \
+                "(" + "".join(f"{{v}}{c}, " for c in fk.columns) + ")"
+            lines += ["if fk:", f"    out.append(F{n}.get({x}) or G{n}({x}))"]
         return lines
 
     def _key_miss(self, key: Any, cache: dict[Any, Any]) -> Any:
@@ -226,20 +237,38 @@ class TableKeys:
         return miss
 
     def _fk_miss(self, fk: Any, cache: dict[Any, Any]) -> Any:
-        layout = self._int_layout(fk.column, fk.sort_key)
-        if layout is not None and self.text:
-            return _int_text_miss(layout, fk.prefix, fk.db, fk.table, fk.index, True, cache)
-        if layout is not None:
-            build = _int_entry(layout, fk.prefix, fk.db, fk.table, fk.index, True)
+        text = self.text
+        decs = [self.td.decoders[c] for c in fk.columns]
+
+        def general(raws: Any) -> Any:
+            entry = fk_entry(fk, [None if r is None else _value(d, r)
+                                  for d, r in zip(decs, raws)], raws)
+            return encode_key(entry) if text else entry
+
+        build: Any
+        if len(fk.columns) == 1:
+            layout = self._int_layout(fk.columns[0], fk.sort_keys[0])
+            if layout is not None and text:
+                int_text = _int_text_miss(layout, fk.prefix, fk.db, fk.table, fk.index, True,
+                                          cache)
+
+                def miss1t(raw: bytes | None) -> Any:
+                    if raw is None:
+                        entry = cache[raw] = general((None,))
+                        return entry
+                    return int_text(raw)
+                return miss1t
+            int_build = _int_entry(layout, fk.prefix, fk.db, fk.table, fk.index, True) \
+                if layout is not None else None
+
+            def build(raw: bytes | None) -> Any:
+                if raw is None or int_build is None:
+                    return general((raw,))
+                return int_build(raw)
         else:
-            dec = self.td.decoders[fk.column]
-            text = self.text
+            build = general
 
-            def build(raw: bytes) -> Any:
-                entry = fk_entry(fk, _value(dec, raw), raw)
-                return encode_key(entry) if text else entry
-
-        def miss(raw: bytes) -> WriteKey:
+        def miss(raw: Any) -> WriteKey:
             if len(cache) >= CACHE_SIZE:
                 cache.clear()
             entry = cache[raw] = build(raw)

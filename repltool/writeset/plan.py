@@ -1,8 +1,8 @@
 """Per-table key plans and the key entries they build from row values.
 
-A :class:`Plan` says which unique keys (PRIMARY first) and which foreign-key
-columns of a table give writeset entries; :func:`key_entries` and
-:func:`fk_entry` turn the decoded value and stored bytes of the key columns
+A :class:`Plan` says which unique keys (PRIMARY first) and which foreign keys
+of a table give writeset entries; :func:`key_entries` and :func:`fk_entry`
+turn the decoded value and stored bytes of the key columns
 into :class:`~repltool.writeset.model.WriteKey` records.  Both the general
 extractor (every column decoded, :mod:`repltool.writeset.extract`) and the
 key-only one (:mod:`repltool.writeset.fastkeys`) build their entries here, so
@@ -48,7 +48,10 @@ def join_key(prefix: bytes, sort_keys: Iterable[bytes]) -> bytes:
 class Part:
     column: int
     sort_key: SortKey
-    full_key: SortKey | None        # prefix part: the whole-column sort key (old format hash)
+    #: the whole-column sort key of 8.0's second ("old format") entry, for parts whose
+    #: sort-key length differs from the column's pack length: prefix parts and
+    #: VARCHAR/VARBINARY columns (add_pke ``old_pke_needed``)
+    full_key: SortKey | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +67,12 @@ class Key:
 
 @dataclass(frozen=True, slots=True)
 class Fk:
-    column: int
-    sort_key: SortKey
+    """One foreign key: one entry per row image (8.0.43 add_pke), the sort keys of its
+    non-NULL columns in the FK's column order after ``prefix`` - the key string of
+    the parent's referenced unique key for the same values."""
+
+    columns: tuple[int, ...]
+    sort_keys: tuple[SortKey, ...]
     prefix: bytes                   # parent_constraint½parent_db½len parent_table½len
     db: str
     table: str
@@ -79,6 +86,18 @@ class Plan:
     fks: tuple[Fk, ...]
     fk_parent: bool
     usable: bool
+
+    @property
+    def need(self) -> int:
+        """Bitmask of the columns the entries are built from (key parts, FK columns)."""
+        mask = 0
+        for k in self.keys:
+            for p in k.parts:
+                mask |= 1 << p.column
+        for f in self.fks:
+            for c in f.columns:
+                mask |= 1 << c
+        return mask
 
 
 def key_entries(key: Key, db: str, table: str, values: Sequence[Any],
@@ -108,11 +127,21 @@ def key_entries(key: Key, db: str, table: str, values: Sequence[Any],
     return tuple(out)
 
 
-def fk_entry(fk: Fk, value: Any, raw: bytes) -> WriteKey:
-    """The parent-key entry of one non-NULL foreign-key column."""
-    sk, v = fk.sort_key(value, raw)
-    data = b"".join((fk.prefix, sk, SEP, str(len(sk)).encode()))
-    return new_write_key(fk.db, fk.table, fk.index, (v,), data, _xxh64(data), True)
+def fk_entry(fk: Fk, values: Sequence[Any], raws: Sequence[bytes | None]) -> WriteKey:
+    """The parent-key entry of one foreign key: ``values``/``raws`` per FK column
+    (``None`` raw: NULL, left out of the key string, as add_pke does; all NULL:
+    the prefix alone)."""
+    sks: list[bytes] = []
+    vals: list[Any] = []
+    for sort_key, v, r in zip(fk.sort_keys, values, raws):
+        if r is None:
+            vals.append(None)
+            continue
+        sk, kv = sort_key(v, r)
+        sks.append(sk)
+        vals.append(kv)
+    data = join_key(fk.prefix, sks)
+    return new_write_key(fk.db, fk.table, fk.index, tuple(vals), data, _xxh64(data), True)
 
 
 def add_image(plan: Plan, values: Sequence[Any], raw: Sequence[bytes | None], db: str,
@@ -120,11 +149,10 @@ def add_image(plan: Plan, values: Sequence[Any], raw: Sequence[bytes | None], db
     """The entries of one fully decoded row image (the general path)."""
     for key in plan.keys:
         rs = [raw[p.column] for p in key.parts]
-        if None in rs:              # NULL (or absent from the image): never conflicts
+        if None in rs:              # NULL: never conflicts
             continue
         out += key_entries(key, db, table, [values[p.column] for p in key.parts], rs)  # type: ignore[arg-type]
     if fks:
         for fk in fks:
-            r = raw[fk.column]
-            if r is not None:
-                out.append(fk_entry(fk, values[fk.column], r))
+            out.append(fk_entry(fk, [values[c] for c in fk.columns],
+                                [raw[c] for c in fk.columns]))

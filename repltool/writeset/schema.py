@@ -13,13 +13,21 @@ db.t``; the last ``USE db`` before it; the ``default_db`` argument; a hint in
 a comment (``-- ... (database X)``, mysqldump's ``-- Host: ... Database: X``).
 Tables whose database stays unknown match any database.
 
-Key rules follow MySQL (``sql/sql_table.cc`` mysql_prepare_create_table):
+Key rules follow MySQL 8.0 (``sql/sql_table.cc`` mysql_prepare_create_table
+and sort_keys, ``sql/table.cc`` where ``TABLE_SHARE::primary_key`` is chosen):
 columns of a PRIMARY KEY are NOT NULL; an unnamed UNIQUE key is named after
-its first column (``c``, ``c_2`` ...); without a PRIMARY KEY the first UNIQUE
-key whose columns are all NOT NULL becomes the primary key (it keeps its
-name); keys are ordered PRIMARY, unique NOT NULL keys, other unique keys.
-A foreign key's parent constraint is the parent's PRIMARY or UNIQUE key over
-exactly the referenced columns (none: the FK is skipped, as MySQL does).
+its first column (``c``, ``c_2`` ...); unique keys are ordered PRIMARY, keys
+whose columns are all NOT NULL, then the others, keys without a column prefix
+before keys with one, otherwise as declared.  Without a PRIMARY KEY the first
+unique key in that order whose parts are all NOT NULL, whole columns (no
+prefix) and not virtual generated columns (functional key parts are hidden
+virtual columns) becomes the primary key (it keeps its name); a candidate that
+fails is skipped for the next.  A foreign key's parent constraint is the
+parent's PRIMARY or UNIQUE key whose columns are the referenced columns in
+their order (InnoDB's parent index: the referenced columns as its leading
+columns), else one over the same columns in another order; none: the FK is
+skipped, as MySQL does.  ``PARTITION BY`` clauses are dropped before parsing
+(they do not change keys).
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ class ColumnSchema:
     charset: str | None = None
     collation: str | None = None    # explicit or inherited from the table
     generated: bool = False
+    virtual: bool = False           # a VIRTUAL generated column (never a primary key part)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +218,7 @@ def parse_schema(text: str, *, default_db: str | None = None, source: str = "<sc
             continue
         where = f"{source}:{line}"
         try:
-            tree = sqlglot.parse_one(stmt_text, read="mysql")
+            tree = sqlglot.parse_one(_drop_partitioning(stmt_text), read="mysql")
         except SqlglotError as exc:
             msg = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
             raise SchemaError(f"{where}: cannot parse CREATE TABLE: {msg}") from exc
@@ -220,6 +229,40 @@ def parse_schema(text: str, *, default_db: str | None = None, source: str = "<sc
     if into is None:
         _link(schema)
     return schema
+
+
+_PARTITION = re.compile(r"PARTITION\s+BY\b", re.I)
+
+
+def _drop_partitioning(stmt: str) -> str:
+    """``stmt`` up to its top-level ``PARTITION BY`` clause (outside brackets,
+    quotes and comments); partitioning does not change the keys, and the
+    parser rejects some of its forms (``VALUES LESS THAN MAXVALUE``)."""
+    depth, i, n = 0, 0, len(stmt)
+    while i < n:
+        c = stmt[i]
+        if c in "'\"`":
+            j = i + 1
+            while j < n and stmt[j] != c:
+                j += 2 if stmt[j] == "\\" and c != "`" else 1
+            i = j + 1
+            continue
+        if c == "/" and stmt.startswith("/*", i) and not stmt.startswith("/*!", i):
+            j = stmt.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif depth == 0 and c in "Pp" and _PARTITION.match(stmt, i) \
+                and (i == 0 or not (stmt[i - 1].isalnum() or stmt[i - 1] == "_")):
+            head = stmt[:i].rstrip()
+            if head.endswith("/*!50100") or head.endswith("/*!50500"):    # mysqldump's wrapper
+                head = head[:-8]
+            return head
+        i += 1
+    return stmt
 
 
 def _strip_delimiter_blocks(text: str) -> str:
@@ -335,17 +378,35 @@ def _table(tree: Any, current_db: str | None, where: str) -> TableSchema:
     by_name = {c.name.lower(): c for c in columns}
 
     def not_null(ix: IndexSchema) -> bool:
+        # a functional key part is a hidden nullable column (HA_NULL_PART_KEY)
         return not ix.functional and all(
             (by_name.get(p.column.lower()) is not None
              and not by_name[p.column.lower()].nullable) for p in ix.parts if p.column)
 
-    ordered = [ix for ix in named if not_null(ix)] + [ix for ix in named if not not_null(ix)]
+    def has_prefix(ix: IndexSchema) -> bool:
+        return any(_is_prefix(p, by_name.get((p.column or "").lower())) for p in ix.parts)
+
+    # sort_keys: NOT NULL keys first, then keys without prefix parts, else as declared
+    ordered = sorted(named, key=lambda ix: (not not_null(ix), has_prefix(ix)))
     primary = pk
-    if primary is None and ordered and not_null(ordered[0]):
-        primary = ordered[0]
+    if primary is None:
+        primary = next((ix for ix in ordered if not_null(ix) and not has_prefix(ix)
+                        and not any(by_name[p.column.lower()].virtual
+                                    for p in ix.parts if p.column)), None)
     keys = ([pk] if pk is not None else []) + ordered
     foreign = tuple(_foreign(cname, f, db, name, i) for i, (cname, f) in enumerate(fks, 1))
     return TableSchema(db, name, tuple(columns), primary, tuple(keys), foreign, (), where)
+
+
+def _is_prefix(part: KeyPart, col: ColumnSchema | None) -> bool:
+    """A key part over only the first characters of its column (``KEY_PART_INFO``
+    length below the column's key length)."""
+    if not part.prefix:
+        return False
+    if col is not None and col.type in ("char", "varchar", "binary", "varbinary") \
+            and col.params and isinstance(col.params[0], int):
+        return part.prefix < col.params[0]
+    return True
 
 
 def _replace(c: ColumnSchema, **kw: Any) -> ColumnSchema:
@@ -372,7 +433,7 @@ def _column(e: Any, t_charset: str | None, t_collation: str | None
             else:
                 vals.append(str(v))
         params = tuple(vals)
-    nullable, pk, uk, generated = True, False, False, False
+    nullable, pk, uk, generated, virtual = True, False, False, False, False
     charset = collation = None
     for c in e.args.get("constraints") or ():
         k = c.args.get("kind") if isinstance(c, exp.ColumnConstraint) else c
@@ -386,8 +447,11 @@ def _column(e: Any, t_charset: str | None, t_collation: str | None
             charset = _name(k.this)
         elif isinstance(k, exp.CollateColumnConstraint):
             collation = _name(k.this)
-        elif isinstance(k, (exp.ComputedColumnConstraint, exp.GeneratedAsIdentityColumnConstraint)):
-            generated = isinstance(k, exp.ComputedColumnConstraint)
+        elif isinstance(k, exp.ComputedColumnConstraint):
+            generated, virtual = True, not k.args.get("persisted")
+        elif isinstance(k, exp.GeneratedAsIdentityColumnConstraint) \
+                and k.args.get("expression") is not None:
+            generated, virtual = True, True     # GENERATED ALWAYS AS (expr): VIRTUAL
     if tname in ("char", "varchar", "text", "tinytext", "mediumtext", "longtext", "enum", "set",
                  "json", "nchar", "nvarchar"):
         if collation is None:
@@ -398,7 +462,7 @@ def _column(e: Any, t_charset: str | None, t_collation: str | None
     elif tname in ("binary", "varbinary", "blob", "tinyblob", "mediumblob", "longblob"):
         charset, collation = "binary", "binary"
     return (ColumnSchema(e.name, tname, params, unsigned, nullable and not pk, charset, collation,
-                         generated), pk, uk)
+                         generated, virtual), pk, uk)
 
 
 def _parts(exprs: Iterable[Any]) -> tuple[KeyPart, ...]:
@@ -467,10 +531,13 @@ def _link(schema: Schema) -> None:
             parent = schema.table(fk.ref_db, fk.ref_table)
             ref_index: str | None = "PRIMARY"     # unknown parent: assume its PRIMARY KEY
             if parent is not None:
-                want = {c.lower() for c in fk.ref_columns}
-                ref_index = next((ix.name for ix in parent.unique_keys
-                                  if {(c or "").lower() for c in ix.columns} == want
-                                  and not any(p.prefix for p in ix.parts)), None)
+                want = [c.lower() for c in fk.ref_columns]
+                whole = [ix for ix in parent.unique_keys if not any(p.prefix for p in ix.parts)]
+                ref_index = next((ix.name for ix in whole
+                                  if [(c or "").lower() for c in ix.columns] == want), None)
+                if ref_index is None:
+                    ref_index = next((ix.name for ix in whole if sorted(
+                        (c or "").lower() for c in ix.columns) == sorted(want)), None)
                 children.setdefault((parent.db, parent.name), []).append(t.qualified_name)
             schema.fk_parents.add(fk.ref_name)
             fks.append(replace(fk, ref_index=ref_index))

@@ -48,8 +48,8 @@ def test_integer_entries(t, unsigned, sk_signed, data, db, table, index) -> None
     assert miss(raw) == tuple(map(encode_key, want)) == cache[raw]
     assert json.loads(miss(raw)[0]) == want[0].to_dict()
 
-    fk = Fk(0, sk, key.prefix, db, table, index)
-    want_fk = fk_entry(fk, value, raw)
+    fk = Fk((0,), (sk,), key.prefix, db, table, index)
+    want_fk = fk_entry(fk, (value,), (raw,))
     assert _int_entry(layout, fk.prefix, db, table, index, True)(raw) == want_fk
     miss = _int_text_miss(layout, fk.prefix, db, table, index, True, {})
     assert miss(raw) == encode_key(want_fk)

@@ -52,8 +52,10 @@ def test_mysqldump_dialect() -> None:
     cust = s.table("shop", "customer")
     assert cust is not None and cust.source == "dump.sql:7"
     assert [(ix.name, [(p.column, p.prefix) for p in ix.parts]) for ix in cust.unique_keys] == [
+        # sql_table.cc sort_keys: among the nullable unique keys, those without
+        # a prefix part come first
         ("PRIMARY", [("id", 0)]), ("uk_email", [("email", 0)]),
-        ("uk_name_bio", [("name", 20), ("bio", 30)]), ("uk_login", [("login", 0)])]
+        ("uk_login", [("login", 0)]), ("uk_name_bio", [("name", 20), ("bio", 30)])]
     assert cust.column("ID").unsigned and not cust.column("id").nullable
     assert cust.column("email").collation == "utf8mb4_bin"
     assert cust.column("name").collation == "utf8mb4_0900_ai_ci"
