@@ -62,7 +62,7 @@ ROTATE_NAME = b"evil\x1b]0;pwned\x07\n`'; drop database shop; --\xe2\x80\xae\xff
 BAD_TAGS: list[bytes] = [b"x'; drop database shop; --", b"ta\ng", b"\x1b[31m", b"t\x00g",
                          "t\u202e".encode(), b"t\xff", b"[bold]", b"a" * 33, b"9lives"]
 
-_RISKY = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029"
+_RISKY = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff"
                     + "".join(chr(c) for c in sorted(BIDI_CONTROLS)) + "]")
 
 
@@ -85,7 +85,9 @@ def _hostile_log(path: Path) -> Path:
                  (EventType.TABLE_MAP_EVENT, table.table_map_body()),
                  (EventType.WRITE_ROWS_EVENT, table.write_rows_body([(i, h)])),
                  (EventType.XID_EVENT, S.xid_body.build({"xid": i + 1}))],
-                [(EventType.QUERY_EVENT,
+                [(EventType.USER_VAR_EVENT,
+                  S.user_var_body.build({"name": h, "is_null": 1, "value": None})),
+                 (EventType.QUERY_EVENT,
                   query_body(1, h, b"CREATE TABLE t (c INT) COMMENT '" + h + b"'"))],
             ):
                 gno += 1
@@ -195,13 +197,19 @@ def test_dump_text_quotes_names_and_comments_out_what_it_cannot_print(logs) -> N
     assert any("# use `new\\x0aline`/*!*/;" == line for line in lines)
     assert any("# use `\\u202eevil\\u202c`/*!*/;" == line for line in lines)
     assert sum(line.startswith("# repltool: the statement below is commented out")
-               for line in lines) == 2 * (len(HOSTILE) - len(plain))
+               for line in lines) == 3 * (len(HOSTILE) - len(plain))
+    # user variables: the same rule
+    uvars = {_unquote_identifier(m.group(1)) for line in lines
+             for m in [re.fullmatch(r"SET @`((?:[^`]|``)*)`:=NULL/\*!\*/;", line)] if m}
+    assert uvars == plain
+    assert "# SET @`\\x1b[31mred\\x1b[0m`:=NULL/*!*/;" in lines
     # every GTID_NEXT is one statement with a valid GTID in a string literal
     nexts = [line for line in lines if line.startswith("SET @@SESSION.GTID_NEXT")]
     assert len(nexts) == 2 * len(HOSTILE) and all(_GTID_NEXT.fullmatch(n) for n in nexts)
     # an executable line is never a line of a name: only # comments carry names
     for line in lines:
-        if line.startswith(("#", "/*!", "SET ", "use ", "COMMIT", "BEGIN", "CREATE TABLE")):
+        if line.startswith(("#", "/*!", "SET TIMESTAMP=", "SET @@SESSION.GTID_NEXT", "SET @`",
+                            "use ", "COMMIT", "BEGIN", "CREATE TABLE")):
             continue
         assert line in ("", "DELIMITER /*!*/;"), line
     # Rotate, FDE server version, Table_map and ### lines: escaped, in comments
@@ -249,7 +257,7 @@ def test_check_every_format(logs, tmp_path: Path) -> None:
     finding = re.compile(r"\S.* [A-Z]\d{3} (error|warning|info): .*")
     assert all(finding.fullmatch(line) or " skipped: " in line or line.startswith("Checked ")
                for line in lines), lines
-    assert any(re.fullmatch(r"\S*/ev\\x0ail\\x1b\[31m\\u202e\\xff\.000009:6290 S004 error: "
+    assert any(re.fullmatch(r"\S*/ev\\x0ail\\x1b\[31m\\u202e\\xff\.000009:\d+ S004 error: "
                             r"ROTATE_EVENT: log ends mid-event: .*", line) for line in lines)
     assert any("GTID tag 'x'; drop database shop; --' is not a valid tag" in line
                for line in lines)
@@ -302,3 +310,67 @@ def test_errors_are_one_safe_line(logs, command: list[str]) -> None:
     _, err = run(*command, logs["bad_tag"], expect=3)
     line = _error_line(err)
     assert "GTID_TAGGED_LOG_EVENT: GTID tag 'x'; drop database shop; --' is not a valid" in line
+
+
+# ---- the escapers themselves ----
+
+def _read_mysql_string(literal: str) -> str:
+    """MySQL's lexer on a single-quoted literal (default SQL mode): ``\\0 \\b \\t \\n \\r \\Z``,
+    ``\\x`` -> ``x`` for any other x, ``''`` -> ``'``; the literal must end at its last quote."""
+    assert literal[0] == "'"
+    out, i = [], 1
+    special = {"0": "\0", "b": "\b", "t": "\t", "n": "\n", "r": "\r", "Z": "\x1a"}
+    while True:
+        c = literal[i]
+        if c == "\\":
+            out.append(special.get(literal[i + 1], literal[i + 1]))
+            i += 2
+        elif c == "'":
+            if literal[i + 1:i + 2] == "'":
+                out.append("'")
+                i += 2
+                continue
+            assert i == len(literal) - 1, "the literal ends before its last character"
+            return "".join(out)
+        else:
+            out.append(c)
+            i += 1
+
+
+_SAMPLES = [_name(h) for h in HOSTILE] + ["", "`", "``", "'", "\\", "\\'", "a\x1a\x08\r\n\t",
+                                           "\udcff\ud800", "\u2028\u2029\x85\x9b"]
+
+
+def test_sql_quoting_round_trips() -> None:
+    from repltool.escape import printable, sql_identifier, sql_string
+    for text in _SAMPLES:
+        quoted = sql_identifier(text)
+        assert quoted[0] == quoted[-1] == "`" and "`" not in quoted[1:-1].replace("``", "")
+        assert _unquote_identifier(quoted[1:-1]) == text
+        literal = sql_string(text)
+        assert _read_mysql_string(literal) == text
+        assert "\n" not in literal and "\r" not in literal and "\0" not in literal
+        assert printable(text) == text or _RISKY.search(text) or "\n" in text or "\t" in text
+
+
+def test_line_and_markup_escapers() -> None:
+    import xml.etree.ElementTree as ET
+
+    from repltool.escape import (
+        gh_data, gh_property, json_safe, printable, printable_lines, xml_text,
+    )
+    for text in _SAMPLES:
+        one = printable(text)
+        assert not _RISKY.search(one) and "\n" not in one and "\t" not in one
+        one.encode("utf-8")                                  # no lone surrogate left
+        assert not _RISKY.search(printable_lines(text))
+        data, prop = gh_data(text), gh_property(text)
+        assert "\n" not in data and "\r" not in data and not _RISKY.search(data)
+        assert ":" not in prop and "," not in prop
+        element = ET.Element("a", b=xml_text(text))
+        element.text = xml_text(text)
+        assert ET.fromstring(ET.tostring(element, "unicode")).get("b") is not None
+        encoded = json_safe(json.dumps({"k": text}, ensure_ascii=False))
+        assert json.loads(encoded) == {"k": text} and not _RISKY.search(encoded)
+    assert printable("a\udcffb") == "a\\xffb"                # surrogateescape: the byte
+    assert gh_data("100%\n") == "100%25\\x0a"
