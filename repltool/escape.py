@@ -103,12 +103,16 @@ def printable(text: str) -> str:
         >>> printable("a\\x1b[31mb\\nc\\u202e")
         'a\\\\x1b[31mb\\\\x0ac\\\\u202e'
     """
+    if text.isprintable():          # no control, separator or surrogate: the common case
+        return text
     out = text.translate(_ONE_LINE)
     return _surrogates(out) if _SURROGATE.search(out) else out
 
 
 def printable_lines(text: str) -> str:
     """Like :func:`printable`, but line feeds and tabs are kept (multi-line human text)."""
+    if text.isprintable():
+        return text
     out = text.translate(_LINES)
     return _surrogates(out) if _SURROGATE.search(out) else out
 
@@ -160,6 +164,6 @@ def json_safe(encoded: str) -> str:
     controls, U+2028/U+2029 and lone surrogates (which could not be written
     as UTF-8 at all).
     """
-    if _JSON_RISKY.search(encoded) is None:
+    if encoded.isprintable() or _JSON_RISKY.search(encoded) is None:
         return encoded
     return _JSON_RISKY.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)

@@ -21,7 +21,7 @@ from ..binlog.coltypes import ColumnDef, ColumnType as T, TableDef, decode_table
 from ..binlog.events import Event, RowsBody, TableMapBody
 from ..binlog.jsonb import JsonDiffList, JsonOpaque, json_to_text
 from ..binlog.rows import Geometry, RowChange, RowImage, format_time, iter_row_changes
-from ..escape import has_controls, printable, sql_identifier
+from ..escape import BIDI_CONTROLS, printable, sql_identifier
 
 _INT_BITS: dict[int, int] = {T.TINY: 8, T.SHORT: 16, T.INT24: 24, T.LONG: 32, T.LONGLONG: 64}
 
@@ -115,10 +115,11 @@ def quote_bytes(raw: bytes) -> str:
     characters a terminal acts on (DEL, C1 controls, bidi controls).
     """
     text = raw.decode("utf-8", "backslashreplace")
-    if has_controls(text) or "\t" in text or "\n" in text:
-        text = "".join("".join(f"\\x{b:02x}" for b in c.encode()) if has_controls(c)
-                       or c in "\t\n" else c for c in text)
-    return f"'{text}'"
+    return "'" + (text if text.isprintable() else text.translate(_QUOTED)) + "'"
+
+
+_QUOTED = {cp: "".join(f"\\x{b:02x}" for b in chr(cp).encode())
+           for cp in (*range(0x20), *range(0x7F, 0xA0), *BIDI_CONTROLS, 0x2028, 0x2029)}
 
 
 def _stored_bytes(col: ColumnDef, raw: bytes) -> bytes:

@@ -244,8 +244,9 @@ def test_stats_every_format(logs) -> None:
     out, _ = run("stats", logs["hostile"], logs["evil"])
     assert "\\x1b[2J" in out and "ev\\x0ail\\x1b[31m\\u202e\\xff.000001" in out
     assert "[bold]markup[/bold]" in out            # text, not rich markup
-    data = json.loads(run("stats", "--format", "json", logs["hostile"])[0])
+    data = json.loads(run("stats", "--format", "json", logs["evil"])[0])
     assert data["files"][0]["server_version"] == _name(SERVER_VERSION).split("\x00")[0]
+    assert data["files"][0]["file"] == str(logs["evil"])        # as given, JSON-escaped
 
 
 def test_check_every_format(logs, tmp_path: Path) -> None:
@@ -295,8 +296,9 @@ def test_certify_explain_schedule_every_format(logs, tmp_path: Path) -> None:
     done = subprocess.run(["dot", "-Tsvg"], input=dot.encode(), capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr
     run("explain", "--render", tmp_path / "g.svg", f)
-    run("schedule", f)
-    json.loads(run("schedule", "--format", "json", f)[0])
+    run("schedule", logs["evil"])
+    assert json.loads(run("schedule", "--format", "json", logs["evil"])[0])["files"] == \
+        [str(logs["evil"])]
 
 
 # ---- errors ----
