@@ -1,5 +1,8 @@
 """The exception tree: one root, every message ``FILE:OFFSET EVENT_TYPE: reason``.
 
+The message is one line: text from the file or from its name is made
+:func:`~repltool.escape.printable` (``reason`` keeps the raw text).
+
 The CLI maps each class to an exit status through its ``exit_code``.  Library
 code never lets ``ValueError``, ``struct.error``, ``IndexError`` or construct's
 errors escape on bad input: they are translated into these classes.
@@ -9,6 +12,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from .escape import printable
 from .positions import Position
 
 
@@ -25,6 +29,11 @@ class ReplToolError(Exception):
         super().__init__(self._render())
 
     def _render(self) -> str:
+        # One line, whatever the file (or its name) holds: control characters,
+        # line feeds and bidi controls are shown as \xNN / \uNNNN escapes.
+        return printable(self._plain())
+
+    def _plain(self) -> str:
         where = []
         if self.pos is not None:
             where.append(str(self.pos))

@@ -10,6 +10,7 @@ decoders (GTID, Query, Xid) have hand-written fast paths in
 
 from __future__ import annotations
 
+import re
 import zlib
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -18,6 +19,7 @@ from uuid import UUID
 from construct import ConstructError
 
 from ..errors import MalformedEvent
+from ..escape import printable
 from ..positions import Position
 from . import structs as S
 from .constants import (
@@ -60,6 +62,26 @@ def malformed(ctx: DecodeContext, message: str) -> MalformedEvent:
 
 def _text(raw: bytes) -> str:
     return raw.split(b"\x00", 1)[0].decode("utf-8", "replace")
+
+
+TAG_MAX_LENGTH = 32
+_TAG = re.compile(rb"[ \t\n\v\f\r]*([A-Za-z_][A-Za-z0-9_]*)?[ \t\n\v\f\r]*")
+
+
+def gtid_tag(raw: bytes, ctx: DecodeContext) -> str:
+    """A GTID tag as MySQL decodes one (``libs/mysql/gtid/tag.cpp``, ``Tag::decode_tag``).
+
+    At most 32 bytes; a letter or ``_``, then letters, digits or ``_``, with
+    spaces around it ignored; stored lower-case.  Anything else (quotes,
+    control characters, non-ASCII bytes, a NUL) makes the event malformed, as
+    it makes MySQL's decoder fail.
+    """
+    m = _TAG.fullmatch(raw)
+    if len(raw) > TAG_MAX_LENGTH or m is None:
+        shown = printable(raw[:40].decode("latin-1")) + ("..." if len(raw) > 40 else "")
+        raise malformed(ctx, f"GTID tag '{shown}' is not a valid tag (at most "
+                             f"{TAG_MAX_LENGTH} characters [A-Za-z_][A-Za-z0-9_]*)")
+    return (m.group(1) or b"").decode("ascii").lower()
 
 
 # ---- control events ----
@@ -258,7 +280,7 @@ def decode_gtid_tagged(data: bytes, ctx: DecodeContext) -> GtidBody:
     isv = f.get("immediate_server_version")
     return GtidBody(
         f.get("gtid_flags", 0), UUID(bytes=bytes(f["uuid"])), f["gno"],
-        bytes(f["tag"]).decode("ascii", "replace").lower(), 2,
+        gtid_tag(bytes(f["tag"]), ctx) or None, 2,
         f["last_committed"], f["sequence_number"], ict,
         f.get("original_commit_timestamp", ict), f.get("transaction_length"), isv,
         f.get("original_server_version", isv), f.get("commit_group_ticket"))
@@ -280,7 +302,7 @@ def decode_gtid_set(data: bytes, ctx: DecodeContext) -> GtidSet:
             if iv.end <= iv.start:
                 raise malformed(ctx, f"GTID interval [{iv.start}, {iv.end}) is empty")
             intervals.append(GtidInterval(iv.start, iv.end - 1))
-        tag = bytes(sid.tag).decode("ascii", "replace").lower() if sid.tag else None
+        tag = (gtid_tag(bytes(sid.tag), ctx) or None) if sid.tag else None
         sids.append((UUID(bytes=bytes(sid.uuid)), tag, tuple(intervals)))
     return GtidSet(tuple(sids))
 

@@ -181,7 +181,7 @@ def _tagged_fields(body: GtidBody) -> list[dict[str, object]]:
     ict, isv = body.immediate_commit_timestamp, body.immediate_server_version
     values: list[tuple[int, object]] = [
         (0, body.gtid_flags), (1, list(body.sid.bytes)), (2, body.gno),
-        (3, (body.tag or "").encode("ascii")), (4, body.last_committed),
+        (3, (body.tag or "").encode("ascii", "surrogateescape")), (4, body.last_committed),
         (5, body.sequence_number), (6, ict),
         (7, None if body.original_commit_timestamp == ict else body.original_commit_timestamp),
         (8, body.transaction_length), (9, isv),

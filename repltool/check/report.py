@@ -1,6 +1,10 @@
 """A :class:`~repltool.check.model.CheckReport` as text, JSON, GitHub workflow commands, JUnit XML.
 
 Plain data in, strings out: no terminal styling here (the CLI prints the strings).
+Text from the files and their names is escaped for each format
+(:mod:`repltool.escape`): a finding is always one line, the GitHub commands
+and the JUnit XML are well-formed whatever the files hold; JSON keeps the raw
+text (``json.dumps`` escapes it).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import tempfile
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from ..escape import gh_data, gh_property, printable, xml_text
 from .model import TOTAL, CheckReport, Finding
 from .rules import RULES, Scope, Severity
 
@@ -28,10 +33,16 @@ def summary_line(report: CheckReport) -> str:
             f"{e} error{'s' * (e != 1)}, {w} warning{'s' * (w != 1)}, {i} info.")
 
 
+def finding_line(f: Finding) -> str:
+    """``FILE:OFFSET RULE severity: message`` on one line (control characters of the file
+    name and of the message shown as ``\\xNN``)."""
+    return f"{printable(f.location)} {f.rule} {f.severity.value}: {printable(f.text)}"
+
+
 def render_text(report: CheckReport) -> str:
     """One line per finding (``FILE:OFFSET RULE severity: message``), skipped rules, a summary."""
-    lines = [str(f) for f in report.findings]
-    lines += [f"{code} skipped: {reason}" for code, reason in report.skipped.items()]
+    lines = [finding_line(f) for f in report.findings]
+    lines += [f"{code} skipped: {printable(reason)}" for code, reason in report.skipped.items()]
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
 
@@ -69,14 +80,6 @@ def render_json(report: CheckReport) -> str:
 _GH_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
-def _gh_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _gh_prop(text: str) -> str:
-    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
 def render_github(report: CheckReport) -> str:
     """``::error file=F,title=RULE::message`` per finding (warning/notice by severity).
 
@@ -85,13 +88,13 @@ def render_github(report: CheckReport) -> str:
     """
     lines = []
     for f in report.findings:
-        props = [] if f.file == TOTAL else [f"file={_gh_prop(f.file)}"]
-        props.append(f"title={_gh_prop(f'{f.rule} {f.name}')}")
+        props = [] if f.file == TOTAL else [f"file={gh_property(f.file)}"]
+        props.append(f"title={gh_property(f'{f.rule} {f.name}')}")
         lines.append(f"::{_GH_LEVEL[f.severity]} {','.join(props)}::"
-                     f"{_gh_data(f'{f.location} {f.text}')}")
+                     f"{gh_data(f'{f.location} {f.text}')}")
     for code, reason in report.skipped.items():
-        lines.append(f"::notice title={_gh_prop(f'{code} skipped')}::"
-                     f"{_gh_data(f'{code} {RULES[code].name} skipped: {reason}')}")
+        lines.append(f"::notice title={gh_property(f'{code} skipped')}::"
+                     f"{gh_data(f'{code} {RULES[code].name} skipped: {reason}')}")
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
 
@@ -120,29 +123,32 @@ def render_junit(report: CheckReport) -> str:
         _suite(root, TOTAL, totals, by_key, report, None, None)
     _count(root, root.findall("testsuite"))
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+    # Every file-derived string went in printable(); xml_text is the backstop
+    # for characters XML 1.0 does not allow at all.
+    return xml_text('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode")
+                    + "\n")
 
 
 def _suite(root: ET.Element, file: str, codes: list[str],
            by_key: dict[tuple[str, str], list[Finding]], report: CheckReport,
            stop: str | None, stop_rule: str | None) -> None:
-    suite = ET.SubElement(root, "testsuite", name=file)
+    suite = ET.SubElement(root, "testsuite", name=printable(file))
     for code in codes:
         case = ET.SubElement(suite, "testcase", name=f"{code} {RULES[code].name}",
-                             classname=file, time="0")
+                             classname=printable(file), time="0")
         found = by_key.get((file, code), [])
         errors = [f for f in found if f.severity is Severity.ERROR]
         reason = report.skipped.get(code) or (stop if code != stop_rule else None)
         if errors:
             first = errors[0].text
             more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-            fail = ET.SubElement(case, "failure", message=first + more, type=code)
-            fail.text = "\n".join(str(f) for f in errors)
+            fail = ET.SubElement(case, "failure", message=printable(first + more), type=code)
+            fail.text = "\n".join(finding_line(f) for f in errors)
         elif reason is not None and not found:
-            ET.SubElement(case, "skipped", message=reason)
+            ET.SubElement(case, "skipped", message=printable(reason))
         others = [f for f in found if f.severity is not Severity.ERROR]
         if others:
-            ET.SubElement(case, "system-out").text = "\n".join(str(f) for f in others)
+            ET.SubElement(case, "system-out").text = "\n".join(finding_line(f) for f in others)
     _count(suite, suite.findall("testcase"))
 
 

@@ -14,6 +14,7 @@ import click
 
 from .. import __version__
 from ..errors import ReplToolError
+from ..escape import printable
 from .exitcodes import EXIT_HELP, ExitStatus
 
 
@@ -76,7 +77,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     import warnings
 
     def show(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
-        click.echo(f"repltool: warning: {message}", err=True)
+        click.echo(f"repltool: warning: {printable(str(message))}",
+                   err=True)
 
     warnings.showwarning = show
     try:
@@ -89,6 +91,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         click.echo("repltool: interrupted", err=True)
         return ExitStatus.INTERRUPTED
     except click.ClickException as exc:
+        exc.message = printable(exc.message)    # file names in click's messages: one line
         exc.show()
         return int(exc.exit_code)
     except KeyboardInterrupt:
@@ -103,7 +106,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         if show_traceback:
             raise
         _flush_quietly()
-        click.echo(f"repltool: error: {exc}", err=True)
+        click.echo(f"repltool: error: {printable(str(exc))}", err=True)
         return exc.exit_code
     return ExitStatus.OK
 

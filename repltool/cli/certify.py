@@ -10,6 +10,7 @@ import click
 
 from ..certify import Baseline, CertifyOptions, GtidSet, Mode
 from ..errors import CertifyError, UsageError
+from ..escape import json_safe, printable
 from .options import inputs_argument, run_spark, spark_options, verify_checksum_option
 
 _GR_ONLY = ("gc_every", "gc_interval", "gc_stable_set", "members", "member_lag",
@@ -125,8 +126,8 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
             sinks.append(clocks)
         if fmt == "jsonl":
             out = sys.stdout
-            sinks.append(lambda c: out.write(json.dumps(result_row(c), ensure_ascii=False)
-                                             + "\n"))
+            sinks.append(lambda c: out.write(
+                json_safe(json.dumps(result_row(c), ensure_ascii=False)) + "\n"))
         differences = _Differences()
         if check:
             sinks.append(differences)
@@ -154,17 +155,17 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
             return build(run)
         report, differences = run_spark(spark, files, job)
     if fmt == "text":
-        from rich.console import Console
+        from .render import make_console
         from .render_certify import certify_renderables
         color = (ctx.obj or {}).get("color")
-        console = Console(no_color=color is False, force_terminal=color or None)
+        console = make_console(color)
         for item in certify_renderables(report):
             console.print(item)
     for w in report.warnings:
-        click.echo(f"repltool: warning: {w}", err=True)
+        click.echo(f"repltool: warning: {printable(str(w))}", err=True)
     if check and differences.count:
         for line in differences.shown:
-            click.echo(f"repltool: {line}", err=True)
+            click.echo(f"repltool: {printable(line)}", err=True)
         raise CertifyError(f"--check: {differences.count} transaction(s) do not carry the "
                            f"clock {report.mode.value} computes")
 

@@ -18,6 +18,7 @@ from ..binlog.events import (
 )
 from ..binlog.gtid import GtidFilter
 from ..errors import UsageError
+from ..escape import json_safe, printable
 from .options import damage_exit, files_argument, keep_going_option, verify_checksum_option
 
 _CONTROL = frozenset({
@@ -204,7 +205,7 @@ def dump(files: tuple[str, ...], fmt: str, start_position: int | None,
                 rows.observe(ev)
                 if isinstance(ev.body, RowsBody):
                     d["rows"] = rows.json_rows(ev)
-            out.write(json.dumps(d, ensure_ascii=False))
+            out.write(json_safe(json.dumps(d, ensure_ascii=False)))
             out.write("\n")
     else:
         from .render import event_text
@@ -248,7 +249,7 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: "_DamageCo
     with warnings.catch_warnings():
         warnings.simplefilter("default")
         warnings.showwarning = lambda message, *_a, **_k: click.echo(  # type: ignore[assignment]
-            f"repltool: warning: {message}", err=True)
+            f"repltool: warning: {printable(str(message))}", err=True)
         if flt.active:
             lines: Iterator[str] = (writer.line(trx, ws)
                                     for trx, ws in iter_writesets(general(), schema))
@@ -262,12 +263,12 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: "_DamageCo
                     batch.append(text)
                     if len(batch) >= 256:
                         batch.append("")
-                        out.write("\n".join(batch))
+                        out.write(json_safe("\n".join(batch)))
                         batch.clear()
         finally:                        # what came before an error is printed, as before
             if batch:
                 batch.append("")
-                out.write("\n".join(batch))
+                out.write(json_safe("\n".join(batch)))
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@ import click
 
 from ..certify import Baseline, CertifyOptions, Mode
 from ..errors import UsageError
+from ..escape import json_safe, printable
 from .options import inputs_argument, run_spark, spark_options, verify_checksum_option
 
 _GR_ONLY = ("gc_every", "gc_interval", "session_order")
@@ -111,7 +112,7 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
     with warnings.catch_warnings():
         warnings.simplefilter("default")
         warnings.showwarning = lambda message, *_a, **_k: click.echo(  # type: ignore[assignment]
-            f"repltool: warning: {message}", err=True)
+            f"repltool: warning: {printable(str(message))}", err=True)
         if spark is None:
             graph = explain_log(files, mode, cost_model=cost, options=options,
                                 schema_paths=schema_paths, lenient=lenient,
@@ -134,7 +135,7 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
         render(to_dot(graph, window or [], focus=picture_focus), render_path)
     _output(ctx, graph, fmt, focus, window, top, picture_focus)
     for w in graph.warnings[:20]:
-        click.echo(f"repltool: warning: {w}", err=True)
+        click.echo(f"repltool: warning: {printable(str(w))}", err=True)
 
 
 def _spark_graph(session: Any, names: list[str], mode: str, cost: Any, options: Any,
@@ -170,13 +171,13 @@ def _output(ctx: click.Context, graph, fmt: str, focus: int | None,  # type: ign
     if fmt == "json":
         data = (transaction_dict(graph, explain_transaction(graph, focus))
                 if focus is not None else graph_dict(graph, top=top))
-        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write(json_safe(json.dumps(data, indent=2, ensure_ascii=False)))
         sys.stdout.write("\n")
         return
-    from rich.console import Console
+    from .render import make_console
     from .render_explain import graph_renderables, transaction_renderables
     color = (ctx.obj or {}).get("color")
-    console = Console(no_color=color is False, force_terminal=color or None)
+    console = make_console(color)
     items = (transaction_renderables(graph, explain_transaction(graph, focus))
              if focus is not None else graph_renderables(graph, top))
     for item in items:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from ..escape import printable
+
 verify_checksum_option = click.option(
     "--verify-binlog-checksum/--no-verify-binlog-checksum", "verify_checksum", default=True,
     show_default=True,
@@ -99,6 +101,6 @@ def report_failures(failures) -> None:  # type: ignore[no-untyped-def]
     if not failures:
         return
     for f in failures:
-        click.echo(f"repltool: skipped {f.file}: {f.message}", err=True)
+        click.echo(f"repltool: skipped {printable(f.file)}: {printable(f.message)}", err=True)
     click.echo(f"repltool: {len(failures)} file(s) skipped (--keep-going)", err=True)
     raise click.exceptions.Exit(failures[0].exit_code)

@@ -11,6 +11,31 @@ from ..binlog.events import (
     RotateBody, RowsBody, RowsQueryBody, StartV3Body, TableMapBody, TransactionPayloadBody,
     UserVarBody, XaPrepareBody, XidBody,
 )
+from ..escape import has_controls, printable, printable_lines, sql_identifier, sql_string
+
+
+def make_console(color: bool | None = None, **options: Any) -> Any:
+    """A rich Console for reports: no markup or emoji codes are read from strings
+    (``[bold]`` in a table name stays text), and control characters of every string
+    and every rendered segment are shown as visible escapes (``\\x1b``).
+
+    ``color``: ``--color/--no-color`` (None: colours only on a terminal).
+    """
+    from rich.console import Console
+    from rich.segment import Segment
+
+    class SafeConsole(Console):
+        def render_str(self, text: str, **kw: Any) -> Any:  # type: ignore[override]
+            return super().render_str(printable_lines(text), **kw)
+
+        def render(self, renderable: Any, options: Any = None) -> Any:  # type: ignore[override]
+            for seg in super().render(renderable, options):
+                if not seg.control and has_controls(seg.text):
+                    seg = Segment(printable_lines(seg.text), seg.style, seg.control)
+                yield seg
+
+    return SafeConsole(no_color=color is False, force_terminal=color or None, markup=False,
+                       emoji=False, **options)
 
 
 def _when(ts: int) -> str:
@@ -31,9 +56,11 @@ def event_text(ev: Event) -> str:
         b = ev.body
         if ev.pos.payload_offset is not None:
             return (f"# at {ev.pos.offset} payload_pos {ev.pos.payload_offset}\n# DAMAGED "
-                    f"PAYLOAD: the rest of this Transaction_payload skipped: {b.reason}\n")
+                    f"PAYLOAD: the rest of this Transaction_payload skipped: "
+                    f"{printable(b.reason)}\n")
         return (f"# at {ev.pos.offset}\n# DAMAGED REGION: bytes {ev.pos.offset}-"
-                f"{ev.pos.offset + b.skipped} ({b.skipped} bytes) skipped: {b.reason}\n")
+                f"{ev.pos.offset + b.skipped} ({b.skipped} bytes) skipped: "
+                f"{printable(b.reason)}\n")
     at = f"# at {ev.pos.offset}\n" if ev.pos.payload_offset is None else \
         f"# at {ev.pos.offset} payload_pos {ev.pos.payload_offset}\n"
     crc = f" CRC32 0x{ev.crc:08x}" if ev.crc is not None else ""
@@ -42,15 +69,49 @@ def event_text(ev: Event) -> str:
     return at + head + desc + "\n" + "".join(line + "\n" for line in sql)
 
 
+NOT_REPLAYABLE = ("# repltool: the statement below is commented out: control characters in "
+                  "its text or names are shown as \\xNN escapes, so it is not SQL as printed")
+
+
+def _sql(lines: list[str], names: tuple[str, ...], text: str | None = None) -> list[str]:
+    """SQL ``lines`` as they are, or commented out when a name holds a control character
+    (a line feed or tab too) or the query ``text`` (one of the lines) holds one a terminal
+    would act on (line feeds, tabs and CR LF are SQL white space)."""
+    if not (any(printable(n) != n for n in names)
+            or (text is not None and has_controls(text.replace("\r\n", "\n")))):
+        return lines
+    out = [NOT_REPLAYABLE]
+    for line in lines:
+        if text is not None and line is text:
+            out.extend(f"# {part}" for part in printable_lines(line).split("\n"))
+        else:
+            out.append(f"# {printable(line)}")
+    return out
+
+
+def _lines(text: str) -> list[str]:
+    """``text`` split at line feeds (CR LF counts as one), no empty last line."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def describe(ev: Event) -> tuple[str, list[str]]:
-    """(description after the header line, SQL-ish lines) for an event."""
+    """(description after the header line, SQL-ish lines) for an event.
+
+    Text from the file is quoted for SQL (identifiers in backticks, strings as
+    literals) and shown with visible escapes in ``#`` comment lines; a
+    statement whose names or text hold control characters is commented out.
+    """
     b = ev.body
     if isinstance(b, FormatDescriptionBody):
         at = " at startup" if b.create_timestamp else ""
-        return (f"Start: binlog v {b.binlog_version}, server v {b.server_version} created "
-                f"{_when(b.create_timestamp or ev.timestamp)}{at}", [])
+        return (f"Start: binlog v {b.binlog_version}, server v {printable(b.server_version)} "
+                f"created {_when(b.create_timestamp or ev.timestamp)}{at}", [])
     if isinstance(b, StartV3Body):
-        return (f"Start: binlog v {b.binlog_version}, server v {b.server_version} created "
+        return (f"Start: binlog v {b.binlog_version}, server v {printable(b.server_version)} "
+                "created "
                 f"{_when(b.create_timestamp or ev.timestamp)}", [])
     if isinstance(b, GtidBody):
         return _gtid(b)
@@ -60,30 +121,32 @@ def describe(ev: Event) -> tuple[str, list[str]]:
         return (f"GTID {b.domain_id}-{ev.server_id}-{b.seq_no}{cid}{trans}",
                 [f"/*!100001 SET @@session.gtid_seq_no={b.seq_no}*//*!*/;"])
     if isinstance(b, QueryBody):
+        text = b.text
         return (f"Query\tthread_id={b.thread_id}\texec_time={b.exec_time}\t"
                 f"error_code={b.error_code}",
-                ([f"use `{b.db}`/*!*/;"] if b.db else [])
-                + [f"SET TIMESTAMP={ev.timestamp}/*!*/;", b.text, "/*!*/;"])
+                _sql(([f"use {sql_identifier(b.db)}/*!*/;"] if b.db else [])
+                     + [f"SET TIMESTAMP={ev.timestamp}/*!*/;", text, "/*!*/;"], (b.db,), text))
     if isinstance(b, XidBody):
         return f"Xid = {b.xid}", ["COMMIT/*!*/;"]
     if isinstance(b, RotateBody):
-        return f"Rotate to {b.next_file}  pos: {b.position}", []
+        return f"Rotate to {printable(b.next_file)}  pos: {b.position}", []
     if isinstance(b, PreviousGtidsBody):
-        return "Previous-GTIDs", [f"# {str(b.gtid_set) or '[empty]'}"]
+        return "Previous-GTIDs", [f"# {printable(str(b.gtid_set)) or '[empty]'}"]
     if isinstance(b, GtidListBody):
         items = ",".join(f"{d}-{s}-{q}" for d, s, q in b.gtids)
         return f"Gtid list [{items}]", []
     if isinstance(b, BinlogCheckpointBody):
-        return f"Binlog checkpoint {b.file}", []
+        return f"Binlog checkpoint {printable(b.file)}", []
     if isinstance(b, TableMapBody):
-        return f"Table_map: `{b.db}`.`{b.table}` mapped to number {b.table_id}", []
+        return (f"Table_map: {printable(sql_identifier(b.db))}."
+                f"{printable(sql_identifier(b.table))} mapped to number {b.table_id}", [])
     if isinstance(b, RowsBody):
         flags = " flags: STMT_END_F" if b.flags & 1 else ""
         name = ev.type_name.replace("_EVENT", "").title()
         return f"{name}: table id {b.table_id}{flags}", []
     if isinstance(b, RowsQueryBody):
         return ("Annotate_rows:" if ev.type_code == 160 else "Rows_query",
-                [f"#Q> {line}" for line in b.text.splitlines()])
+                [f"#Q> {printable(line)}" for line in _lines(b.text)])
     if isinstance(b, TransactionPayloadBody):
         kind = {0: "ZSTD", 255: "NONE"}.get(b.compression_type, str(b.compression_type))
         return (f"Transaction_Payload\tpayload_size={b.payload_size}\tcompression_type={kind}"
@@ -97,9 +160,10 @@ def describe(ev: Event) -> tuple[str, list[str]]:
     if isinstance(b, RandBody):
         return "Rand", [f"SET @@RAND_SEED1={b.seed1}, @@RAND_SEED2={b.seed2}/*!*/;"]
     if isinstance(b, UserVarBody):
-        return "User_var", [f"SET @`{b.name}`:={'NULL' if b.is_null else '...'}/*!*/;"]
+        return "User_var", _sql([f"SET @{sql_identifier(b.name)}:="
+                                 f"{'NULL' if b.is_null else '...'}/*!*/;"], (b.name,))
     if isinstance(b, IncidentBody):
-        return f"Incident: {b.incident} {b.message}", []
+        return f"Incident: {b.incident} {printable(b.message)}", []
     name = ev.type_name
     return name, [] if b is not None else []
 
@@ -125,14 +189,15 @@ def _gtid(b: GtidBody) -> tuple[str, list[str]]:
     if b.original_server_version is not None:
         lines.append(f"/*!80014 SET @@session.original_server_version="
                      f"{b.original_server_version}*//*!*/;")
-    lines.append(f"SET @@SESSION.GTID_NEXT= '{b.gtid_text}'/*!*/;")
+    lines.append(f"SET @@SESSION.GTID_NEXT= {sql_string(b.gtid_text)}/*!*/;")
     return "\t".join(parts), lines
 
 
 # ---- stats ----
 
 def stats_tables(stats: Any) -> list[Any]:
-    """rich renderables for a :class:`~repltool.stats.LogStats`."""
+    """rich renderables for a :class:`~repltool.stats.LogStats` (file-derived cells
+    :func:`~repltool.escape.printable`; print them with :func:`make_console`)."""
     from rich.table import Table
     out: list[Any] = []
     files = Table(title="Files", show_lines=False)
@@ -142,7 +207,8 @@ def stats_tables(stats: Any) -> list[Any]:
     rows = list(stats.files) + ([stats.total] if len(stats.files) > 1 else [])
     for f in rows:
         c = f.clock
-        files.add_row(f.file, f.server_version or "-", f"{f.size:,}", f"{f.events:,}",
+        files.add_row(printable(f.file), printable(f.server_version or "-"), f"{f.size:,}",
+                      f"{f.events:,}",
                       f"{f.transactions:,}", str(f.truncated_transactions),
                       f"{c.transactions:,}",
                       f"{c.barriers:,} ({c.barrier_share:.1%})" if c.transactions else "-",
@@ -177,7 +243,7 @@ def stats_tables(stats: Any) -> list[Any]:
         tb.add_column("table")
         tb.add_column("rows events", justify="right")
         for name, n in list(t.tables.items())[:20]:
-            tb.add_row(name, f"{n:,}")
+            tb.add_row(printable(name), f"{n:,}")
         out.append(tb)
     for title, items, key in (("Biggest transactions", t.biggest, "size"),
                               ("Longest transactions (seconds)", t.longest, "duration")):
@@ -187,7 +253,8 @@ def stats_tables(stats: Any) -> list[Any]:
         for col in ("gtid", "file:pos", key, "events"):
             tt.add_column(col, justify="right" if col in (key, "events") else "left")
         for x in items:
-            tt.add_row(x.gtid or "-", f"{x.file}:{x.pos}", f"{getattr(x, key):,}",
+            tt.add_row(printable(x.gtid or "-"), printable(f"{x.file}:{x.pos}"),
+                       f"{getattr(x, key):,}",
                        f"{x.num_events:,}")
         out.append(tt)
     return out

@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Any
 
 from ..certify.summary import Parallelism
+from ..escape import printable
 from ..stats import distance_bucket
 
 
@@ -26,7 +27,7 @@ def certify_renderables(report: Any) -> list[Any]:
     head = Table(title="certify", show_header=False)
     head.add_column("what")
     head.add_column("value")
-    head.add_row("files", ", ".join(report.files))
+    head.add_row("files", printable(", ".join(report.files)))
     head.add_row("log", "relay log" if report.relay_log else "binlog")
     head.add_row("mode", report.mode.value)
     head.add_row("session order", "yes" if report.session_order else "no")
@@ -73,7 +74,7 @@ def certify_renderables(report: Any) -> list[Any]:
         out.append(rt)
         for r in report.retag:
             for w in r.warnings:
-                out.append(Text(f"note: {w}", style="yellow"))
+                out.append(Text(f"note: {printable(str(w))}", style="yellow"))
     return out
 
 

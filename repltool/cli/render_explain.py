@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..escape import printable
 from ..explain import Graph, Serialiser, TrxExplanation, serialisers
 from ..explain.analysis import key_name, primary_edge
 from ..explain.model import Edge, EdgeKind
@@ -28,7 +29,7 @@ _KEYS_SHOWN = 5
 
 def _gtid(graph: Graph, index: int) -> str:
     n = graph.nodes[index]
-    return f"#{index} {n.gtid or 'ANONYMOUS'}"
+    return f"#{index} {printable(n.gtid or 'ANONYMOUS')}"
 
 
 def edge_line(graph: Graph, e: Edge, *, towards: bool = True, details: bool = True,
@@ -46,7 +47,7 @@ def edge_line(graph: Graph, e: Edge, *, towards: bool = True, details: bool = Tr
     text = f"{_gtid(graph, other) if gtids else f'#{other}'}  {what}  [{tags}]"
     if details and e.detail and not e.key_hashes:
         text += f" - {e.detail}"
-    return text
+    return printable(text)
 
 
 def graph_renderables(graph: Graph, top: int = 10) -> list[Any]:
@@ -57,7 +58,7 @@ def graph_renderables(graph: Graph, top: int = 10) -> list[Any]:
     head = Table(title="explain", show_header=False)
     head.add_column("what")
     head.add_column("value")
-    head.add_row("files", Text(", ".join(graph.files)))
+    head.add_row("files", Text(printable(", ".join(graph.files))))
     head.add_row("clocks", "as logged" if graph.mode == "recorded"
                  else f"computed by certify --mode {graph.mode}")
     head.add_row("cost model", f"{graph.cost_model}: {graph.cost_description}")
@@ -119,7 +120,8 @@ def _path_table(graph: Graph) -> Any:
             edge = next((e for e in graph.incoming(i) if e.src == pred), None)
             why = (edge_line(graph, edge, details=False, gtids=False) if edge is not None
                    else f"#{pred}")
-        t.add_row(str(i), n.gtid or "ANONYMOUS", f"({n.last_committed}, {n.sequence_number})",
+        t.add_row(str(i), printable(n.gtid or "ANONYMOUS"),
+                  f"({n.last_committed}, {n.sequence_number})",
                   seconds(n.cost), seconds(graph.finish[i]), Text(why))
     return t
 
@@ -147,7 +149,7 @@ def transaction_renderables(graph: Graph, x: TrxExplanation) -> list[Any]:
     info.add(f"critical path {seconds(graph.critical_path)}: "
              + ("this transaction is ON it" if x.on_critical_path else "not on it"))
     if n.statement:
-        info.add(f"statement: {n.statement}")
+        info.add(f"statement: {printable(n.statement)}")
     waits = root.add(f"waits for ({x.ancestors} transaction(s) directly or not; may overlap "
                      f"the {x.overlap} before it in the log)")
     primary = primary_edge(graph, n.index)

@@ -21,6 +21,7 @@ from ..binlog.coltypes import ColumnDef, ColumnType as T, TableDef, decode_table
 from ..binlog.events import Event, RowsBody, TableMapBody
 from ..binlog.jsonb import JsonDiffList, JsonOpaque, json_to_text
 from ..binlog.rows import Geometry, RowChange, RowImage, format_time, iter_row_changes
+from ..escape import BIDI_CONTROLS, printable, sql_identifier
 
 _INT_BITS: dict[int, int] = {T.TINY: 8, T.SHORT: 16, T.INT24: 24, T.LONG: 32, T.LONGLONG: 64}
 
@@ -58,7 +59,7 @@ class RowsRenderer:
         if table is None:
             return [f"### (rows of table id {body.table_id} not shown: no Table_map seen)"]
         out: list[str] = []
-        name = table.qualified_name
+        name = printable(f"{sql_identifier(table.db)}.{sql_identifier(table.table)}")
         for ch in changes:
             if ch.kind == "insert":
                 out.append(f"### INSERT INTO {name}")
@@ -87,7 +88,7 @@ class RowsRenderer:
             col = cols[i]
             is_null = bool(img.nulls >> i & 1)
             text = "NULL" if is_null else value_text(col, img.values[i], img.raw[i])
-            line = f"###   {col.label}={text}"
+            line = f"###   {printable(col.label)}={text}"
             if self.verbosity >= 2:
                 line += (f" /* {type_label(col)} meta={col.metadata} "
                          f"nullable={int(col.nullable)} is_null={int(is_null)} */")
@@ -108,11 +109,17 @@ class RowsRenderer:
 # ---- values as mysqlbinlog text ----
 
 def quote_bytes(raw: bytes) -> str:
-    """mariadb-binlog's my_b_write_quoted: bytes below 0x20 as ``\\xNN``."""
+    """mariadb-binlog's my_b_write_quoted: bytes below 0x20 as ``\\xNN``.
+
+    Also as ``\\xNN`` (their UTF-8 bytes): bytes that are not UTF-8, and
+    characters a terminal acts on (DEL, C1 controls, bidi controls).
+    """
     text = raw.decode("utf-8", "backslashreplace")
-    if any(ord(c) < 0x20 for c in text):
-        text = "".join(f"\\x{ord(c):02x}" if ord(c) < 0x20 else c for c in text)
-    return f"'{text}'"
+    return "'" + (text if text.isprintable() else text.translate(_QUOTED)) + "'"
+
+
+_QUOTED = {cp: "".join(f"\\x{b:02x}" for b in chr(cp).encode())
+           for cp in (*range(0x20), *range(0x7F, 0xA0), *BIDI_CONTROLS, 0x2028, 0x2029)}
 
 
 def _stored_bytes(col: ColumnDef, raw: bytes) -> bytes:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import UsageError
+from ..escape import printable
 from ..schedule import format_bitmap
 from ..schedule.model import SimResult
 from ..schedule.source import ScheduleReport
@@ -68,7 +69,7 @@ def schedule_renderables(report: ScheduleReport) -> list[Any]:
     out: list[Any] = [_summary(report), _curve(report), _waits(report),
                       Text(recommendation(report), style="bold")]
     for warning in report.stats.warnings[:20]:
-        out.append(Text(f"warning: {warning}", style="yellow"))
+        out.append(Text(f"warning: {printable(str(warning))}", style="yellow"))
     if len(report.stats.warnings) > 20:
         out.append(Text(f"... and {len(report.stats.warnings) - 20} more warnings",
                         style="yellow"))
@@ -83,7 +84,7 @@ def _summary(report: ScheduleReport) -> Any:
     t = Table(title="Schedule simulation (LOGICAL_CLOCK applier)", show_header=False)
     t.add_column("what")
     t.add_column("value")
-    t.add_row("files", "\n".join(report.files))
+    t.add_row("files", "\n".join(printable(f) for f in report.files))
     trx = f"{st.transactions:,}"
     if st.truncated_skipped:
         trx += f" ({st.truncated_skipped} truncated skipped)"
@@ -173,7 +174,7 @@ def _recovery(report: ScheduleReport) -> list[Any]:
             groups.add_column(col, justify="right" if col == "index" else "left")
         for i in rec.gaps[:_MAX_GAPS]:
             span = trace[i]
-            groups.add_row(str(i), span.gtid or "-", str(span.pos) if span.pos else "-")
+            groups.add_row(str(i), printable(span.gtid or "-"), printable(str(span.pos or "-")))
         if len(rec.gaps) > _MAX_GAPS:
             groups.add_row("...", f"{len(rec.gaps) - _MAX_GAPS} more", "")
         out.append(groups)
@@ -287,4 +288,4 @@ def compare_renderables(reports: list[Any]) -> list[Any]:
         cells = [f"{seconds(r.makespan)} ({r.speedup:.2f}x)" for r in sw.results]
         t.add_row(rep.clocks, *cells, f"{sw.ideal_speedup:.2f}x", str(sw.recommended))
     notes = [w for rep in reports for w in rep.stats.warnings]
-    return [t, *(f"warning: {w}" for w in dict.fromkeys(notes))]
+    return [t, *(f"warning: {printable(str(w))}" for w in dict.fromkeys(notes))]

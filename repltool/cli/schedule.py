@@ -128,10 +128,10 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
             json.dump({"compare": [report_to_dict(r) for r in reports]}, sys.stdout, indent=2)
             sys.stdout.write("\n")
             return
-        from rich.console import Console
+        from .render import make_console
         from .render_schedule import compare_renderables
         color = (ctx.obj or {}).get("color")
-        Console(no_color=color is False, force_terminal=color or None).print(
+        make_console(color).print(
             *compare_renderables(reports))
         return
     if spark is not None:
@@ -157,9 +157,9 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
         json.dump(report_to_dict(report), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
-    from rich.console import Console
+    from .render import make_console
     from .render_schedule import schedule_renderables
     color = (ctx.obj or {}).get("color")
-    console = Console(no_color=color is False, force_terminal=color or None)
+    console = make_console(color)
     for item in schedule_renderables(report):
         console.print(item)

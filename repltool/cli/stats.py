@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..escape import printable
 from ..stats import LogStats, compute_clock_stats, compute_stats, stats_to_dict
 from .options import (
     damage_exit, inputs_argument, keep_going_option, report_failures, run_spark, spark_options,
@@ -71,10 +72,9 @@ def stats(ctx: click.Context, files: tuple[str, ...], fmt: str, top: int, clock_
         sys.stdout.write("\n")
         _report_damage(result, failures)
         return
-    from rich.console import Console
-    from .render import stats_tables
+    from .render import make_console, stats_tables
     color = (ctx.obj or {}).get("color")
-    console = Console(no_color=color is False, force_terminal=color or None)
+    console = make_console(color)
     for table in stats_tables(result):
         console.print(table)
     _report_damage(result, failures)
@@ -83,6 +83,7 @@ def stats(ctx: click.Context, files: tuple[str, ...], fmt: str, top: int, clock_
 def _report_damage(result: LogStats, failures=()) -> None:  # type: ignore[no-untyped-def]
     total = result.total
     for d in total.damage:
-        click.echo(f"repltool: damaged region: {d.reason} ({d.skipped} bytes skipped)", err=True)
+        click.echo(f"repltool: damaged region: {printable(d.reason)} ({d.skipped} bytes skipped)",
+                   err=True)
     report_failures(failures)           # --spark --keep-going: unreadable files left out
     damage_exit(total.damage[0].error if total.damage else None, total.damaged_regions)

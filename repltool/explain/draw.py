@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Sequence
 
 from ..errors import InputError, UsageError
+from ..escape import printable
 from .analysis import key_name
 from .model import Edge, EdgeKind, Graph
 
@@ -115,7 +116,10 @@ def _selected(graph: Graph, nodes: Sequence[int]) -> tuple[set[int], list[Edge],
 
 
 def _dot_quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    """A DOT double-quoted string; each line of ``text`` :func:`printable` (GTIDs, statements
+    and keys come from the log), the lines joined by DOT's ``\\n``."""
+    return '"' + "\\n".join(printable(line).replace("\\", "\\\\").replace('"', '\\"')
+                            for line in text.split("\n")) + '"'
 
 
 def to_dot(graph: Graph, nodes: Sequence[int], *, focus: int | None = None,
@@ -156,8 +160,9 @@ def to_dot(graph: Graph, nodes: Sequence[int], *, focus: int | None = None,
 
 
 def _mermaid_text(text: str) -> str:
-    # Mermaid labels are double-quoted strings: quotes and angle brackets as entities.
-    return (text.replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;")
+    # Mermaid labels are double-quoted strings: quotes and angle brackets as entities,
+    # controls (a line feed would end the statement) as visible escapes.
+    return (printable(text).replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;")
             .replace(">", "#gt;").replace("|", "#124;"))
 
 

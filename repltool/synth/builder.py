@@ -21,7 +21,9 @@ from typing import BinaryIO, Iterable
 from ..binlog import structs as S
 from ..binlog.constants import EventType
 from ..binlog.events import GtidBody
-from ..binlog.writer import encode_gtid_body, frame_event, transaction_length_for
+from ..binlog.writer import (
+    encode_gtid_body, encode_gtid_tagged_body, frame_event, transaction_length_for,
+)
 
 # The post-header lengths MySQL 8.0.26+ writes in its FDE (control_events.cpp,
 # server_event_header_length; 41 types; type 40 carries the enum value 40, sic).
@@ -37,9 +39,14 @@ _STRUCTS = S.BinlogStructs(MYSQL80_POST_HEADER_LEN)
 _GTID_EVENT_WITHOUT_LENGTH = 19 + 42 + 7 + 4 + 4   # header, post-header, ict, version, CRC
 
 
-def fde_body(server_version: str, create_timestamp: int) -> bytes:
+def _raw(text: str | bytes) -> bytes:
+    """Names and texts as bytes: a str is UTF-8, bytes (any bytes) are written as they are."""
+    return text if isinstance(text, bytes) else text.encode()
+
+
+def fde_body(server_version: str | bytes, create_timestamp: int) -> bytes:
     return S.fde_body.build(
-        {"binlog_version": 4, "server_version": server_version.encode().ljust(50, b"\0"),
+        {"binlog_version": 4, "server_version": _raw(server_version)[:50].ljust(50, b"\0"),
          "create_timestamp": create_timestamp, "common_header_len": 19,
          "post_header_len": MYSQL80_POST_HEADER_LEN, "checksum_alg": 1},
         num_types=len(MYSQL80_POST_HEADER_LEN), has_checksum_alg=True)
@@ -53,39 +60,44 @@ def previous_gtids_body(sid: uuid.UUID | None, last_gno: int) -> bytes:
          "intervals": [{"start": 1, "end": last_gno + 1}]}]}, tagged=False)
 
 
-def query_body(thread_id: int, db: str, query: str, exec_time: int = 0) -> bytes:
-    raw_db = db.encode()
+def query_body(thread_id: int, db: str | bytes, query: str | bytes,
+               exec_time: int = 0) -> bytes:
+    raw_db = _raw(db)
     return _STRUCTS.query_body.build({
         "thread_id": thread_id, "exec_time": exec_time, "db_len": len(raw_db),
         "error_code": 0, "status_vars_len": len(MYSQL80_STATUS_VARS), "extra_post_header": b"",
-        "status_vars": MYSQL80_STATUS_VARS, "db": raw_db, "query": query.encode()})
+        "status_vars": MYSQL80_STATUS_VARS, "db": raw_db, "query": _raw(query)})
 
 
 @dataclass(frozen=True, slots=True)
 class SampleTable:
-    """A table ``(id INT PRIMARY KEY, v VARCHAR(32))`` as a Table_map describes it."""
+    """A table ``(id INT PRIMARY KEY, v VARCHAR(32))`` as a Table_map describes it.
+
+    Names may be bytes (written as they are: tests of hostile names).
+    """
 
     table_id: int
-    db: str
-    name: str
+    db: str | bytes
+    name: str | bytes
+    columns: tuple[str | bytes, str | bytes] = ("id", "v")
 
     def table_map_body(self) -> bytes:
         # column types LONG (3), VARCHAR (15); VARCHAR metadata = max bytes (128, LE);
         # optional metadata: SIGNEDNESS (1 numeric column, signed), DEFAULT_CHARSET 255,
         # COLUMN_NAME, SIMPLE_PRIMARY_KEY (column 0).
-        names = b"".join(S.encode_packed_int(len(n)) + n for n in (b"id", b"v"))
+        names = b"".join(S.encode_packed_int(len(_raw(n))) + _raw(n) for n in self.columns)
         return _STRUCTS.table_map_body.build({
-            "table_id": self.table_id, "flags": 1, "skip": b"", "db": self.db.encode(),
-            "table": self.name.encode(), "column_count": 2, "column_types": bytes([3, 15]),
+            "table_id": self.table_id, "flags": 1, "skip": b"", "db": _raw(self.db),
+            "table": _raw(self.name), "column_count": 2, "column_types": bytes([3, 15]),
             "metadata": (128).to_bytes(2, "little"), "null_bitmap": b"\x02",
             "optional_metadata": [
                 {"type": 1, "value": b"\x00"}, {"type": 2, "value": S.encode_packed_int(255)},
                 {"type": 4, "value": names}, {"type": 8, "value": b"\x00"}]})
 
-    def write_rows_body(self, rows: Iterable[tuple[int, str]]) -> bytes:
+    def write_rows_body(self, rows: Iterable[tuple[int, str | bytes]]) -> bytes:
         images = b""
         for key, value in rows:
-            raw = value.encode()[:128]
+            raw = _raw(value)[:128]
             images += b"\x00" + key.to_bytes(4, "little", signed=True) + bytes([len(raw)]) + raw
         return _STRUCTS.rows_v2_body.build({
             "table_id": self.table_id, "flags": 1, "extra_info": b"", "width": 2,
@@ -98,7 +110,8 @@ class BinlogBuilder:
     :param out: the stream, positioned at its start.
     """
 
-    def __init__(self, out: BinaryIO, *, server_id: int = 1, server_version: str = "8.0.40",
+    def __init__(self, out: BinaryIO, *, server_id: int = 1,
+                 server_version: str | bytes = "8.0.40",
                  server_version_int: int = 80040) -> None:
         self.out = out
         self.server_id = server_id
@@ -125,8 +138,12 @@ class BinlogBuilder:
 
     def transaction(self, ts_us: int, sid: uuid.UUID | None, gno: int, last_committed: int,
                     sequence_number: int, bodies: list[tuple[int, bytes]],
-                    compress: bool = False) -> None:
-        """A GTID event followed by ``bodies`` (type code, body) or one payload holding them."""
+                    compress: bool = False, tag: str | None = None) -> None:
+        """A GTID event followed by ``bodies`` (type code, body) or one payload holding them.
+
+        ``tag``: a tagged GTID (GTID_TAGGED_LOG_EVENT, MySQL 8.3+); written as given,
+        ``surrogateescape`` characters as their bytes (tests of invalid tags).
+        """
         ts = ts_us // 1_000_000
         gtid_size = _GTID_EVENT_WITHOUT_LENGTH
         if compress:
@@ -135,17 +152,22 @@ class BinlogBuilder:
             bodies = [(EventType.TRANSACTION_PAYLOAD_EVENT, payload_body(inner))]
         others = sum(19 + len(b) + 4 for _, b in bodies)
         body = GtidBody(
-            0, sid or uuid.UUID(int=0), gno if sid else 0, None, 2, last_committed,
-            sequence_number, ts_us, ts_us, transaction_length_for(others, gtid_size),
-            self.server_version_int, self.server_version_int)
-        kind = EventType.GTID_LOG_EVENT if sid else EventType.ANONYMOUS_GTID_LOG_EVENT
-        self._write(self._event(ts, kind, encode_gtid_body(body)))
+            0, sid or uuid.UUID(int=0), gno if sid else 0, tag if sid else None, 2,
+            last_committed, sequence_number, ts_us, ts_us,
+            transaction_length_for(others, gtid_size), self.server_version_int,
+            self.server_version_int)
+        if body.tag:
+            self._write(self._event(ts, EventType.GTID_TAGGED_LOG_EVENT,
+                                    encode_gtid_tagged_body(body, other_events_size=others)))
+        else:
+            kind = EventType.GTID_LOG_EVENT if sid else EventType.ANONYMOUS_GTID_LOG_EVENT
+            self._write(self._event(ts, kind, encode_gtid_body(body)))
         for type_code, b in bodies:
             self._write(self._event(ts, type_code, b))
 
-    def rotate(self, ts: int, next_file: str) -> None:
+    def rotate(self, ts: int, next_file: str | bytes) -> None:
         self._write(self._event(ts, EventType.ROTATE_EVENT, _STRUCTS.rotate_body.build(
-            {"position": 4, "skip": b"", "new_log_ident": next_file.encode()})))
+            {"position": 4, "skip": b"", "new_log_ident": _raw(next_file)})))
 
     def stop(self, ts: int) -> None:
         self._write(self._event(ts, EventType.STOP_EVENT, b""))
