@@ -20,6 +20,15 @@ class OptionalBuildExt(build_ext):
             self._skip(exc)
 
     def build_extension(self, ext: Extension) -> None:
+        # first with zlib's crc32 (Debian's zlib1g-dev), then with the core's own table
+        plain = (list(ext.define_macros), list(ext.libraries))
+        ext.define_macros.append(("REPLTOOL_HAVE_ZLIB", "1"))
+        ext.libraries.append("z")
+        try:
+            super().build_extension(ext)
+            return
+        except Exception:  # noqa: BLE001 - no zlib.h / libz: build without it
+            ext.define_macros, ext.libraries = plain
         try:
             super().build_extension(ext)
         except Exception as exc:  # noqa: BLE001

@@ -118,6 +118,7 @@ def test_type_table_is_the_groupers(core) -> None:  # type: ignore[no-untyped-de
 def test_crc32_is_zlibs(data: bytes) -> None:
     from repltool.binlog import _core
     assert _core.crc32(data) == zlib.crc32(data)
+    assert _core.crc32(data, True) == zlib.crc32(data)     # the no-zlib build's table
 
 
 def _general(paths: list[Path]):  # type: ignore[no-untyped-def]
