@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from .binlog.constants import EventType, type_name
 from .binlog.clockscan import ClockRecord, scan_clocks
 from .binlog.events import DAMAGED_TYPE, DamagedBody, Event
-from .binlog.corescan import scan_summaries
+from .binlog.corescan import scan_summary_batches
 from .binlog.engine import Unsupported
 from .binlog.fastpath import scan_transactions
 from .binlog.reader import FileInfo, ReadOptions, read_events
@@ -330,17 +330,20 @@ def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
     held: list[Transaction] = []        # the sink sees nothing until the scan is complete
     n = 0
     if sink is None:
-        scan = scan_summaries(paths, verify_checksum=verify_checksum, info=infos, counts=counts)
+        batches = scan_summary_batches(paths, verify_checksum=verify_checksum, info=infos,
+                                       counts=counts)
     else:
-        scan = scan_transactions(paths, verify_checksum=verify_checksum, info=infos,
-                                 counts=counts)
-    for trx in scan:
-        per_file[trx.start.file].transaction(trx)
+        batches = ([t] for t in scan_transactions(paths, verify_checksum=verify_checksum,
+                                                  info=infos, counts=counts))
+    for batch in batches:
+        for trx in batch:
+            per_file[trx.start.file].transaction(trx)
         if sink is not None:
-            held.append(trx)
-        n += 1
-        if progress is not None and not n & 1023:
-            progress(_done_bytes(infos, trx.start.offset))
+            held.extend(batch)
+        n += len(batch)
+        if progress is not None and n >= 1024:
+            n = 0
+            progress(_done_bytes(infos, batch[-1].start.offset))
     for path, (types, nbytes) in counts.items():
         acc = per_file.setdefault(path, _FileAcc(top, tiebreak))
         acc.types.update(types)

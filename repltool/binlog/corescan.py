@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from itertools import islice
 from typing import Iterable, Iterator
 from uuid import UUID
 
@@ -86,24 +87,36 @@ def scan_summaries(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[st
 
     :param info: a :class:`~repltool.binlog.reader.FileInfo` is appended per file.
     :param counts: filled with ``path -> (events by type code, bytes by type code)``,
-        in first-seen order, as ``stats`` counts them.
+        in first-seen order, as ``stats`` counts them (complete once a file is read).
     :raises Unsupported: where the logs leave the engine's subset (start over with
         the general reader).
     """
+    for batch in scan_summary_batches(paths, verify_checksum=verify_checksum, info=info,
+                                      counts=counts):
+        yield from batch
+
+
+def scan_summary_batches(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
+                         verify_checksum: bool = True, info: list[FileInfo] | None = None,
+                         counts: dict[str, tuple[Counter[int], Counter[int]]] | None = None
+                         ) -> Iterator[list[TransactionSummary]]:
+    """:func:`scan_summaries` in lists (of up to a chunk's transactions), in order."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     paths = [os.fspath(p) for p in paths]
     core = compiled_core()
     if core is None:
-        yield from scan_transactions(paths, verify_checksum=verify_checksum, info=info,
-                                     counts=counts, light=True)
+        it = scan_transactions(paths, verify_checksum=verify_checksum, info=info,
+                               counts=counts, light=True)
+        while batch := list(islice(it, 1024)):
+            yield batch
         return
     scan = _CoreScan(core, paths, verify_checksum)
     try:
         for i, path in enumerate(paths):
             yield from scan.file(i, info, counts)
         scan.core.finish()
-        yield from scan.records()
+        yield scan.records()
     except ReplToolError as exc:
         raise Unsupported(str(exc)) from exc
 
@@ -128,7 +141,7 @@ class _CoreScan:
 
     def file(self, idx: int, info: list[FileInfo] | None,
              counts: dict[str, tuple[Counter[int], Counter[int]]] | None
-             ) -> Iterator[TransactionSummary]:
+             ) -> Iterator[list[TransactionSummary]]:
         core = self.core
         path = self.paths[idx]
         fi = FileInfo(path, 0)
@@ -150,7 +163,9 @@ class _CoreScan:
                     continue
                 if status == 3:                      # ST_UNSUPPORTED
                     raise Unsupported(core.reason, Position(path, base + off))
-                yield from self.records()
+                batch = self.records()
+                if batch:
+                    yield batch
                 need = CHUNK
                 if status == 1 and off + HEADER_LEN <= len(buf):
                     size = int.from_bytes(buf[off + 9:off + 13], "little")
