@@ -6,8 +6,14 @@ Inputs, built or found by the script:
   (:class:`repltool.synth.BinlogBuilder`): transactions of GTID, BEGIN,
   Table_map, Write_rows (2-12 rows of ~120 bytes), Xid, commit groups of 1-6;
   cached in ``bench/out/`` and rebuilt when missing;
+* a MariaDB binlog of about ``--size-mb`` MB written by a throw-away ``mariadbd``
+  (``tests/fixtures/mariadb.py``'s server; ROW format, CRC32, annotated rows):
+  transactions of 1-4 multi-row INSERTs of ~1 KB rows from 4 sessions; cached in
+  ``bench/out/`` (skipped when mariadbd or PyMySQL is missing);
 * the real MariaDB 10.11 logs of ``../shared/corpus/mariadb`` (``small`` and the 18
   files of ``rotation``), when the corpus is there.
+
+``repltool stats`` runs once per engine (``REPLTOOL_ENGINE=compiled`` and ``=python``).
 
 Every command runs as a subprocess (``python -m repltool ...`` output to
 /dev/null); the figure is the median wall time of ``--repeat`` runs, MB/s is
@@ -73,12 +79,72 @@ def build_mysql80_log(path: Path, size_mb: int, seed: int = 11) -> None:
     os.replace(tmp, path)
 
 
-def timed(cmd: list[str], repeat: int) -> tuple[float, int]:
+def build_mariadb_log(path: Path, size_mb: int, seed: int = 7) -> bool:
+    """Write a MariaDB binlog of about ``size_mb`` MB to ``path`` with a live server;
+    False when mariadbd / PyMySQL are not installed."""
+    import tempfile
+    import threading
+    sys.path.insert(0, str(HERE.parent))
+    from tests.fixtures.mariadb import Server, _binary
+    mariadbd, install_db = _binary("mariadbd"), _binary("mariadb-install-db")
+    try:
+        import pymysql  # noqa: F401
+    except ImportError:
+        return False
+    if mariadbd is None or install_db is None:
+        return False
+    with tempfile.TemporaryDirectory(prefix="rtb", dir="/tmp") as tmp:
+        server = Server(Path(tmp))
+        try:
+            server.install(install_db)
+            server.start(mariadbd)
+            conn = server.connect()
+            cur = conn.cursor()
+            cur.execute("SET GLOBAL binlog_commit_wait_count=0")
+            cur.execute("CREATE DATABASE bench")
+            cur.execute("CREATE TABLE bench.orders (id BIGINT AUTO_INCREMENT PRIMARY KEY, "
+                        "customer INT NOT NULL, amount DECIMAL(12,2), note VARCHAR(1000))")
+            conn.close()
+            target = size_mb * 1_000_000
+            log = server.binlogs()[-1]
+
+            def session(k: int) -> None:
+                rng = random.Random(seed * 10 + k)
+                c = server.connect()
+                cu = c.cursor()
+                while log.stat().st_size < target:
+                    cu.execute("BEGIN")
+                    for _ in range(rng.randint(1, 4)):
+                        n = rng.randint(1, 3)
+                        cu.execute("INSERT INTO bench.orders (customer, amount, note) VALUES "
+                                   + ",".join(["(%s,%s,%s)"] * n),
+                                   [v for _ in range(n) for v in (
+                                       rng.randint(1, 10**6), rng.randint(1, 10**7) / 100,
+                                       "x" * rng.randint(600, 1000))])
+                    cu.execute("COMMIT")
+                c.close()
+
+            threads = [threading.Thread(target=session, args=(k,)) for k in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            server.stop()
+        tmp_out = path.with_suffix(".tmp")
+        shutil.copyfile(server.binlogs()[0], tmp_out)
+        os.replace(tmp_out, path)
+    return True
+
+
+def timed(cmd: list[str], repeat: int, env: dict[str, str] | None = None
+          ) -> tuple[float, int]:
     """Median wall seconds of ``repeat`` runs, and the child's peak RSS (KiB, ``wait4``)."""
     times, rss = [], 0
     for _ in range(repeat):
         t = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=None if env is None else {**os.environ, **env})
         _, status, usage = os.wait4(proc.pid, 0)
         times.append(time.perf_counter() - t)
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -101,6 +167,13 @@ def main() -> None:
         build_mysql80_log(log80, args.size_mb)
         print(f"built {log80} in {time.perf_counter() - t:.0f} s", file=sys.stderr)
     inputs: list[tuple[str, list[Path]]] = [(f"MySQL 8.0 synthetic ({log80.name})", [log80])]
+    logmaria = OUT / f"mariadb-{args.size_mb}mb.000001"
+    if not logmaria.exists():
+        t = time.perf_counter()
+        if build_mariadb_log(logmaria, args.size_mb):
+            print(f"built {logmaria} in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+    if logmaria.exists():
+        inputs.append((f"MariaDB 10.11 live server ({logmaria.name})", [logmaria]))
     if (CORPUS / "mariadb").is_dir():
         inputs.append(("MariaDB 10.11 real: small", [CORPUS / "mariadb/small/mysql-bin.000001"]))
         inputs.append(("MariaDB 10.11 real: rotation (18 files)",
@@ -111,15 +184,17 @@ def main() -> None:
     for label, files in inputs:
         size = sum(f.stat().st_size for f in files)
         names = [str(f) for f in files]
-        cmds = [("repltool stats --format json", repl + ["stats", "--format", "json", *names]),
-                ("repltool stats --clock-only --format json",
-                 repl + ["stats", "--clock-only", "--format", "json", *names])]
+        stats = repl + ["stats", "--format", "json", *names]
+        cmds = [(f"REPLTOOL_ENGINE={e} repltool stats --format json", stats, e)
+                for e in ("compiled", "python")]
+        cmds.append(("repltool stats --clock-only --format json",
+                     repl + ["stats", "--clock-only", "--format", "json", *names], None))
         if mdb:
-            cmds.append(("mariadb-binlog (default)", [mdb, *names]))
+            cmds.append(("mariadb-binlog (default)", [mdb, *names], None))
             cmds.append(("mariadb-binlog --verify-binlog-checksum",
-                         [mdb, "--verify-binlog-checksum", *names]))
-        for name, cmd in cmds:
-            secs, rss = timed(cmd, args.repeat)
+                         [mdb, "--verify-binlog-checksum", *names], None))
+        for name, cmd, engine in cmds:
+            secs, rss = timed(cmd, args.repeat, {"REPLTOOL_ENGINE": engine} if engine else None)
             rows.append((label, size, name, secs, size / secs / 1e6, rss / 1024))
             print(f"{label:45} {name:45} {secs:7.3f} s {size / secs / 1e6:8.1f} MB/s "
                   f"{rss / 1024:7.1f} MiB", flush=True)

@@ -16,7 +16,9 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from .binlog.constants import EventType, type_name
 from .binlog.clockscan import ClockRecord, scan_clocks
 from .binlog.events import DAMAGED_TYPE, DamagedBody, Event
-from .binlog.fastpath import FastPathUnsupported, scan_transactions
+from .binlog.corescan import scan_summary_batches
+from .binlog.engine import Unsupported
+from .binlog.fastpath import scan_transactions
 from .binlog.reader import FileInfo, ReadOptions, read_events
 from .binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
 
@@ -298,10 +300,11 @@ def accumulate_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum
                      progress: Callable[[int], None] | None = None) -> list[FilePart]:
     """Read the logs as one ordered sequence; one unfinished :class:`FilePart` per path.
 
-    Logs of the common shape are read by the fused scanner
-    (:func:`~repltool.binlog.fastpath.scan_transactions`, no per-event
-    objects); anything it does not handle makes it give up, and the logs are
-    then read again by the general reader - the figures are the same either way.
+    Logs of the common shape are read by the fused scan of the active engine
+    (:func:`~repltool.binlog.corescan.scan_summaries`, no per-event objects);
+    anything it does not handle makes it give up, and the logs are then read
+    again by the general reader - the figures are the same either way.  With a
+    ``sink`` the fused Python scan builds whole transactions for it.
 
     :param sink: also called with every transaction, in order.
     :param progress: called now and then with the bytes of input read so far.
@@ -312,7 +315,7 @@ def accumulate_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum
     if not keep_going:
         try:
             return _accumulate_fast(paths, verify_checksum, top, sink, progress)
-        except FastPathUnsupported:
+        except Unsupported:
             pass
     return _accumulate_general(paths, verify_checksum, top, keep_going, sink, progress)
 
@@ -326,14 +329,21 @@ def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
     counts: dict[str, tuple[Counter[int], Counter[int]]] = {}
     held: list[Transaction] = []        # the sink sees nothing until the scan is complete
     n = 0
-    for trx in scan_transactions(paths, verify_checksum=verify_checksum, info=infos,
-                                 counts=counts, light=sink is None):
-        per_file[trx.start.file].transaction(trx)
+    if sink is None:
+        batches = scan_summary_batches(paths, verify_checksum=verify_checksum, info=infos,
+                                       counts=counts)
+    else:
+        batches = ([t] for t in scan_transactions(paths, verify_checksum=verify_checksum,
+                                                  info=infos, counts=counts))
+    for batch in batches:
+        for trx in batch:
+            per_file[trx.start.file].transaction(trx)
         if sink is not None:
-            held.append(trx)
-        n += 1
-        if progress is not None and not n & 1023:
-            progress(_done_bytes(infos, trx.start.offset))
+            held.extend(batch)
+        n += len(batch)
+        if progress is not None and n >= 1024:
+            n = 0
+            progress(_done_bytes(infos, batch[-1].start.offset))
     for path, (types, nbytes) in counts.items():
         acc = per_file.setdefault(path, _FileAcc(top, tiebreak))
         acc.types.update(types)

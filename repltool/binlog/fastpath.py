@@ -21,8 +21,10 @@ from .decode import (
     DECODERS, DecodeContext, decode_gtid, decode_maria_gtid, decode_query, decode_rows,
     decode_table_map, decode_xid,
 )
+from .engine import Unsupported
 from .events import Body, GtidBody, MariaGtidBody, QueryBody, RowsBody, TableMapBody, XidBody
 from .transactions import Transaction as _Transaction
+from .transactions import TransactionSummary
 
 _GTID_HEAD = struct.Struct("<B16sqBqq")      # flags, sid, gno, lt_type, lc, sn
 _QUERY_HEAD = struct.Struct("<IIBHH")        # thread_id, exec_time, db_len, error_code, status_len
@@ -277,9 +279,8 @@ __all__ = ["fast_gtid", "fast_query", "fast_xid", "FAST_DECODERS", "decoder_for"
 
 # ---- fused read + group scan (what `repltool stats` needs, without per-event objects) ----
 
-class FastPathUnsupported(Exception):
-    """The input needs the general reader (:func:`~repltool.binlog.read_events` +
-    :func:`~repltool.binlog.transactions.group_transactions`); the caller starts over."""
+#: the input needs the general reader (the caller starts over); one class for both engines
+FastPathUnsupported = Unsupported
 
 
 #: Event types :func:`scan_transactions` handles itself; any other type means "start over".
@@ -292,24 +293,8 @@ SCAN_TYPES = frozenset({
 })
 
 
-class LightTransaction(NamedTuple):
-    """The fields of a :class:`~repltool.binlog.transactions.Transaction` that
-    ``stats`` reads, same names and values (``scan_transactions(light=True)``):
-    a tuple is built in a tenth of the time of the 26-field frozen dataclass."""
-
-    start: Position
-    gtid: str | None
-    last_committed: int | None
-    sequence_number: int | None
-    size: int
-    num_events: int
-    kind: str
-    truncated: bool
-    duration: int
-    rows_events: tuple[tuple[str, int], ...]
-    delta16_saturated: bool = False
-    maria_flags: None = None
-    commit_id: None = None
+#: the summary tuples ``scan_transactions(light=True)`` yields
+LightTransaction = TransactionSummary
 
 
 def scan_transactions(paths, *, verify_checksum: bool = True,  # type: ignore[no-untyped-def]
@@ -361,11 +346,11 @@ class _Scan:
 
     def __init__(self, verify: bool, light: bool = False) -> None:
         from .reader import ReadOptions
-        from .transactions import _Segments
+        from .transactions import Segments
         self.verify = verify
         self.light = light
         self.opts = ReadOptions(verify_checksum=verify)
-        self.seg = _Segments()
+        self.seg = Segments()
         self.table_names: dict[int, str] = {}
         self.tm_cache: dict[bytes, tuple[int, str] | None] = {}
         self.g: list | None = None  # type: ignore[type-arg]

@@ -631,3 +631,14 @@ def read_payload_events(body: TransactionPayloadBody, pos: Position, structs: Bi
         yield Event(inner, ts, tc, sid, size, log_pos, flags, body_obj, None,
                     raw if opts.keep_raw else b"")
         p += size
+
+
+def apply_format_description(fi: FileInfo, raw: bytes, pos: Position, *,
+                             verify_checksum: bool = True) -> FormatDescriptionBody:
+    """Read a Format_description_event (its whole bytes ``raw``) as the reader does:
+    its CRC32 under the in-use rule, and what it tells about the file into ``fi``.
+
+    For the other engines (:mod:`repltool.binlog.corescan`), which hand every FDE here.
+    """
+    fde, _ = _handle_fde(fi, raw, pos, ReadOptions(verify_checksum=verify_checksum))
+    return fde

@@ -13,6 +13,7 @@ from typing import NoReturn, Sequence
 import click
 
 from .. import __version__
+from ..binlog.engine import engine_name
 from ..errors import ReplToolError
 from ..escape import printable
 from .exitcodes import EXIT_HELP, ExitStatus
@@ -51,7 +52,8 @@ class _Group(click.Group):
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"],
                                            "max_content_width": 100})
-@click.version_option(__version__, prog_name="repltool")
+@click.version_option(__version__, prog_name="repltool",
+                      message=f"%(prog)s, version %(version)s (engine: {engine_name()})")
 @click.option("--traceback", is_flag=True, help="Show the Python traceback of an error.")
 @click.option("--color/--no-color", default=None,
               help="Force or disable colours (default: only on a terminal).")

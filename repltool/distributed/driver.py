@@ -177,8 +177,8 @@ def resegmented() -> Callable[[_Result, Iterable[Any], Callable[[Any], Any]], It
     their FDE/Rotate headers through the reader's own segment tracker and
     corrects the ``segment`` of the items' transactions (``trx_of(item)``).
     """
-    from ..binlog.transactions import _Segments
-    seg = _Segments()
+    from ..binlog.transactions import Segments
+    seg = Segments()
 
     def fix(result: _Result, items: Iterable[Any], trx_of: Callable[[Any], Any]
             ) -> Iterator[Any]:

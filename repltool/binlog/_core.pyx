@@ -1,0 +1,835 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The compiled engine: event walk, CRC32 and transaction grouping over a buffer.
+
+Driven by :mod:`repltool.binlog.corescan`, which reads the file in chunks, hands
+every Format_description and Rotate event (and any GTID body this module does not
+decode itself) to the general Python code, and turns the compact per-transaction
+records this module returns into results.
+
+What it does is exactly what :func:`repltool.binlog.transactions.group_transactions`
+does over :func:`repltool.binlog.read_events` for the event types the driver marks
+as supported (``configure``): the driver derives that table from the grouper's own
+type sets, and Query classification calls the grouper's ``classify_query`` for
+anything but a plain ``BEGIN`` / ``COMMIT`` prefix.  Anything outside the subset
+(another event type, a CRC mismatch, a size that does not fit, a Table_map or
+Query body the fast layout does not cover) stops the walk with ``ST_UNSUPPORTED``
+at that event's offset: the caller hands over to the general reader, which gives
+the exact result or error.  The layout constants below are checked against the
+construct declarations of :mod:`repltool.binlog.structs` by
+``tests/binlog/test_core.py`` (:func:`layout` returns them).
+"""
+
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memcmp, memset
+from cpython.bytes cimport PyBytes_FromStringAndSize
+
+
+# ---- layout (checked against structs.py by the tests) ----
+cdef enum:
+    HEADER_LEN = 19        # common_header.sizeof()
+    H_TIMESTAMP = 0
+    H_TYPE = 4
+    H_SERVER_ID = 5
+    H_EVENT_SIZE = 9
+    H_LOG_POS = 13
+    H_FLAGS = 17
+    CHECKSUM_LEN = 4
+    G_SID = 1              # gtid_body offsets
+    G_GNO = 17
+    G_LT_TYPE = 25
+    G_LC = 26
+    G_SN = 34
+    G_ICT = 42             # immediate_commit_timestamp (7 bytes), after the 42-byte post-header
+    G_NO_CLOCK_LEN = 25    # a 5.6 body: flags, sid, gno
+    LT_TYPECODE = 2        # LOGICAL_TIMESTAMP_TYPECODE
+    M_SEQ_NO = 0           # maria_gtid_body offsets
+    M_DOMAIN = 8
+    M_FLAGS2 = 12
+    M_COMMIT_ID = 13
+    Q_THREAD_ID = 0        # query post-header offsets (13-byte post-header)
+    Q_DB_LEN = 8
+    Q_STATUS_LEN = 11
+    Q_POST_HEADER = 13
+    TM_DB_LEN = 8          # table_map_body with the 8-byte post-header
+    ROWS_TABLE_ID = 0      # 6-byte table id right after the common header
+
+# ---- what the driver tells about each type code (configure) ----
+cdef enum:
+    R_UNSUPPORTED = 0
+    R_PYTHON = 1           # FDE, Rotate: returned to the driver
+    R_IGNORED = 2          # counted, never part of a group
+    R_GTID = 3             # MySQL GTID / anonymous GTID
+    R_GTID_PY = 4          # a GTID type the driver decodes (tagged)
+    R_MARIA_GTID = 5
+    R_QUERY = 6
+    R_TABLE_MAP = 7
+    R_ROWS = 8
+    R_END = 9              # XID
+    R_XA_PREPARE = 10
+    R_INCIDENT = 11
+    R_PLAIN_NOOPEN = 12    # INTVAR, RAND, USER_VAR: never open a GTID-less group
+    R_PLAIN = 13           # any other in-group event
+    R_FDE = 14             # Format_description: returned to the driver before any CRC check
+
+# ---- feed() results ----
+ST_DONE = 0                # every complete event of the buffer was walked
+ST_NEED_MORE = 1           # the event at the returned offset is not complete in the buffer
+ST_PYTHON = 2              # the event at the offset is for the driver (see `pending_role`)
+ST_UNSUPPORTED = 3         # the general reader must take over at the offset (see `reason`)
+
+# ---- transaction kinds (index into KINDS) ----
+KINDS = ("dml", "ddl", "xa-prepare", "xa-commit", "xa-rollback", "rollback", "incident", "empty")
+cdef enum:
+    K_DML = 0
+    K_DDL = 1
+    K_XA_PREPARE = 2
+    K_XA_COMMIT = 3
+    K_XA_ROLLBACK = 4
+    K_ROLLBACK = 5
+    K_INCIDENT = 6
+    K_EMPTY = 7
+
+# ---- per-transaction record: NFIELDS int64 in this order ----
+FIELDS = ("file", "start", "end_file", "end_pos", "end_offset", "size", "num_events",
+          "timestamp", "end_timestamp", "kind", "flags", "gtid_kind", "sid", "gno",
+          "last_committed", "sequence_number", "server_id", "thread_id", "domain_id",
+          "maria_flags", "commit_id", "segment", "rows_from", "rows_n",
+          "immediate_commit_timestamp", "original_commit_timestamp", "transaction_length")
+cdef enum:
+    F_FILE = 0
+    F_START = 1
+    F_END_FILE = 2
+    F_END_POS = 3
+    F_END_OFFSET = 4
+    F_SIZE = 5
+    F_COUNT = 6
+    F_TS = 7
+    F_END_TS = 8
+    F_KIND = 9
+    F_FLAGS = 10
+    F_GTID_KIND = 11
+    F_SID = 12
+    F_GNO = 13
+    F_LC = 14
+    F_SN = 15
+    F_SERVER_ID = 16
+    F_THREAD = 17
+    F_DOMAIN = 18
+    F_MFLAGS = 19
+    F_COMMIT_ID = 20
+    F_SEGMENT = 21
+    F_ROWS_FROM = 22
+    F_ROWS_N = 23
+    F_ICT = 24
+    F_OCT = 25
+    F_TRX_LEN = 26
+    NFIELDS = 27
+
+# flags bits
+TRUNCATED = 1
+HAS_CLOCK = 2
+HAS_THREAD = 4
+HAS_COMMIT_ID = 8
+HAS_MARIA = 16
+SATURATED = 32
+HAS_ICT = 64
+HAS_TRX_LEN = 128
+RELAY = 256
+# gtid kinds
+GTID_NONE = 0
+GTID_MYSQL = 1             # sid index + gno
+GTID_MARIA = 2             # domain, server_id, seq_no
+GTID_OBJECT = 3            # an object the driver decoded (index into its list)
+
+cdef enum:
+    S_START = 0
+    S_OPEN = 1
+    S_STANDALONE = 2
+
+cdef uint64_t _walked = 0
+
+
+def events_walked():
+    """Events walked by this module since import (the tests' proof that it ran)."""
+    return _walked
+
+
+def layout():
+    """The layout constants compiled in (tests compare them with structs.py)."""
+    return dict(HEADER_LEN=HEADER_LEN, H_TIMESTAMP=H_TIMESTAMP, H_TYPE=H_TYPE,
+                H_SERVER_ID=H_SERVER_ID, H_EVENT_SIZE=H_EVENT_SIZE, H_LOG_POS=H_LOG_POS,
+                H_FLAGS=H_FLAGS, CHECKSUM_LEN=CHECKSUM_LEN, G_SID=G_SID, G_GNO=G_GNO,
+                G_LT_TYPE=G_LT_TYPE, G_LC=G_LC, G_SN=G_SN, G_ICT=G_ICT,
+                G_NO_CLOCK_LEN=G_NO_CLOCK_LEN, LT_TYPECODE=LT_TYPECODE, M_SEQ_NO=M_SEQ_NO,
+                M_DOMAIN=M_DOMAIN, M_FLAGS2=M_FLAGS2, M_COMMIT_ID=M_COMMIT_ID,
+                Q_THREAD_ID=Q_THREAD_ID, Q_DB_LEN=Q_DB_LEN, Q_STATUS_LEN=Q_STATUS_LEN,
+                Q_POST_HEADER=Q_POST_HEADER, TM_DB_LEN=TM_DB_LEN, ROWS_TABLE_ID=ROWS_TABLE_ID)
+
+
+# ---- CRC32 (zlib's polynomial), slice-by-8 ----
+cdef uint32_t _crc_table[8][256]
+
+
+cdef void _crc_init():
+    cdef uint32_t c
+    cdef int i, k
+    for i in range(256):
+        c = <uint32_t>i
+        for k in range(8):
+            c = (c >> 1) ^ (<uint32_t>0xEDB88320u if c & 1 else <uint32_t>0)
+        _crc_table[0][i] = c
+    for i in range(256):
+        c = _crc_table[0][i]
+        for k in range(1, 8):
+            c = _crc_table[0][c & 0xFF] ^ (c >> 8)
+            _crc_table[k][i] = c
+
+
+_crc_init()
+
+
+cdef inline uint32_t _rd32(const uint8_t* p) noexcept nogil:
+    return <uint32_t>p[0] | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
+
+
+cdef inline uint64_t _rdn(const uint8_t* p, int n) noexcept nogil:
+    cdef uint64_t v = 0
+    cdef int i
+    for i in range(n - 1, -1, -1):
+        v = (v << 8) | p[i]
+    return v
+
+
+cdef extern from *:
+    """
+    #ifdef REPLTOOL_HAVE_ZLIB
+    #include <zlib.h>
+    #define RT_HAVE_ZLIB 1
+    static uint32_t rt_zcrc(const unsigned char* p, Py_ssize_t n) {
+        uLong c = crc32(0L, Z_NULL, 0);
+        while (n > 0) {
+            uInt k = n > 0x40000000 ? 0x40000000 : (uInt)n;
+            c = crc32(c, p, k);
+            p += k;
+            n -= k;
+        }
+        return (uint32_t)c;
+    }
+    #else
+    #define RT_HAVE_ZLIB 0
+    static uint32_t rt_zcrc(const unsigned char* p, Py_ssize_t n) { (void)p; (void)n; return 0; }
+    #endif
+    """
+    int RT_HAVE_ZLIB
+    uint32_t rt_zcrc(const uint8_t* p, Py_ssize_t n) noexcept nogil
+
+
+#: True when the build linked zlib (its crc32 is about twice the table's speed)
+HAVE_ZLIB = bool(RT_HAVE_ZLIB)
+
+
+cdef uint32_t crc32_buf(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    if RT_HAVE_ZLIB:
+        return rt_zcrc(p, n)
+    return crc32_table(p, n)
+
+
+cdef uint32_t crc32_table(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    cdef uint32_t c = <uint32_t>0xFFFFFFFFu
+    cdef uint32_t lo, hi
+    while n >= 8:
+        lo = c ^ _rd32(p)
+        hi = _rd32(p + 4)
+        c = (_crc_table[7][lo & 0xFF] ^ _crc_table[6][(lo >> 8) & 0xFF]
+             ^ _crc_table[5][(lo >> 16) & 0xFF] ^ _crc_table[4][lo >> 24]
+             ^ _crc_table[3][hi & 0xFF] ^ _crc_table[2][(hi >> 8) & 0xFF]
+             ^ _crc_table[1][(hi >> 16) & 0xFF] ^ _crc_table[0][hi >> 24])
+        p += 8
+        n -= 8
+    while n > 0:
+        c = _crc_table[0][(c ^ p[0]) & 0xFF] ^ (c >> 8)
+        p += 1
+        n -= 1
+    return c ^ <uint32_t>0xFFFFFFFFu
+
+
+def crc32(const uint8_t[::1] data, bint table=False):
+    """zlib.crc32 of ``data`` (the tests compare the two); ``table``: the built-in
+    slice-by-8 code used when the build found no zlib."""
+    cdef const uint8_t* p = &data[0] if data.shape[0] else NULL
+    return crc32_table(p, data.shape[0]) if table else crc32_buf(p, data.shape[0])
+
+
+cdef class Scanner:
+    """The walk and the open group across the files of one read."""
+
+    cdef uint8_t role[256]
+    cdef uint8_t defer[256]
+    cdef uint64_t tcount[256]
+    cdef uint64_t tbytes[256]
+    cdef uint8_t seen_order[256]
+    cdef int norder
+    cdef bint crc_on, verify, format_set
+    cdef int64_t file_idx, segment
+    cdef bint relay
+    # open group
+    cdef bint g_open, g_has_gtid
+    cdef int64_t g[NFIELDS]
+    cdef int g_state
+    cdef int64_t g_last_tid, g_last_name
+    cdef Py_ssize_t g_last_entry         # index of g_last_name's (table, count) pair
+    # output
+    cdef int64_t* recs
+    cdef Py_ssize_t nrec, caprec
+    cdef int64_t* rows
+    cdef Py_ssize_t nrows, caprows
+    # table names
+    cdef dict name_of_key, name_of_tid
+    cdef public list names        # raw Table_map keys (len db, db, NUL, len table, table)
+    cdef public list sids         # raw 16-byte SIDs
+    cdef dict sid_index
+    cdef object classify
+    cdef dict classes
+    cdef public str reason
+    cdef public int pending_role
+    cdef public int64_t pending_end
+    cdef int64_t tm_tid_cache, tm_name_cache
+
+    def __cinit__(self):
+        memset(self.role, 0, sizeof(self.role))
+        memset(self.defer, 0, sizeof(self.defer))
+        memset(self.tcount, 0, sizeof(self.tcount))
+        memset(self.tbytes, 0, sizeof(self.tbytes))
+        self.norder = 0
+        self.caprec = 1024
+        self.recs = <int64_t*>malloc(self.caprec * NFIELDS * sizeof(int64_t))
+        self.caprows = 1024
+        self.rows = <int64_t*>malloc(self.caprows * 2 * sizeof(int64_t))
+        if self.recs is NULL or self.rows is NULL:
+            raise MemoryError()
+        self.nrec = self.nrows = 0
+
+    def __dealloc__(self):
+        free(self.recs)
+        free(self.rows)
+
+    def __init__(self, bytes roles, classify, dict classes):
+        """:param roles: 256 bytes, the role of each type code (``R_*``).
+        :param classify: ``transactions.classify_query``.
+        :param classes: what ``classify`` returns -> 0 begin, 1 commit, 2 rollback,
+            3 xa-rollback, 4 xa-commit, 5 anything else.
+        """
+        cdef int i
+        if len(roles) != 256:
+            raise ValueError("roles: 256 bytes")
+        for i in range(256):
+            self.role[i] = roles[i]
+        self.classify = classify
+        self.classes = classes
+        self.name_of_key = {}
+        self.name_of_tid = {}
+        self.names = []
+        self.sids = []
+        self.sid_index = {}
+        self.reason = ""
+        self.g_open = False
+        self.segment = 0
+        self.relay = False
+        self.tm_tid_cache = -2
+        self.tm_name_cache = -1
+        self.g_last_tid = -2
+        self.g_last_name = -1
+
+    # ---- driver calls ----
+
+    def start_file(self, int64_t file_idx):
+        self.file_idx = file_idx
+        self.format_set = False
+
+    def set_format(self, bint crc_on, bint verify, bytes defer=b""):
+        """After an FDE: its checksum setting, and the type codes whose events go to
+        the driver under it (GTID types its post-header table makes opaque)."""
+        cdef int i
+        self.crc_on = crc_on
+        self.verify = verify
+        memset(self.defer, 0, sizeof(self.defer))
+        for i in range(len(defer)):
+            self.defer[<uint8_t>defer[i]] = 1
+        self.format_set = True
+
+    def set_segment(self, int64_t segment, bint relay):
+        self.segment = segment
+        self.relay = relay
+
+    def take_counts(self):
+        """``[(type code, events, bytes)]`` of the current file in first-seen order; resets."""
+        out = []
+        cdef int i, tc
+        for i in range(self.norder):
+            tc = self.seen_order[i]
+            out.append((tc, self.tcount[tc], self.tbytes[tc]))
+            self.tcount[tc] = 0
+            self.tbytes[tc] = 0
+        self.norder = 0
+        return out
+
+    def take(self):
+        """(records, rows) as bytes of int64: NFIELDS per transaction emitted since the
+        last call; 2 per table of a transaction (table name index or -1, Rows events),
+        a record's ``rows_from`` / ``rows_n`` indexing these pairs."""
+        cdef Py_ssize_t keep_from = self.g[F_ROWS_FROM] if self.g_open else self.nrows
+        cdef Py_ssize_t i
+        recs = PyBytes_FromStringAndSize(<char*>self.recs, self.nrec * NFIELDS * 8)
+        rows = PyBytes_FromStringAndSize(<char*>self.rows, keep_from * 2 * 8)
+        for i in range(keep_from, self.nrows):      # the open group's tables move down
+            self.rows[(i - keep_from) * 2] = self.rows[i * 2]
+            self.rows[(i - keep_from) * 2 + 1] = self.rows[i * 2 + 1]
+        self.nrows -= keep_from
+        if self.g_open:
+            self.g[F_ROWS_FROM] = 0
+            self.g_last_entry -= keep_from
+        self.nrec = 0
+        return recs, rows
+
+    def finish(self):
+        """End of input: the open group, if any, is emitted as truncated."""
+        if self.g_open:
+            self._emit(True)
+
+    def open_gtid(self, int64_t start, int64_t size, uint32_t ts, uint32_t server_id,
+                  int gtid_kind, int64_t sid, int64_t gno, int64_t flags, int64_t lc,
+                  int64_t sn, int64_t domain, int64_t mflags, int64_t commit_id,
+                  int64_t ict, int64_t oct, int64_t trx_len, int state):
+        """A GTID event the driver decoded (``pending_role`` R_GTID_PY, or a layout this
+        module leaves to the general decoder): open its group as the grouper does."""
+        self._open_group(start, ts, server_id, True)
+        self._add(start, size, ts)
+        cdef int64_t* g = self.g
+        g[F_GTID_KIND] = gtid_kind
+        g[F_SID] = sid
+        g[F_GNO] = gno
+        g[F_FLAGS] |= flags
+        g[F_LC] = lc
+        g[F_SN] = sn
+        g[F_DOMAIN] = domain
+        g[F_MFLAGS] = mflags
+        g[F_COMMIT_ID] = commit_id
+        g[F_ICT] = ict
+        g[F_OCT] = oct
+        g[F_TRX_LEN] = trx_len
+        self.g_state = state
+
+    # ---- the group ----
+
+    cdef int _open_group(self, int64_t start, uint32_t ts, uint32_t server_id,
+                         bint has_gtid) except -1:
+        if self.g_open:
+            self._emit(True)
+        cdef int64_t* g = self.g
+        memset(g, 0, NFIELDS * sizeof(int64_t))
+        g[F_FILE] = self.file_idx
+        g[F_START] = start
+        g[F_TS] = ts
+        g[F_SERVER_ID] = server_id
+        g[F_SEGMENT] = self.segment
+        g[F_FLAGS] = RELAY if self.relay else 0
+        g[F_ROWS_FROM] = self.nrows
+        g[F_THREAD] = -1
+        g[F_COMMIT_ID] = -1
+        g[F_MFLAGS] = -1
+        self.g_open = True
+        self.g_has_gtid = has_gtid
+        self.g_state = S_START
+        self.g_last_name = -2
+        self.g_last_entry = -1
+        return 0
+
+    cdef inline void _add(self, int64_t start, int64_t size, uint32_t ts):
+        cdef int64_t* g = self.g
+        g[F_COUNT] += 1
+        g[F_SIZE] += size
+        g[F_END_FILE] = self.file_idx
+        g[F_END_POS] = start
+        g[F_END_OFFSET] = start + size
+        g[F_END_TS] = ts
+
+    cdef int _emit(self, bint truncated) except -1:
+        cdef int64_t* g = self.g
+        cdef int64_t* r
+        if self.nrec == self.caprec:
+            r = <int64_t*>realloc(self.recs, self.caprec * 2 * NFIELDS * sizeof(int64_t))
+            if r is NULL:
+                raise MemoryError()
+            self.recs = r
+            self.caprec *= 2
+        if truncated:
+            g[F_FLAGS] |= TRUNCATED
+        if g[F_COUNT] == 1 and self.g_has_gtid:
+            g[F_KIND] = K_EMPTY
+        g[F_ROWS_N] = self.nrows - g[F_ROWS_FROM]
+        r = self.recs + self.nrec * NFIELDS
+        cdef int i
+        for i in range(NFIELDS):
+            r[i] = g[i]
+        self.nrec += 1
+        self.g_open = False
+        return 0
+
+    cdef int _rows_event(self, int64_t tid) except -1:
+        cdef int64_t name
+        cdef int64_t* r
+        if tid == self.tm_tid_cache:
+            name = self.tm_name_cache
+        else:
+            name = self.name_of_tid.get(tid, -1)
+            self.tm_tid_cache = tid
+            self.tm_name_cache = name
+        if name == self.g_last_name and self.g_last_entry >= self.g[F_ROWS_FROM]:
+            self.rows[self.g_last_entry * 2 + 1] += 1
+            return 0
+        # a table seen earlier in this group (not the previous rows event): add to its run
+        cdef Py_ssize_t i
+        for i in range(self.g[F_ROWS_FROM], self.nrows):
+            if self.rows[i * 2] == name:
+                self.rows[i * 2 + 1] += 1
+                self.g_last_name = name
+                self.g_last_entry = i
+                return 0
+        if self.nrows == self.caprows:
+            r = <int64_t*>realloc(self.rows, self.caprows * 2 * 2 * sizeof(int64_t))
+            if r is NULL:
+                raise MemoryError()
+            self.rows = r
+            self.caprows *= 2
+        r = self.rows + self.nrows * 2
+        r[0] = name
+        r[1] = 1
+        self.g_last_entry = self.nrows
+        self.nrows += 1
+        self.g_last_name = name
+        return 0
+
+    cdef int _table_map(self, const uint8_t* d, Py_ssize_t n) except -1:
+        """1: name recorded; 0: a body the fast layout does not cover (unsupported)."""
+        if n < TM_DB_LEN + 1:
+            return 0
+        cdef int64_t tid = <int64_t>_rdn(d, 6)
+        cdef Py_ssize_t dl = d[TM_DB_LEN]
+        cdef Py_ssize_t db_end = TM_DB_LEN + 1 + dl
+        if db_end + 1 >= n or d[db_end] != 0:
+            return 0
+        cdef Py_ssize_t tl = d[db_end + 1]
+        cdef Py_ssize_t t_end = db_end + 2 + tl
+        if t_end >= n or d[t_end] != 0:
+            return 0
+        # the rest as fastpath._parse_table_map checks it (decode_table_map accepts it)
+        cdef Py_ssize_t p = t_end + 1
+        cdef uint64_t count, mlen, vlen
+        p = _packed(d, n, p, &count)
+        if p < 0:
+            return 0
+        if p + <Py_ssize_t>count > n:
+            return 0
+        p += count
+        if p < n:
+            p = _packed(d, n, p, &mlen)
+            if p < 0 or p + <Py_ssize_t>mlen > n:
+                return 0
+            p += mlen
+            p += (count + 7) // 8
+            if p > n:
+                return 0
+            while p < n:
+                p = _packed(d, n, p + 1, &vlen)
+                if p < 0 or p + <Py_ssize_t>vlen > n:
+                    return 0
+                p += vlen
+        key = PyBytes_FromStringAndSize(<const char*>d + TM_DB_LEN, t_end - TM_DB_LEN)
+        idx = self.name_of_key.get(key)
+        if idx is None:
+            idx = len(self.names)
+            self.names.append(key)
+            self.name_of_key[key] = idx
+        self.name_of_tid[tid] = idx
+        if tid == self.tm_tid_cache:
+            self.tm_name_cache = idx
+        return 1
+
+    cdef int _sid(self, const uint8_t* p) except -1:
+        key = PyBytes_FromStringAndSize(<const char*>p, 16)
+        idx = self.sid_index.get(key)
+        if idx is None:
+            idx = len(self.sids)
+            self.sids.append(key)
+            self.sid_index[key] = idx
+        return idx
+
+    cdef int _mysql_gtid(self, const uint8_t* d, Py_ssize_t n, int64_t* g) except -1:
+        """Decode a GTID body as fastpath.fast_gtid accepts it; 0: leave it to the driver."""
+        cdef Py_ssize_t p
+        cdef uint64_t ict, oct_, tlen, isv
+        cdef int first, width
+        if n == G_NO_CLOCK_LEN:
+            g[F_SID] = self._sid(d + G_SID)
+            g[F_GNO] = <int64_t>_rdn(d + G_GNO, 8)
+            return 1
+        if n < G_ICT or d[G_LT_TYPE] != LT_TYPECODE:
+            return 0
+        g[F_SID] = self._sid(d + G_SID)
+        g[F_GNO] = <int64_t>_rdn(d + G_GNO, 8)
+        g[F_LC] = <int64_t>_rdn(d + G_LC, 8)
+        g[F_SN] = <int64_t>_rdn(d + G_SN, 8)
+        g[F_FLAGS] |= HAS_CLOCK
+        if n == G_ICT:
+            return 1
+        p = G_ICT
+        if n < p + 7:
+            return 0
+        ict = _rdn(d + p, 7)
+        p += 7
+        if ict & (<uint64_t>1 << 55):
+            if n < p + 7:
+                return 0
+            ict &= ~(<uint64_t>1 << 55)
+            oct_ = _rdn(d + p, 7)
+            p += 7
+        else:
+            oct_ = ict
+        g[F_ICT] = <int64_t>ict
+        g[F_OCT] = <int64_t>oct_
+        g[F_FLAGS] |= HAS_ICT
+        if p >= n:
+            return 1
+        first = d[p]
+        if first < 251:
+            tlen = first
+            p += 1
+        else:
+            width = 2 if first == 252 else 3 if first == 253 else 8 if first == 254 else 0
+            if width == 0 or n < p + 1 + width:
+                return 0
+            tlen = _rdn(d + p + 1, width)
+            p += 1 + width
+        if n < p + 4:
+            if p != n:
+                return 0
+        else:
+            isv = _rd32(d + p)
+            p += 4
+            if isv & 0x80000000 and n < p + 4:
+                return 0
+        if tlen >> 63:
+            return 0
+        g[F_TRX_LEN] = <int64_t>tlen
+        g[F_FLAGS] |= HAS_TRX_LEN
+        return 1
+
+    cdef int _maria_gtid(self, const uint8_t* d, Py_ssize_t n, int64_t* g) except -1:
+        """MariaDB GTID without XA and with the flags_extra bytes present; 0: driver."""
+        if n < M_COMMIT_ID:
+            return 0
+        cdef int flags2 = d[M_FLAGS2]
+        cdef Py_ssize_t p = M_COMMIT_ID
+        cdef int fx
+        if flags2 & 0xC0:
+            return 0
+        if flags2 & 0x02:
+            if n < p + 8:
+                return 0
+            g[F_COMMIT_ID] = <int64_t>_rdn(d + p, 8)
+            g[F_FLAGS] |= HAS_COMMIT_ID
+            p += 8
+        if p < n:
+            fx = d[p]
+            p += 1
+            if fx & 0x01:
+                p += 1
+            if fx & 0x0C:
+                p += 8
+            if p > n:
+                return 0
+        g[F_GNO] = <int64_t>_rdn(d + M_SEQ_NO, 8)
+        g[F_DOMAIN] = <int64_t>_rd32(d + M_DOMAIN)
+        g[F_MFLAGS] = flags2
+        g[F_FLAGS] |= HAS_MARIA
+        return 1
+
+    # ---- the walk ----
+
+    def feed(self, const uint8_t[::1] buf, Py_ssize_t off, int64_t base):
+        """Walk the complete events of ``buf`` from ``off`` (``buf[0]`` is at file
+        offset ``base``); returns ``(status, offset in buf)``."""
+        global _walked
+        cdef Py_ssize_t blen = buf.shape[0]
+        cdef const uint8_t* b = &buf[0] if blen else NULL
+        cdef const uint8_t* e
+        cdef const uint8_t* d
+        cdef uint32_t ts, sid, size, stored
+        cdef int tc, rl, what
+        cdef Py_ssize_t n, body_end, minsize, qs, db_end, status_len, qlen
+        cdef int64_t pos, tid
+        cdef int64_t* g = self.g
+        cdef uint32_t thread_id
+        cdef int ok
+        minsize = HEADER_LEN + CHECKSUM_LEN if self.crc_on else HEADER_LEN
+        while True:
+            if off + HEADER_LEN > blen:
+                return (ST_DONE if off == blen else ST_NEED_MORE), off
+            e = b + off
+            size = _rd32(e + H_EVENT_SIZE)
+            if off + <Py_ssize_t>size > blen:
+                if size < HEADER_LEN:
+                    self.reason = "event_size below the header"
+                    return ST_UNSUPPORTED, off
+                return ST_NEED_MORE, off
+            tc = e[H_TYPE]
+            rl = self.role[tc]
+            pos = base + off
+            if rl == R_UNSUPPORTED:
+                self.reason = f"event type {tc}"
+                return ST_UNSUPPORTED, off
+            if not self.format_set and rl != R_FDE:
+                self.reason = "no Format_description_event first"
+                return ST_UNSUPPORTED, off
+            if size < minsize:
+                self.reason = "event too small"
+                return ST_UNSUPPORTED, off
+            if self.tcount[tc] == 0:
+                self.seen_order[self.norder] = tc
+                self.norder += 1
+            self.tcount[tc] += 1
+            self.tbytes[tc] += size
+            _walked += 1
+            ts = _rd32(e + H_TIMESTAMP)
+            sid = _rd32(e + H_SERVER_ID)
+            if rl == R_FDE:
+                # the FDE's CRC rule (in-use flag) belongs to the driver's reader code
+                self.pending_role = rl
+                self.pending_end = off + size
+                return ST_PYTHON, off
+            body_end = size
+            if self.crc_on:
+                body_end = size - CHECKSUM_LEN
+                if self.verify:
+                    stored = _rd32(e + body_end)
+                    if crc32_buf(e, body_end) != stored:
+                        self.reason = "CRC32 mismatch"
+                        self.tcount[tc] -= 1
+                        self.tbytes[tc] -= size
+                        return ST_UNSUPPORTED, off
+            d = e + HEADER_LEN
+            n = body_end - HEADER_LEN
+            if rl == R_PYTHON or rl == R_GTID_PY or self.defer[tc]:
+                self.pending_role = R_GTID_PY if self.defer[tc] else rl
+                self.pending_end = off + size
+                return ST_PYTHON, off
+            if rl == R_IGNORED:
+                off += size
+                continue
+            if rl == R_GTID or rl == R_MARIA_GTID:
+                self._open_group(pos, ts, sid, True)
+                self._add(pos, size, ts)
+                if rl == R_GTID:
+                    ok = self._mysql_gtid(d, n, g)
+                    if ok:
+                        g[F_GTID_KIND] = GTID_MYSQL
+                else:
+                    ok = self._maria_gtid(d, n, g)
+                    if ok:
+                        g[F_GTID_KIND] = GTID_MARIA
+                        self.g_state = S_STANDALONE if g[F_MFLAGS] & 0x01 else S_OPEN
+                if not ok:
+                    # a layout for the general decoder: the driver re-opens the group
+                    self.g_open = False
+                    self.pending_role = R_GTID_PY
+                    self.pending_end = off + size
+                    return ST_PYTHON, off
+                off += size
+                continue
+            if not self.g_open:
+                self._open_group(pos, ts, sid, False)
+            if rl == R_TABLE_MAP:
+                if not self._table_map(d, n):
+                    self.reason = "Table_map body outside the fast layout"
+                    return ST_UNSUPPORTED, off
+                self._add(pos, size, ts)
+                off += size
+                continue
+            if rl == R_ROWS:
+                self._add(pos, size, ts)
+                tid = <int64_t>_rdn(d + ROWS_TABLE_ID, 6) if size >= HEADER_LEN + 6 else -1
+                self._rows_event(tid)
+                off += size
+                continue
+            if rl == R_QUERY:
+                if n < Q_POST_HEADER:
+                    self.reason = "short Query"
+                    return ST_UNSUPPORTED, off
+                status_len = d[Q_STATUS_LEN] | (d[Q_STATUS_LEN + 1] << 8)
+                db_end = Q_POST_HEADER + status_len + d[Q_DB_LEN]
+                if db_end >= n or d[db_end] != 0:
+                    self.reason = "Query body outside the fast layout"
+                    return ST_UNSUPPORTED, off
+                self._add(pos, size, ts)
+                thread_id = _rd32(d + Q_THREAD_ID)
+                if not g[F_FLAGS] & HAS_THREAD:
+                    g[F_THREAD] = thread_id
+                    g[F_FLAGS] |= HAS_THREAD
+                qs = db_end + 1
+                qlen = n - qs
+                if qlen >= 5 and memcmp(d + qs, b"BEGIN", 5) == 0:
+                    what = 0
+                elif qlen >= 6 and memcmp(d + qs, b"COMMIT", 6) == 0:
+                    what = 1
+                else:
+                    what = self.classes[self.classify(
+                        PyBytes_FromStringAndSize(<const char*>d + qs, qlen if qlen < 24 else 24))]
+                off += size
+                if what == 0:
+                    self.g_state = S_OPEN
+                elif what == 1:
+                    self._emit(False)
+                elif what == 2 or what == 3:
+                    g[F_KIND] = K_ROLLBACK if what == 2 else K_XA_ROLLBACK
+                    self._emit(False)
+                elif self.g_state != S_OPEN:
+                    g[F_KIND] = K_XA_COMMIT if what == 4 else K_DDL
+                    self._emit(False)
+                continue
+            self._add(pos, size, ts)
+            off += size
+            if rl == R_END:
+                self._emit(False)
+            elif rl == R_XA_PREPARE:
+                g[F_KIND] = K_XA_PREPARE
+                self._emit(False)
+            elif rl == R_INCIDENT:
+                g[F_KIND] = K_INCIDENT
+                self._emit(False)
+            elif rl == R_PLAIN:
+                if self.g_state == S_START and not self.g_has_gtid:
+                    self.g_state = S_OPEN
+
+
+cdef Py_ssize_t _packed(const uint8_t* d, Py_ssize_t n, Py_ssize_t p, uint64_t* out) noexcept:
+    """A packed integer at ``p`` as fastpath._packed reads it; -1 when it does not fit."""
+    if p >= n:
+        return -1
+    cdef int first = d[p]
+    cdef int width
+    if first < 251:
+        out[0] = first
+        return p + 1
+    width = 2 if first == 252 else 3 if first == 253 else 8 if first == 254 else 0
+    if width == 0 or p + 1 + width > n:
+        return -1
+    out[0] = _rdn(d + p + 1, width)
+    return p + 1 + width
+
+
+ROLES = dict(UNSUPPORTED=R_UNSUPPORTED, PYTHON=R_PYTHON, IGNORED=R_IGNORED, GTID=R_GTID,
+             GTID_PY=R_GTID_PY, MARIA_GTID=R_MARIA_GTID, QUERY=R_QUERY, TABLE_MAP=R_TABLE_MAP,
+             ROWS=R_ROWS, END=R_END, XA_PREPARE=R_XA_PREPARE, INCIDENT=R_INCIDENT,
+             PLAIN_NOOPEN=R_PLAIN_NOOPEN, PLAIN=R_PLAIN, FDE=R_FDE)
+STATES = dict(START=S_START, OPEN=S_OPEN, STANDALONE=S_STANDALONE)

@@ -1,0 +1,333 @@
+"""Logs -> transaction summaries through the compiled core (the ``stats`` hot loop).
+
+:func:`scan_summaries` yields a :class:`~repltool.binlog.transactions.TransactionSummary`
+per transaction, the very values ``group_transactions(read_events(...))`` gives, read
+by the active engine (:mod:`repltool.binlog.engine`): the compiled core
+(:mod:`repltool.binlog._core`) walks events, checks CRC32s and groups transactions in
+C; this module reads the files in chunks, hands it every Format_description and
+Rotate event through the general code (:func:`~repltool.binlog.reader.apply_format_description`,
+:class:`~repltool.binlog.transactions.Segments`) and decodes the GTID layouts the core
+leaves to the general decoders.  With the pure-Python engine the fused Python scan
+(:func:`repltool.binlog.fastpath.scan_transactions`) runs instead.
+
+Either engine raises :class:`~repltool.binlog.engine.Unsupported` where the input
+leaves its subset (another event type, a damaged or truncated event, an unusual
+FDE); the caller then reads the logs with the general reader, which gives the exact
+result or error.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from itertools import islice
+from typing import Iterable, Iterator
+from uuid import UUID
+
+from ..errors import ReplToolError
+from ..positions import Position
+from .constants import BINLOG_MAGIC, HEADER_LEN, ChecksumAlg, EventType
+from .decode import DecodeContext
+from .engine import Unsupported, compiled_core
+from .events import Event, GtidBody, MariaGtidBody
+from .fastpath import FAST_DECODERS, scan_transactions
+from .reader import CHUNK, FileInfo, apply_format_description, open_log, structs_for
+from .transactions import (
+    Segments, TransactionSummary, classify_query, event_roles,
+)
+
+_MASK64 = (1 << 64) - 1
+_GTID_CODES = frozenset({EventType.GTID_LOG_EVENT, EventType.ANONYMOUS_GTID_LOG_EVENT,
+                         EventType.GTID_TAGGED_LOG_EVENT})
+_ZERO_SID = bytes(16)
+_new = tuple.__new__
+
+#: event_roles() name -> the core's role (the reader's special types are left out)
+_ROLE_OF = {
+    "ignored": "IGNORED", "gtid": "GTID", "maria-gtid": "MARIA_GTID", "query": "QUERY",
+    "table-map": "TABLE_MAP", "rows": "ROWS", "end": "END", "xa-prepare": "XA_PREPARE",
+    "incident": "INCIDENT", "no-open": "PLAIN_NOOPEN", "plain": "PLAIN",
+}
+#: types the core hands back (or never takes): the reader treats them specially
+_READER_SPECIAL = frozenset({
+    EventType.START_EVENT_V3, EventType.START_ENCRYPTION_EVENT,
+    EventType.TRANSACTION_PAYLOAD_EVENT, EventType.QUERY_COMPRESSED_EVENT,
+    EventType.EXECUTE_LOAD_QUERY_EVENT,
+})
+#: what classify_query returns -> the core's codes
+_CLASSES = {"begin": 0, "commit": 1, "rollback": 2, "xa-rollback": 3, "xa-commit": 4,
+            "xa-end": 5, "statement": 5}
+
+
+def core_roles(core) -> bytes:  # type: ignore[no-untyped-def]
+    """The core's 256-byte type table, derived from the grouper's :func:`event_roles`."""
+    roles = bytearray(256)            # 0: unsupported
+    for tc, role in event_roles().items():
+        if tc > 255 or tc in _READER_SPECIAL:
+            continue
+        if role == "segment":
+            name = "FDE" if tc == EventType.FORMAT_DESCRIPTION_EVENT else "PYTHON"
+        elif role == "gtid" and tc == EventType.GTID_TAGGED_LOG_EVENT:
+            name = "GTID_PY"
+        elif role == "query" and tc != EventType.QUERY_EVENT:
+            continue
+        else:
+            name = _ROLE_OF.get(role)
+            if name is None:
+                continue
+        roles[tc] = core.ROLES[name]
+    return bytes(roles)
+
+
+def scan_summaries(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
+                   verify_checksum: bool = True, info: list[FileInfo] | None = None,
+                   counts: dict[str, tuple[Counter[int], Counter[int]]] | None = None
+                   ) -> Iterator[TransactionSummary]:
+    """A summary per transaction of the logs (one ordered read), by the active engine.
+
+    :param info: a :class:`~repltool.binlog.reader.FileInfo` is appended per file.
+    :param counts: filled with ``path -> (events by type code, bytes by type code)``,
+        in first-seen order, as ``stats`` counts them (complete once a file is read).
+    :raises Unsupported: where the logs leave the engine's subset (start over with
+        the general reader).
+    """
+    for batch in scan_summary_batches(paths, verify_checksum=verify_checksum, info=info,
+                                      counts=counts):
+        yield from batch
+
+
+def scan_summary_batches(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
+                         verify_checksum: bool = True, info: list[FileInfo] | None = None,
+                         counts: dict[str, tuple[Counter[int], Counter[int]]] | None = None
+                         ) -> Iterator[list[TransactionSummary]]:
+    """:func:`scan_summaries` in lists (of up to a chunk's transactions), in order."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    paths = [os.fspath(p) for p in paths]
+    core = compiled_core()
+    if core is None:
+        it = scan_transactions(paths, verify_checksum=verify_checksum, info=info,
+                               counts=counts, light=True)
+        while batch := list(islice(it, 1024)):
+            yield batch
+        return
+    scan = _CoreScan(core, paths, verify_checksum)
+    try:
+        for i, path in enumerate(paths):
+            yield from scan.file(i, info, counts)
+        scan.core.finish()
+        yield scan.records()
+    except ReplToolError as exc:
+        raise Unsupported(str(exc)) from exc
+
+
+class _CoreScan:
+    """The driver's state across the files of one read."""
+
+    def __init__(self, core, paths: list[str], verify: bool) -> None:  # type: ignore[no-untyped-def]
+        self.mod = core
+        self.core = core.Scanner(core_roles(core), classify_query, _CLASSES)
+        self.paths = paths
+        self.verify = verify
+        self.seg = Segments()
+        self.segments: dict[str, int] = {}
+        self.prefixes: list[str] = []
+        self.names: list[str] = []
+        self.objects: dict[int, GtidBody] = {}
+        self.n_objects = 0
+        self.structs = None
+
+    # ---- one file ----
+
+    def file(self, idx: int, info: list[FileInfo] | None,
+             counts: dict[str, tuple[Counter[int], Counter[int]]] | None
+             ) -> Iterator[list[TransactionSummary]]:
+        core = self.core
+        path = self.paths[idx]
+        fi = FileInfo(path, 0)
+        if info is not None:
+            info.append(fi)
+        fh, fi.size = open_log(path)
+        with fh:
+            if fh.read(4) != BINLOG_MAGIC:
+                raise Unsupported("no binlog magic", Position(path, 0))
+            core.start_file(idx)
+            buf, base, off = fh.read(CHUNK), 4, 0
+            feed = core.feed
+            while True:
+                status, off = feed(buf, off, base)
+                if status == 2:                      # ST_PYTHON
+                    end = core.pending_end
+                    self.python_event(fi, buf[off:end], base + off)
+                    off = end
+                    continue
+                if status == 3:                      # ST_UNSUPPORTED
+                    raise Unsupported(core.reason, Position(path, base + off))
+                batch = self.records()
+                if batch:
+                    yield batch
+                need = CHUNK
+                if status == 1 and off + HEADER_LEN <= len(buf):
+                    size = int.from_bytes(buf[off + 9:off + 13], "little")
+                    if base + off + size > fi.size:
+                        raise Unsupported("event runs past the end of the file",
+                                          Position(path, base + off))
+                    need = max(CHUNK, size)
+                more = fh.read(need)
+                if not more:
+                    if off < len(buf):
+                        raise Unsupported("truncated event", Position(path, base + off))
+                    break
+                buf = buf[off:] + more
+                base += off
+                off = 0
+            fi.end_offset = base + off
+        if counts is not None:
+            types, nbytes = counts.setdefault(path, (Counter(), Counter()))
+            for tc, n, nb in core.take_counts():
+                types[tc] += n
+                nbytes[tc] += nb
+
+    def python_event(self, fi: FileInfo, raw: bytes, p: int) -> None:
+        """An FDE, a Rotate or a GTID the core left to the general code."""
+        core = self.core
+        ts, tc, sid, size, log_pos, flags = (
+            int.from_bytes(raw[0:4], "little"), raw[4], int.from_bytes(raw[5:9], "little"),
+            len(raw), int.from_bytes(raw[13:17], "little"), int.from_bytes(raw[17:19], "little"))
+        pos = Position(fi.path, p, None)
+        if tc == EventType.FORMAT_DESCRIPTION_EVENT:
+            fde = apply_format_description(fi, raw, pos, verify_checksum=self.verify)
+            structs = self.structs = structs_for(fde)
+            # the core decodes Query and Table_map bodies itself: only their standard
+            # layouts; GTID types the table makes opaque (MariaDB's zero lengths) are
+            # deferred to python_event, which keeps them opaque as the reader does
+            if (fde.binlog_version != 4 or structs.lenient
+                    or structs.post_header(EventType.QUERY_EVENT, 13) != 13
+                    or structs.post_header(EventType.TABLE_MAP_EVENT, 8) != 8):
+                raise Unsupported("Format_description outside the compiled engine's subset",
+                                  pos)
+            crc_on = fde.checksum_alg == ChecksumAlg.CRC32
+            core.set_format(crc_on, self.verify,
+                            bytes(sorted(t for t in structs.opaque if t in _GTID_CODES)))
+            self.seg.see(Event(pos, ts, tc, sid, size, log_pos, flags, fde, None))
+            self._segment()
+            return
+        body_end = len(raw) - 4 if self._crc_on(fi) else len(raw)
+        data = raw[HEADER_LEN:body_end]
+        decoder = FAST_DECODERS.get(tc)
+        body = None
+        if decoder is not None and tc not in self.structs.opaque:
+            body = decoder(data, DecodeContext(self.structs, pos, tc))
+        if tc == EventType.ROTATE_EVENT:
+            self.seg.see(Event(pos, ts, tc, sid, size, log_pos, flags, body, None))
+            self._segment()
+            return
+        self._open_gtid(p, size, ts, sid, body)
+
+    @staticmethod
+    def _crc_on(fi: FileInfo) -> bool:
+        return fi.fde is not None and fi.fde.checksum_alg == ChecksumAlg.CRC32
+
+    def _segment(self) -> None:
+        name = self.seg.current
+        idx = self.segments.get(name)
+        if idx is None:
+            idx = self.segments[name] = len(self.segments)
+        self.core.set_segment(idx, self.seg.relay)
+
+    def _open_gtid(self, p: int, size: int, ts: int, sid: int, body: object) -> None:
+        m = self.mod
+        kind, obj, gno, flags, lc, sn, domain, mflags, commit_id = 0, 0, 0, 0, 0, 0, 0, -1, -1
+        state = m.STATES["START"]
+        if isinstance(body, MariaGtidBody):
+            kind, gno, domain, mflags = m.GTID_MARIA, _signed(body.seq_no), body.domain_id, \
+                body.flags2
+            flags |= m.HAS_MARIA
+            if body.flags2 & 0x02 and body.commit_id is not None:
+                commit_id = _signed(body.commit_id)
+                flags |= m.HAS_COMMIT_ID
+            state = m.STATES["STANDALONE" if body.flags2 & 0x01 else "OPEN"]
+        elif isinstance(body, GtidBody):
+            kind, obj = m.GTID_OBJECT, self.n_objects
+            self.objects[obj] = body
+            self.n_objects += 1
+            if body.lt_type is not None:
+                lc, sn = body.last_committed, body.sequence_number
+                flags |= m.HAS_CLOCK
+            if body.delta16_saturated:
+                flags |= m.SATURATED
+        self.core.open_gtid(p, size, ts, sid, kind, obj, gno, flags, lc, sn, domain, mflags,
+                            commit_id, 0, 0, 0, state)
+
+    # ---- records -> summaries ----
+
+    def records(self) -> list[TransactionSummary]:
+        """The transactions the core completed since the last call."""
+        recs, rows = self.core.take()
+        if not recs:
+            return []
+        out: list[TransactionSummary] = []
+        add = out.append
+        m = self.mod
+        nf = len(m.FIELDS)
+        vals = memoryview(recs).cast("q").tolist()
+        pairs = memoryview(rows).cast("q").tolist()
+        kinds = m.KINDS
+        paths = self.paths
+        has_clock, has_maria, has_cid, sat, trunc = (m.HAS_CLOCK, m.HAS_MARIA, m.HAS_COMMIT_ID,
+                                                     m.SATURATED, m.TRUNCATED)
+        prefixes = self.prefixes
+        names = self.names
+        if len(names) < len(self.core.names):
+            names.extend(_table_text(k) for k in self.core.names[len(names):])
+        if len(prefixes) < len(self.core.sids):
+            prefixes.extend(f"{UUID(bytes=s)}:" for s in self.core.sids[len(prefixes):])
+        sids = self.core.sids
+        objects = self.objects
+        F = m.FIELDS.index
+        cols = [vals[F(name)::nf] for name in (
+            "file", "start", "size", "num_events", "timestamp", "end_timestamp", "kind",
+            "flags", "gtid_kind", "sid", "gno", "last_committed", "sequence_number",
+            "server_id", "domain_id", "maria_flags", "commit_id", "rows_from", "rows_n")]
+        for (f_file, start, size, count, ts, end_ts, kind, flags, gk, sid_i, gno, lc, sn,
+             server_id, domain, mflags, commit_id, rows_from, rows_n) in zip(*cols):
+            if gk == 1:
+                gtid = "ANONYMOUS" if gno == 0 and sids[sid_i] == _ZERO_SID else \
+                    f"{prefixes[sid_i]}{gno}"
+            elif gk == 2:
+                gtid = f"{domain}-{server_id}-{gno & _MASK64}"
+            elif gk == 3:
+                gtid = objects.pop(sid_i).gtid_text
+            else:
+                gtid = None
+            if rows_n == 1:
+                k = rows_from * 2
+                n = pairs[k]
+                rows_events = ((names[n] if n >= 0 else "?", pairs[k + 1]),)
+            elif rows_n:
+                k = rows_from * 2
+                rows_events = tuple((names[pairs[j]] if pairs[j] >= 0 else "?", pairs[j + 1])
+                                    for j in range(k, k + rows_n * 2, 2))
+            else:
+                rows_events = ()
+            clock = flags & has_clock
+            add(_new(TransactionSummary, (
+                _new(Position, (paths[f_file], start, None)), gtid,
+                lc if clock else None, sn if clock else None, size, count, kinds[kind],
+                bool(flags & trunc), end_ts - ts if end_ts > ts else 0, rows_events,
+                bool(flags & sat), mflags if flags & has_maria else None,
+                commit_id & _MASK64 if flags & has_cid else None)))
+        return out
+
+
+def _signed(v: int) -> int:
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def _table_text(key: bytes) -> str:
+    """``db.table`` of a Table_map key (length, db, NUL, length, table) as fast_table_map
+    decodes the names."""
+    dl = key[0]
+    db = key[1:1 + dl].decode("utf-8", "replace")
+    table = key[dl + 3:dl + 3 + key[dl + 2]].decode("utf-8", "replace")
+    return f"{db}.{table}"
