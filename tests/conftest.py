@@ -19,6 +19,14 @@ Two ways for a test to use it:
   single placeholder case, which an autouse fixture skips/fails with the reason
   above (corpus missing) or fails with "matched no files" (corpus present):
   parametrizing over an empty list never passes silently.
+
+Under ``REPLTOOL_REQUIRE_CORPUS=1`` (CI) *no* test may skip, whatever the reason:
+:func:`pytest_runtest_makereport` and :func:`pytest_make_collect_report` turn every
+skip - ``pytest.skip``, ``importorskip`` (also at module or conftest level),
+``skipif`` - into a failure that carries the skip's reason.  A strict ``xfail`` is
+not a skip and stays as it is.  There is no allow-list: everything the suite needs
+(the corpus, ``mariadb-binlog``, ``mariadbd``, Graphviz, Java + PySpark, atheris) is
+installed by ``scripts/test`` or the ``test`` extra, so a skip in CI is a defect.
 """
 
 from __future__ import annotations
@@ -73,6 +81,44 @@ def corpus() -> Path:
     return require_corpus()
 
 
+def _skip_reason(longrepr: object) -> str:
+    """The reason of a skip report (its longrepr is ``(path, lineno, reason)``)."""
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        path, lineno, reason = longrepr
+        return f"{reason} ({path}:{lineno})"
+    return str(longrepr)
+
+
+def _fail_skip(report: pytest.TestReport | pytest.CollectReport) -> None:
+    report.outcome = "failed"
+    report.longrepr = (f"{REQUIRE_ENV}=1: a skip is a failure in CI - "
+                       f"{_skip_reason(report.longrepr)}")
+
+
+class _SkipsFail:
+    """Under CI every skip report becomes a failure carrying the skip's reason.
+
+    A plugin object registered in :func:`pytest_configure`, not hooks of this
+    conftest: pytest leaves a directory's conftest hooks out of the hook calls
+    that load that directory's own conftests, so a module-level ``importorskip``
+    in a sub-directory's ``conftest.py`` (tests/spark) would escape them.
+    """
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]):
+        report = yield
+        if report.skipped and not hasattr(report, "wasxfail"):
+            _fail_skip(report)
+        return report
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector):
+        report = yield
+        if report.skipped:
+            _fail_skip(report)
+        return report
+
+
 def _glob(patterns: Iterable[str], select: Callable[[Path], bool] | None) -> list[Path]:
     if CORPUS is None:
         return []
@@ -85,6 +131,8 @@ def _glob(patterns: Iterable[str], select: Callable[[Path], bool] | None) -> lis
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if corpus_required():
+        config.pluginmanager.register(_SkipsFail(), "repltool-skips-fail")
     config.addinivalue_line(
         "markers",
         "corpus_files(argname, *globs, select=None): parametrize argname over corpus files "

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 from uuid import UUID
 
 import pytest
@@ -77,8 +78,14 @@ def load(path: Path) -> CorpusFile | None:
     return CorpusFile(path, tuple(events), relay, version, truncated)
 
 
-def corpus_params() -> list:
+def corpus_params(where: Callable[[CorpusFile], bool] | None = None, *,
+                  at_least: int = 0) -> list:
     """One pytest param per corpus file repltool can read (ids = file names).
+
+    ``where`` keeps only the files a test is meaningful for (chosen here, at
+    collection time, so that no test passes by finding nothing to check), and
+    the selection is asserted to hold at least ``at_least`` files: a corpus or a
+    reader change that empties it fails collection instead of passing quietly.
 
     Without the corpus: a single param whose fixture skips (or fails, see
     :func:`corpus_missing`).  The unreadable files are covered by
@@ -86,8 +93,19 @@ def corpus_params() -> list:
     """
     if not CORPUS.is_dir():
         return [pytest.param(None, id="no-corpus")]
-    return [pytest.param(p, id=f"{p.parent.name}/{p.name}") for p in mysql_files()
-            if load(p) is not None]
+    files = [p for p in mysql_files() if (cf := load(p)) is not None
+             and (where is None or where(cf))]
+    assert len(files) >= at_least, (
+        f"only {len(files)} corpus files (< {at_least}) match {getattr(where, '__name__', where)}")
+    return [pytest.param(p, id=f"{p.parent.name}/{p.name}") for p in files]
+
+
+def has_gtids(cf: CorpusFile) -> bool:
+    return bool(cf.gtids)
+
+
+def has_clocks(cf: CorpusFile) -> bool:
+    return bool(cf.clocks())
 
 
 def gtid(**kw: object) -> GtidBody:
