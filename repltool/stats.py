@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from .binlog.constants import EventType, type_name
 from .binlog.clockscan import ClockRecord, scan_clocks
 from .binlog.events import DAMAGED_TYPE, DamagedBody, Event
-from .binlog.corescan import scan_summary_batches
+from .binlog.corescan import FileTotals, scan_summary_batches, scan_totals
 from .binlog.engine import Unsupported
 from .binlog.fastpath import scan_transactions
 from .binlog.reader import FileInfo, ReadOptions, read_events
@@ -189,6 +189,29 @@ class _FileAcc:
                                          t.duration, t.num_events)
                 self._push(heap, (value, tie, top))
 
+    def absorb(self, t: FileTotals, clock_only: bool = False) -> None:
+        """Take over figures the compiled core added up (this accumulator is fresh):
+        what :meth:`transaction` (or, ``clock_only``, :meth:`clock_record`) would hold
+        after the same transactions."""
+        self.trx, self.trx_bytes, self.truncated = t.transactions, t.transaction_bytes, \
+            t.truncated
+        self.last_truncated = t.last_truncated
+        self.kinds.update(dict(t.kinds))
+        c = self.clock
+        (c.n, c.barriers, c.windows, c.cur_lc, c.cur_len, c.max_len, c.saturated,
+         c.bad) = t.clock
+        c.dist.update({distance_bucket(d): n for d, n in t.distance})
+        self._run_id, self._run_len = t.commit_id_run
+        for size, count in t.commit_id_groups:
+            self.groups[str(size)] += count
+        for table, count in t.tables:
+            self.tables[table] += count
+        for heap, entries in ((self.biggest, t.biggest), (self.longest, t.longest)):
+            heap.extend((e.value, -e.number, TopTransaction(
+                e.gtid, e.file, e.pos, e.size, 0 if clock_only else e.duration,
+                0 if clock_only else e.num_events)) for e in entries)
+            heapq.heapify(heap)
+
     def clock_record(self, r: ClockRecord) -> None:
         """A transaction seen by the clock scan (no events, tables or durations)."""
         self.trx += 1
@@ -330,6 +353,14 @@ def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
     held: list[Transaction] = []        # the sink sees nothing until the scan is complete
     n = 0
     if sink is None:
+        totals = scan_totals(paths, top=top, verify_checksum=verify_checksum, info=infos,
+                             counts=counts, progress=progress)
+        if totals is not None:          # the compiled core added everything up
+            for path, t in totals.items():
+                per_file[path].absorb(t)
+            next(itertools.islice(tiebreak, sum(t.transactions for t in totals.values()),
+                                  None), None)
+            return _parts(paths, per_file, counts, infos, top, tiebreak)
         batches = scan_summary_batches(paths, verify_checksum=verify_checksum, info=infos,
                                        counts=counts)
     else:
@@ -344,13 +375,19 @@ def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
         if progress is not None and n >= 1024:
             n = 0
             progress(_done_bytes(infos, batch[-1].start.offset))
+    if sink is not None:
+        for trx in held:
+            sink(trx)
+    return _parts(paths, per_file, counts, infos, top, tiebreak)
+
+
+def _parts(paths: list[str], per_file: dict[str, _FileAcc],
+           counts: dict[str, tuple[Counter[int], Counter[int]]], infos: list[FileInfo],
+           top: int, tiebreak: Iterator[int]) -> list[FilePart]:
     for path, (types, nbytes) in counts.items():
         acc = per_file.setdefault(path, _FileAcc(top, tiebreak))
         acc.types.update(types)
         acc.bytes.update(nbytes)
-    if sink is not None:
-        for trx in held:
-            sink(trx)
     by_name = {fi.path: fi for fi in infos}
     return [FilePart(p, per_file[p], by_name.get(p)) for p in paths]
 

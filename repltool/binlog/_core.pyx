@@ -20,8 +20,8 @@ construct declarations of :mod:`repltool.binlog.structs` by
 """
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
-from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memcmp, memset
+from libc.stdlib cimport calloc, malloc, realloc, free
+from libc.string cimport memcmp, memcpy, memset
 from cpython.bytes cimport PyBytes_FromStringAndSize
 
 
@@ -261,6 +261,103 @@ def crc32(const uint8_t[::1] data, bint table=False):
     return crc32_table(p, data.shape[0]) if table else crc32_buf(p, data.shape[0])
 
 
+# ---- per-file figures of ``stats`` (accumulate mode) ----
+cdef enum:
+    NDIST = 66             # distance buckets: 0 (<= 0), 1, 2, then 1 + bit_length(d - 1)
+    NGROUPS = 4            # commit-id group sizes counted in the array (larger: a dict)
+    HREC = NFIELDS + 2     # a top-list entry: value, transaction number, the record
+
+
+cdef struct Acc:
+    int64_t trx, trx_bytes, truncated, last_truncated
+    int64_t kinds[8]
+    int64_t kind_order[8]
+    int64_t nkind
+    int64_t cn, barriers, windows, cur_lc, has_cur_lc, cur_len, max_len, saturated, bad
+    int64_t dist[NDIST]
+    int64_t run_has_id, run_id, run_len
+    int64_t groups[NGROUPS]
+    int64_t* tcount        # rows events by table name index + 1 (0: unknown table)
+    int64_t tcap
+    int64_t* torder        # name index + 1, in first-seen order
+    int64_t ntorder, tordcap
+    int64_t* big           # min-heaps of HREC entries (size / duration)
+    int64_t nbig
+    int64_t* lng
+    int64_t nlng
+
+
+cdef inline int _bitlen(uint64_t v) noexcept nogil:
+    cdef int n = 0
+    while v:
+        v >>= 1
+        n += 1
+    return n
+
+
+cdef inline int _dist_index(int64_t lc, int64_t sn) noexcept nogil:
+    """stats.distance_bucket(sn - lc) as an index (exact for any two int64)."""
+    if sn <= lc:
+        return 0
+    cdef uint64_t d = <uint64_t>sn - <uint64_t>lc
+    if d <= 2:
+        return <int>d
+    return 1 + _bitlen(d - 1)
+
+
+def _bucket_distance(int index):
+    """A distance of bucket ``index`` (the smallest one above zero; a Python int:
+    the last buckets lie beyond int64)."""
+    return index if index <= 2 else (<object>1 << (index - 2)) + 1
+
+
+def bucket_distance(int64_t last_committed, int64_t sequence_number):
+    """The distance of the bucket the core counts ``sequence_number - last_committed``
+    in, as reported in :meth:`Scanner.acc_result` (tests: same bucket as the real one)."""
+    return _bucket_distance(_dist_index(last_committed, sequence_number))
+
+
+cdef inline bint _heap_less(const int64_t* a, const int64_t* b) noexcept nogil:
+    """(value, -number) of ``a`` < that of ``b`` (an earlier transaction wins a tie)."""
+    return a[0] < b[0] or (a[0] == b[0] and a[1] > b[1])
+
+
+cdef void _heap_offer(int64_t* heap, int64_t* n, int64_t top, int64_t value, int64_t k,
+                      const int64_t* rec) noexcept nogil:
+    """heapq's push / replace of stats._FileAcc._push on a min-heap of ``top`` entries."""
+    cdef int64_t item[HREC]
+    cdef int64_t i, parent, child, j
+    item[0] = value
+    item[1] = k
+    for j in range(NFIELDS):
+        item[2 + j] = rec[j]
+    if n[0] < top:
+        i = n[0]
+        n[0] += 1
+        while i > 0:
+            parent = (i - 1) // 2
+            if not _heap_less(item, heap + parent * HREC):
+                break
+            memcpy(heap + i * HREC, heap + parent * HREC, HREC * sizeof(int64_t))
+            i = parent
+        memcpy(heap + i * HREC, item, HREC * sizeof(int64_t))
+        return
+    if top == 0 or not _heap_less(heap, item):
+        return
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= n[0]:
+            break
+        if child + 1 < n[0] and _heap_less(heap + (child + 1) * HREC, heap + child * HREC):
+            child += 1
+        if not _heap_less(heap + child * HREC, item):
+            break
+        memcpy(heap + i * HREC, heap + child * HREC, HREC * sizeof(int64_t))
+        i = child
+    memcpy(heap + i * HREC, item, HREC * sizeof(int64_t))
+
+
 cdef class Scanner:
     """The walk and the open group across the files of one read."""
 
@@ -295,6 +392,14 @@ cdef class Scanner:
     cdef public int pending_role
     cdef public int64_t pending_end
     cdef int64_t tm_tid_cache, tm_name_cache
+    # accumulate mode (stats): per-file figures instead of records
+    cdef bint acc_on, clock_only
+    cdef Acc* accs
+    cdef Py_ssize_t nacc
+    cdef int64_t* acc_of_file
+    cdef Py_ssize_t nfiles
+    cdef int64_t top, ntrx
+    cdef list big_groups          # per Acc: {group size: count} for sizes >= NGROUPS
 
     def __cinit__(self):
         memset(self.role, 0, sizeof(self.role))
@@ -313,6 +418,21 @@ cdef class Scanner:
     def __dealloc__(self):
         free(self.recs)
         free(self.rows)
+        self._free_accs()
+
+    cdef void _free_accs(self) noexcept:
+        cdef Py_ssize_t i
+        if self.accs is not NULL:
+            for i in range(self.nacc):
+                free(self.accs[i].tcount)
+                free(self.accs[i].torder)
+                free(self.accs[i].big)
+                free(self.accs[i].lng)
+            free(self.accs)
+            self.accs = NULL
+        free(self.acc_of_file)
+        self.acc_of_file = NULL
+        self.nacc = 0
 
     def __init__(self, bytes roles, classify, dict classes):
         """:param roles: 256 bytes, the role of each type code (``R_*``).
@@ -392,6 +512,73 @@ cdef class Scanner:
         self.nrec = 0
         return recs, rows
 
+    def accumulate(self, acc_of_file, int64_t top, bint clock_only=False):
+        """Accumulate mode: every transaction goes into the figures of the accumulator
+        ``acc_of_file[its start file]`` (what ``stats._FileAcc.transaction`` - or, with
+        ``clock_only``, ``clock_record`` - adds up) instead of a record; :meth:`take`
+        then returns nothing and :meth:`acc_result` the figures."""
+        cdef Py_ssize_t i, n = len(acc_of_file)
+        self._free_accs()
+        self.nfiles = n
+        self.nacc = max(acc_of_file) + 1 if n else 0
+        self.acc_of_file = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        self.accs = <Acc*>calloc(self.nacc + 1, sizeof(Acc))
+        if self.acc_of_file is NULL or self.accs is NULL:
+            raise MemoryError()
+        for i in range(n):
+            self.acc_of_file[i] = acc_of_file[i]
+        for i in range(self.nacc):
+            self.accs[i].big = <int64_t*>malloc((top + 1) * HREC * sizeof(int64_t))
+            self.accs[i].lng = <int64_t*>malloc((top + 1) * HREC * sizeof(int64_t))
+            if self.accs[i].big is NULL or self.accs[i].lng is NULL:
+                raise MemoryError()
+        self.big_groups = [{} for _ in range(self.nacc)]
+        self.top = top
+        self.ntrx = 0
+        self.clock_only = clock_only
+        self.acc_on = True
+
+    def transactions(self):
+        """Transactions accumulated so far (all accumulators)."""
+        return self.ntrx
+
+    def acc_result(self, Py_ssize_t i):
+        """Accumulator ``i``'s figures: a dict of plain values (see ``corescan``)."""
+        if i < 0 or i >= self.nacc:
+            raise IndexError(i)
+        cdef Acc* a = &self.accs[i]
+        cdef Py_ssize_t j
+        return dict(
+            trx=a.trx, trx_bytes=a.trx_bytes, truncated=a.truncated,
+            last_truncated=bool(a.last_truncated),
+            kinds=[(KINDS[a.kind_order[j]], a.kinds[a.kind_order[j]]) for j in range(a.nkind)],
+            clock=(a.cn, a.barriers, a.windows, a.cur_lc if a.has_cur_lc else None,
+                   a.cur_len, a.max_len, a.saturated, a.bad),
+            dist=[(_bucket_distance(j), a.dist[j]) for j in range(NDIST) if a.dist[j]],
+            run=(a.run_id if a.run_has_id else None, a.run_len),
+            groups=[(j, a.groups[j]) for j in range(NGROUPS) if a.groups[j]]
+                   + sorted(self.big_groups[i].items()),
+            tables=[(a.torder[j] - 1, a.tcount[a.torder[j]]) for j in range(a.ntorder)],
+            biggest=PyBytes_FromStringAndSize(<char*>a.big, a.nbig * HREC * 8),
+            longest=PyBytes_FromStringAndSize(<char*>a.lng, a.nlng * HREC * 8))
+
+    def live_objects(self):
+        """Driver-decoded GTID objects the top lists (or the open group) still refer to."""
+        out = set()
+        cdef Py_ssize_t i, j
+        cdef Acc* a
+        for i in range(self.nacc):
+            a = &self.accs[i]
+            for j in range(a.nbig):
+                if a.big[j * HREC + 2 + F_GTID_KIND] == GTID_OBJECT:
+                    out.add(a.big[j * HREC + 2 + F_SID])
+            for j in range(a.nlng):
+                if a.lng[j * HREC + 2 + F_GTID_KIND] == GTID_OBJECT:
+                    out.add(a.lng[j * HREC + 2 + F_SID])
+        if self.g_open and self.g[F_GTID_KIND] == GTID_OBJECT:
+            out.add(self.g[F_SID])
+        return out
+
     def finish(self):
         """End of input: the open group, if any, is emitted as truncated."""
         if self.g_open:
@@ -468,12 +655,100 @@ cdef class Scanner:
         if g[F_COUNT] == 1 and self.g_has_gtid:
             g[F_KIND] = K_EMPTY
         g[F_ROWS_N] = self.nrows - g[F_ROWS_FROM]
+        if self.acc_on:
+            self._accumulate(g)
+            self.nrows = g[F_ROWS_FROM]
+            self.g_open = False
+            return 0
         r = self.recs + self.nrec * NFIELDS
         cdef int i
         for i in range(NFIELDS):
             r[i] = g[i]
         self.nrec += 1
         self.g_open = False
+        return 0
+
+    cdef int _accumulate(self, int64_t* g) except -1:
+        """stats._FileAcc.transaction (or clock_record) of one group, in C."""
+        cdef Acc* a = &self.accs[self.acc_of_file[g[F_FILE]]]
+        cdef int64_t k = self.ntrx
+        cdef int64_t flags = g[F_FLAGS]
+        cdef int64_t kind, lc, sn, name, n, cid, dur, need
+        cdef Py_ssize_t i
+        cdef int64_t* grown
+        self.ntrx += 1
+        a.trx += 1
+        a.trx_bytes += g[F_SIZE]
+        if flags & HAS_CLOCK:
+            lc = g[F_LC]
+            sn = g[F_SN]
+            a.cn += 1
+            if lc == 0:
+                a.barriers += 1
+            if sn <= lc and not (sn == 0 and lc == 0):
+                a.bad += 1
+            a.dist[_dist_index(lc, sn)] += 1
+            if flags & SATURATED:
+                a.saturated += 1
+            if a.has_cur_lc and lc == a.cur_lc:
+                a.cur_len += 1
+            else:
+                a.windows += 1
+                a.cur_lc = lc
+                a.has_cur_lc = 1
+                a.cur_len = 1
+            if a.cur_len > a.max_len:
+                a.max_len = a.cur_len
+        _heap_offer(a.big, &a.nbig, self.top, g[F_SIZE], k, g)
+        if self.clock_only:
+            return 0
+        kind = g[F_KIND]
+        if a.kinds[kind] == 0:
+            a.kind_order[a.nkind] = kind
+            a.nkind += 1
+        a.kinds[kind] += 1
+        if flags & TRUNCATED:
+            a.truncated += 1
+        for i in range(g[F_ROWS_FROM], g[F_ROWS_FROM] + g[F_ROWS_N]):
+            name = self.rows[i * 2] + 1
+            n = self.rows[i * 2 + 1]
+            if name >= a.tcap:
+                need = max(name + 1, a.tcap * 2, 16)
+                grown = <int64_t*>realloc(a.tcount, need * sizeof(int64_t))
+                if grown is NULL:
+                    raise MemoryError()
+                memset(grown + a.tcap, 0, (need - a.tcap) * sizeof(int64_t))
+                a.tcount = grown
+                a.tcap = need
+            if a.tcount[name] == 0:
+                if a.ntorder == a.tordcap:
+                    need = max(a.tordcap * 2, 16)
+                    grown = <int64_t*>realloc(a.torder, need * sizeof(int64_t))
+                    if grown is NULL:
+                        raise MemoryError()
+                    a.torder = grown
+                    a.tordcap = need
+                a.torder[a.ntorder] = name
+                a.ntorder += 1
+            a.tcount[name] += n
+        if flags & HAS_MARIA:
+            # MariaDB commit-id groups: runs of one commit_id (none: a group of its own)
+            cid = g[F_COMMIT_ID]
+            if flags & HAS_COMMIT_ID and a.run_has_id and cid == a.run_id:
+                a.run_len += 1
+            else:
+                if a.run_len:
+                    if a.run_len < NGROUPS:
+                        a.groups[a.run_len] += 1
+                    else:
+                        d = self.big_groups[self.acc_of_file[g[F_FILE]]]
+                        d[a.run_len] = d.get(a.run_len, 0) + 1
+                a.run_has_id = 1 if flags & HAS_COMMIT_ID else 0
+                a.run_id = cid
+                a.run_len = 1
+        a.last_truncated = 1 if flags & TRUNCATED else 0
+        dur = g[F_END_TS] - g[F_TS] if g[F_END_TS] > g[F_TS] else 0
+        _heap_offer(a.lng, &a.nlng, self.top, dur, k, g)
         return 0
 
     cdef int _rows_event(self, int64_t tid) except -1:

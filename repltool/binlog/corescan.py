@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from itertools import islice
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator, NamedTuple
 from uuid import UUID
 
 from ..errors import ReplToolError
@@ -121,6 +121,74 @@ def scan_summary_batches(paths: str | os.PathLike[str] | Iterable[str | os.PathL
         raise Unsupported(str(exc)) from exc
 
 
+class TopEntry(NamedTuple):
+    """One transaction of a top list, as ``stats`` lists it."""
+
+    value: int              # size or duration
+    number: int             # the transaction's place in the read (0 = first)
+    gtid: str | None
+    file: str
+    pos: int
+    size: int
+    duration: int
+    num_events: int
+
+
+class FileTotals(NamedTuple):
+    """What ``repltool stats`` adds up over the transactions that start in one file
+    (see :func:`scan_totals`); kinds and tables in first-seen order."""
+
+    transactions: int
+    transaction_bytes: int
+    truncated: int
+    last_truncated: bool
+    kinds: list[tuple[str, int]]
+    #: n, barriers, windows, last_committed of the current window (None: none yet),
+    #: its length, the longest, delta16-saturated, inconsistent
+    clock: tuple[int, int, int, int | None, int, int, int, int]
+    distance: list[tuple[int, int]]     # a distance of each bucket -> count
+    commit_id_run: tuple[int | None, int]   # the open run of one commit_id: id, length
+    commit_id_groups: list[tuple[int, int]]  # closed runs: length -> count
+    tables: list[tuple[str, int]]
+    biggest: list[TopEntry]
+    longest: list[TopEntry]
+
+
+def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
+                top: int, verify_checksum: bool = True, info: list[FileInfo] | None = None,
+                counts: dict[str, tuple[Counter[int], Counter[int]]] | None = None,
+                progress: Callable[[int], None] | None = None) -> dict[str, FileTotals] | None:
+    """``stats``' per-file figures, added up by the compiled core (no per-transaction
+    Python work); ``None`` when the pure-Python engine is active.
+
+    One ordered read of the logs, as :func:`scan_summaries`; a transaction counts
+    for the file it starts in (a path named twice is one file).
+
+    :param top: the size of the biggest / longest lists.
+    :param progress: called after every chunk with the bytes read so far.
+    :raises Unsupported: as :func:`scan_summaries`.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    paths = [os.fspath(p) for p in paths]
+    core = compiled_core()
+    if core is None:
+        return None
+    scan = _CoreScan(core, paths, verify_checksum)
+    unique = list(dict.fromkeys(paths))
+    where = {p: i for i, p in enumerate(unique)}
+    scan.core.accumulate([where[p] for p in paths], max(top, 0))
+    scan.progress = progress
+    try:
+        for i, path in enumerate(paths):
+            for _ in scan.file(i, info, counts):
+                pass
+        scan.core.finish()
+    except ReplToolError as exc:
+        raise Unsupported(str(exc)) from exc
+    return {p: scan.totals(i) for i, p in enumerate(unique)}
+
+
 class _CoreScan:
     """The driver's state across the files of one read."""
 
@@ -136,6 +204,8 @@ class _CoreScan:
         self.objects: dict[int, GtidBody] = {}
         self.n_objects = 0
         self.structs = None
+        self.progress: Callable[[int], None] | None = None
+        self.done = 0                   # bytes of the files read before this one
 
     # ---- one file ----
 
@@ -166,6 +236,10 @@ class _CoreScan:
                 batch = self.records()
                 if batch:
                     yield batch
+                elif self.progress is not None:
+                    self.progress(self.done + base + off)
+                if len(self.objects) > 4096:
+                    self._prune_objects()
                 need = CHUNK
                 if status == 1 and off + HEADER_LEN <= len(buf):
                     size = int.from_bytes(buf[off + 9:off + 13], "little")
@@ -182,6 +256,7 @@ class _CoreScan:
                 base += off
                 off = 0
             fi.end_offset = base + off
+        self.done += fi.size
         if counts is not None:
             types, nbytes = counts.setdefault(path, (Counter(), Counter()))
             for tc, n, nb in core.take_counts():
@@ -256,8 +331,57 @@ class _CoreScan:
                 flags |= m.HAS_CLOCK
             if body.delta16_saturated:
                 flags |= m.SATURATED
-        self.core.open_gtid(p, size, ts, sid, kind, obj, gno, flags, lc, sn, domain, mflags,
-                            commit_id, 0, 0, 0, state)
+        try:
+            self.core.open_gtid(p, size, ts, sid, kind, obj, gno, flags, lc, sn, domain,
+                                mflags, commit_id, 0, 0, 0, state)
+        except OverflowError as exc:        # a value beyond int64: the general reader's
+            raise Unsupported(f"GTID value out of range ({exc})",
+                              Position(self.paths[-1], p)) from exc
+
+    def _prune_objects(self) -> None:
+        """Accumulate mode: forget the GTID objects no top entry refers to."""
+        live = self.core.live_objects()
+        self.objects = {k: v for k, v in self.objects.items() if k in live}
+
+    # ---- accumulate mode -> totals ----
+
+    def totals(self, i: int) -> FileTotals:
+        r = self.core.acc_result(i)
+        self.names.extend(_table_text(k) for k in self.core.names[len(self.names):])
+        names = self.names
+        tables = [(names[n] if n >= 0 else "?", c) for n, c in r["tables"]]
+        return FileTotals(
+            r["trx"], r["trx_bytes"], r["truncated"], r["last_truncated"], r["kinds"],
+            r["clock"], r["dist"], r["run"],
+            r["groups"], tables, self._top(r["biggest"]), self._top(r["longest"]))
+
+    def _top(self, raw: bytes) -> list[TopEntry]:
+        m = self.mod
+        nf = len(m.FIELDS)
+        vals = memoryview(raw).cast("q").tolist()
+        F = m.FIELDS.index
+        out = []
+        for j in range(0, len(vals), nf + 2):
+            rec = vals[j + 2:j + 2 + nf]
+            ts, end_ts = rec[F("timestamp")], rec[F("end_timestamp")]
+            out.append(TopEntry(
+                vals[j], vals[j + 1],
+                self._gtid(rec[F("gtid_kind")], rec[F("sid")], rec[F("gno")],
+                           rec[F("domain_id")], rec[F("server_id")]),
+                self.paths[rec[F("file")]], rec[F("start")], rec[F("size")],
+                end_ts - ts if end_ts > ts else 0, rec[F("num_events")]))
+        return out
+
+    def _gtid(self, gk: int, sid_i: int, gno: int, domain: int, server_id: int) -> str | None:
+        """A record's GTID text (as :meth:`records` writes it)."""
+        if gk == 1:
+            sid = self.core.sids[sid_i]
+            return "ANONYMOUS" if gno == 0 and sid == _ZERO_SID else f"{UUID(bytes=sid)}:{gno}"
+        if gk == 2:
+            return f"{domain}-{server_id}-{gno & _MASK64}"
+        if gk == 3:
+            return self.objects[sid_i].gtid_text
+        return None
 
     # ---- records -> summaries ----
 

@@ -293,3 +293,74 @@ def test_version_names_engine(monkeypatch: pytest.MonkeyPatch) -> None:
                              capture_output=True, text=True,
                              env={**__import__("os").environ, engine.ENV: which}).stdout
         assert f"(engine: {which})" in out
+
+
+# ---- stats' figures added up in the core (accumulate mode) ----
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.integers(-(1 << 63), (1 << 63) - 1), st.integers(-3, 70)),
+       st.one_of(st.integers(-(1 << 63), (1 << 63) - 1), st.integers(-3, 70)))
+def test_bucket_of_any_clock_pair(lc: int, sn: int) -> None:
+    from repltool.binlog import _core
+    from repltool.stats import distance_bucket
+    assert distance_bucket(_core.bucket_distance(lc, sn)) == distance_bucket(sn - lc)
+
+
+def _stats_args_run(monkeypatch, capsys, which: str, args: list[str]):  # type: ignore[no-untyped-def]
+    from repltool.cli import run
+    monkeypatch.setenv(engine.ENV, which)
+    code = run(["stats", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("extra", [["--top", "0"], ["--top", "1"], ["--top", "40"],
+                                   ["--format", "json", "--top", "3"], ["--format", "json"]])
+@pytest.mark.parametrize("which", ["mariadb/rotation", "mariadb/relay", "mariadb/small+dup",
+                                   "mysql/mysql80"])
+def test_totals_same_as_per_transaction(monkeypatch, capsys, corpus: Path,  # type: ignore[no-untyped-def]
+                                        which: str, extra: list[str]) -> None:
+    """Top lists of every size (ties: equal sizes, durations of 0), kinds and tables in
+    first-seen order, commit-id groups, a path named twice: the core's totals print what
+    the per-transaction accumulation prints, and the core added them up."""
+    from repltool.binlog import _core
+    from repltool.binlog.corescan import scan_totals
+    if which == "mariadb/small+dup":
+        f = str(corpus / "mariadb/small/mysql-bin.000001")
+        files = [f, str(corpus / "mariadb/serial/mysql-bin.000001"), f]
+    elif which == "mariadb/relay":
+        files = [str(p) for p in sorted((corpus / which).rglob("*relay-bin.0*"))]
+    elif which == "mysql/mysql80":
+        files = [str(p) for p in sorted((corpus / which).glob("*")) if p.is_file()][:25]
+    else:
+        files = [str(p) for p in sorted((corpus / which).glob("mysql-bin.0*"))]
+    assert files
+    python = _stats_args_run(monkeypatch, capsys, "python", [*extra, *files])
+    monkeypatch.setenv(engine.ENV, "compiled")
+    try:
+        totals = scan_totals(files, top=5)
+    except Unsupported:
+        totals = None
+    if which.startswith("mariadb"):
+        assert totals is not None and sum(t.transactions for t in totals.values()) > 0
+    before = _core.events_walked()
+    compiled = _stats_args_run(monkeypatch, capsys, "compiled", [*extra, *files])
+    assert compiled == python
+    if totals is not None:
+        assert _core.events_walked() > before
+
+
+def test_totals_of_the_synthetic_shapes(monkeypatch, capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """MySQL 5.7 / 8.0 / 9.x (delta16, tagged) logs: both engines print the same."""
+    from repltool.binlog.corescan import scan_totals
+    from repltool.synth import SynthOptions, generate
+    for shape, kw in sorted(SYNTH_SHAPES.items()):
+        r = generate(SynthOptions(out=tmp_path / shape, transactions=400, ground_truth=False,
+                                  max_binlog_size=60_000, **kw))
+        files = [str(f) for f in r.files]
+        monkeypatch.setenv(engine.ENV, "compiled")
+        totals = scan_totals(files, top=5)
+        assert totals is not None and sum(t.transactions for t in totals.values()) >= 300
+        for extra in (["--top", "7"], ["--format", "json"]):
+            assert _stats_args_run(monkeypatch, capsys, "compiled", [*extra, *files]) == \
+                _stats_args_run(monkeypatch, capsys, "python", [*extra, *files]), shape
