@@ -229,8 +229,12 @@ cdef extern from *:
 HAVE_ZLIB = bool(RT_HAVE_ZLIB)
 
 
+cdef enum:
+    CRC_TABLE_BELOW = 256  # short events: the table (no per-call set-up), zlib above
+
+
 cdef uint32_t crc32_buf(const uint8_t* p, Py_ssize_t n) noexcept nogil:
-    if RT_HAVE_ZLIB:
+    if RT_HAVE_ZLIB and n >= CRC_TABLE_BELOW:
         return rt_zcrc(p, n)
     return crc32_table(p, n)
 
@@ -392,6 +396,10 @@ cdef class Scanner:
     cdef public int pending_role
     cdef public int64_t pending_end
     cdef int64_t tm_tid_cache, tm_name_cache
+    cdef int64_t tm_last_tid          # the last Table_map's table id and name key
+    cdef bytes tm_last_key
+    cdef uint8_t last_sid_raw[16]     # the last GTID's SID and its index
+    cdef int last_sid
     # accumulate mode (stats): per-file figures instead of records
     cdef bint acc_on, clock_only
     cdef Acc* accs
@@ -458,6 +466,9 @@ cdef class Scanner:
         self.relay = False
         self.tm_tid_cache = -2
         self.tm_name_cache = -1
+        self.tm_last_tid = -2
+        self.tm_last_key = b""
+        self.last_sid = -1
         self.g_last_tid = -2
         self.g_last_name = -1
 
@@ -820,7 +831,15 @@ cdef class Scanner:
                 if p < 0 or p + <Py_ssize_t>vlen > n:
                     return 0
                 p += vlen
-        key = PyBytes_FromStringAndSize(<const char*>d + TM_DB_LEN, t_end - TM_DB_LEN)
+        cdef Py_ssize_t klen = t_end - TM_DB_LEN
+        cdef const char* last
+        if tid == self.tm_last_tid and klen == len(self.tm_last_key):
+            last = self.tm_last_key
+            if memcmp(last, d + TM_DB_LEN, klen) == 0:
+                return 1                # the previous Table_map again: nothing changes
+        key = PyBytes_FromStringAndSize(<const char*>d + TM_DB_LEN, klen)
+        self.tm_last_tid = tid
+        self.tm_last_key = key
         idx = self.name_of_key.get(key)
         if idx is None:
             idx = len(self.names)
@@ -832,6 +851,13 @@ cdef class Scanner:
         return 1
 
     cdef int _sid(self, const uint8_t* p) except -1:
+        if self.last_sid >= 0 and memcmp(self.last_sid_raw, p, 16) == 0:
+            return self.last_sid
+        memcpy(self.last_sid_raw, p, 16)
+        self.last_sid = self._sid_index(p)
+        return self.last_sid
+
+    cdef int _sid_index(self, const uint8_t* p) except -1:
         key = PyBytes_FromStringAndSize(<const char*>p, 16)
         idx = self.sid_index.get(key)
         if idx is None:

@@ -222,39 +222,39 @@ class _CoreScan:
             if fh.read(4) != BINLOG_MAGIC:
                 raise Unsupported("no binlog magic", Position(path, 0))
             core.start_file(idx)
-            buf, base, off = fh.read(CHUNK), 4, 0
+            win = _Window(fh, 4)
             feed = core.feed
+            off = 0
             while True:
-                status, off = feed(buf, off, base)
+                status, off = feed(win.view, off, win.base)
                 if status == 2:                      # ST_PYTHON
                     end = core.pending_end
-                    self.python_event(fi, buf[off:end], base + off)
+                    self.python_event(fi, bytes(win.view[off:end]), win.base + off)
                     off = end
                     continue
                 if status == 3:                      # ST_UNSUPPORTED
-                    raise Unsupported(core.reason, Position(path, base + off))
+                    raise Unsupported(core.reason, Position(path, win.base + off))
                 batch = self.records()
                 if batch:
                     yield batch
                 elif self.progress is not None:
-                    self.progress(self.done + base + off)
+                    self.progress(self.done + win.base + off)
                 if len(self.objects) > 4096:
                     self._prune_objects()
                 need = CHUNK
-                if status == 1 and off + HEADER_LEN <= len(buf):
-                    size = int.from_bytes(buf[off + 9:off + 13], "little")
-                    if base + off + size > fi.size:
+                if status == 1 and off + HEADER_LEN <= len(win.view):
+                    size = int.from_bytes(win.view[off + 9:off + 13], "little")
+                    if win.base + off + size > fi.size:
                         raise Unsupported("event runs past the end of the file",
-                                          Position(path, base + off))
+                                          Position(path, win.base + off))
                     need = max(CHUNK, size)
-                more = fh.read(need)
-                if not more:
-                    if off < len(buf):
-                        raise Unsupported("truncated event", Position(path, base + off))
+                if not win.more(off, need):
+                    off = 0
+                    if len(win.view):
+                        raise Unsupported("truncated event", Position(path, win.base))
                     break
-                buf = buf[off:] + more
-                base += off
                 off = 0
+            base, off = win.base, off
             fi.end_offset = base + off
         self.done += fi.size
         if counts is not None:
@@ -442,6 +442,46 @@ class _CoreScan:
                 bool(flags & sat), mflags if flags & has_maria else None,
                 commit_id & _MASK64 if flags & has_cid else None)))
         return out
+
+
+class _Window:
+    """A file read through one reused buffer: ``view`` holds the bytes from file
+    offset ``base`` on (no per-chunk allocation, only the unread tail moves)."""
+
+    def __init__(self, fh, base: int) -> None:  # type: ignore[no-untyped-def]
+        self.fh = fh
+        self.buf = bytearray(2 * CHUNK)
+        self.base = base
+        n = fh.readinto(memoryview(self.buf)[:CHUNK])
+        self.view = memoryview(self.buf)[:n]
+
+    def more(self, off: int, need: int) -> bool:
+        """Drop the bytes before ``off``, read up to ``need`` more; False at the end of
+        the file (``view`` then holds the unread tail)."""
+        keep = len(self.view) - off
+        if keep + need > len(self.buf):
+            buf = bytearray(keep + need)
+            buf[:keep] = self.view[off:]
+            self.view.release()
+            self.buf = buf
+            mv = memoryview(buf)
+        else:
+            mv = memoryview(self.buf)
+            mv[:keep] = self.view[off:]         # memoryview assignment: memmove
+            self.view.release()
+        self.base += off
+        n = self.fh.readinto(mv[keep:keep + need])
+        self.view = mv[:keep + n]
+        return n > 0
+
+    def seek(self, offset: int) -> None:
+        """Continue at file ``offset`` (nothing kept)."""
+        self.view.release()
+        self.fh.seek(offset)
+        self.base = offset
+        mv = memoryview(self.buf)
+        n = self.fh.readinto(mv[:CHUNK])
+        self.view = mv[:n]
 
 
 def _signed(v: int) -> int:
