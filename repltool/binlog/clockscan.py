@@ -23,8 +23,8 @@ from ..errors import ChecksumMismatch
 from ..positions import Position
 from .constants import BINLOG_MAGIC, CHECKSUM_LEN, HEADER_LEN, ChecksumAlg, EventType, type_name
 from .decode import DecodeContext
-from .fastpath import fast_gtid
-from .reader import FileInfo, ReadOptions, open_log, read_events, structs_for
+from .fastdecode import fast_gtid
+from .reader import FileInfo, ReadOptions, handle_fde, open_log, read_events, structs_for
 from .transactions import GROUPING_TYPES, group_transactions
 
 _HEADER = struct.Struct("<IBIIIH")
@@ -215,8 +215,7 @@ _KNOWN_TYPES = frozenset(int(t) for t in EventType)
 
 
 def _fde(fi: FileInfo, raw: bytes, pos: Position, opts: ReadOptions):  # type: ignore[no-untyped-def]
-    from .reader import _handle_fde
-    fde, _ = _handle_fde(fi, raw, pos, opts)
+    fde, _ = handle_fde(fi, raw, pos, opts)
     return fde
 
 

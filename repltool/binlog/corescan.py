@@ -30,7 +30,8 @@ from .constants import BINLOG_MAGIC, HEADER_LEN, ChecksumAlg, EventType
 from .decode import DecodeContext
 from .engine import Unsupported, compiled_core
 from .events import Event, GtidBody, MariaGtidBody
-from .fastpath import FAST_DECODERS, scan_transactions
+from .fastdecode import FAST_DECODERS
+from .fastpath import scan_transactions
 from .reader import CHUNK, FileInfo, apply_format_description, open_log, structs_for
 from .transactions import (
     Segments, TransactionSummary, classify_query, event_roles,

@@ -1,280 +1,37 @@
-"""Hand-written decoders for the hottest event types.
-
-They return exactly what the construct-based decoders in
-:mod:`repltool.binlog.decode` return (the test-suite compares both on every
-event of the corpus), at a fraction of the cost: GTID, Query and Xid events
-are decoded for every transaction of every scan.  On anything unusual they
-defer to the construct path, which produces the precise error.
+"""The fused read + group scan of the pure-Python engine (what ``repltool stats``
+needs, without per-event objects); the hand-written decoders it uses live in
+:mod:`repltool.binlog.fastdecode` (re-exported here).
 """
 
 from __future__ import annotations
 
 import struct
-from typing import Any, NamedTuple
+from typing import Any
 from uuid import UUID
 
-from .constants import (
-    COMMIT_TIMESTAMP_FLAG, LOGICAL_TIMESTAMP_TYPECODE, SERVER_VERSION_FLAG, EventType,
-)
 from ..positions import Position
-from .decode import (
-    DECODERS, DecodeContext, decode_gtid, decode_maria_gtid, decode_query, decode_rows,
-    decode_table_map, decode_xid,
-)
+from .constants import LOGICAL_TIMESTAMP_TYPECODE, EventType
+from .decode import DecodeContext
 from .engine import Unsupported
-from .events import Body, GtidBody, MariaGtidBody, QueryBody, RowsBody, TableMapBody, XidBody
+from .events import Body, GtidBody, QueryBody, TableMapBody
+from .fastdecode import (
+    FAST_DECODERS, decoder_for, fast_gtid, fast_maria_gtid, fast_query, fast_rows,
+    fast_table_map, fast_xid,
+)
+from .reader import (
+    CHUNK, HEADER, FileInfo, ReadOptions, check_magic, first_event, handle_fde, open_log,
+    structs_for,
+)
+from .transactions import Segments, TransactionSummary, classify_query
 from .transactions import Transaction as _Transaction
-from .transactions import TransactionSummary
 
 _GTID_HEAD = struct.Struct("<B16sqBqq")      # flags, sid, gno, lt_type, lc, sn
 _QUERY_HEAD = struct.Struct("<IIBHH")        # thread_id, exec_time, db_len, error_code, status_len
-_U64 = struct.Struct("<Q")
 _U32 = struct.Struct("<I")
-_UUID_CACHE: dict[bytes, UUID] = {}
 
-
-def fast_gtid(data: bytes, ctx: DecodeContext) -> GtidBody:
-    """GTID / Anonymous GTID with lt_type 2 (5.7 and later); other layouts go to construct."""
-    n = len(data)
-    if n < 42 or data[25] != LOGICAL_TIMESTAMP_TYPECODE:
-        return decode_gtid(data, ctx)
-    flags, sid_raw, gno, _, lc, sn = _GTID_HEAD.unpack_from(data)
-    sid = _UUID_CACHE.get(sid_raw)
-    if sid is None:
-        if len(_UUID_CACHE) > 4096:
-            _UUID_CACHE.clear()
-        sid = _UUID_CACHE[sid_raw] = UUID(bytes=sid_raw)
-    if n == 42:
-        return GtidBody(flags, sid, gno, None, 2, lc, sn)
-    p = 42
-    if n < p + 7:
-        return decode_gtid(data, ctx)
-    ict = int.from_bytes(data[p:p + 7], "little")
-    p += 7
-    if ict & COMMIT_TIMESTAMP_FLAG:
-        if n < p + 7:
-            return decode_gtid(data, ctx)
-        ict &= ~COMMIT_TIMESTAMP_FLAG
-        oct_ = int.from_bytes(data[p:p + 7], "little")
-        p += 7
-    else:
-        oct_ = ict
-    if p >= n:
-        return GtidBody(flags, sid, gno, None, 2, lc, sn, ict, oct_)
-    first = data[p]
-    if first < 251:
-        trx_len = first
-        p += 1
-    else:
-        width = {252: 2, 253: 3, 254: 8}.get(first)
-        if width is None or n < p + 1 + width:
-            return decode_gtid(data, ctx)
-        trx_len = int.from_bytes(data[p + 1:p + 1 + width], "little")
-        p += 1 + width
-    if n < p + 4:
-        if p != n:
-            return decode_gtid(data, ctx)
-        return GtidBody(flags, sid, gno, None, 2, lc, sn, ict, oct_, trx_len)
-    isv = _U32.unpack_from(data, p)[0]
-    p += 4
-    if isv & SERVER_VERSION_FLAG:
-        if n < p + 4:
-            return decode_gtid(data, ctx)
-        isv &= ~SERVER_VERSION_FLAG
-        osv = _U32.unpack_from(data, p)[0]
-        p += 4
-    else:
-        osv = isv
-    ticket = None
-    if n >= p + 8:
-        ticket = _U64.unpack_from(data, p)[0]
-    return GtidBody(flags, sid, gno, None, 2, lc, sn, ict, oct_, trx_len, isv, osv, ticket)
-
-
-def fast_query(data: bytes, ctx: DecodeContext) -> QueryBody:
-    """QUERY_EVENT with the common 13-byte post-header."""
-    if ctx.structs.post_header(EventType.QUERY_EVENT, 13) != 13 or len(data) < 13:
-        return decode_query(data, ctx)
-    thread_id, exec_time, db_len, error_code, status_len = _QUERY_HEAD.unpack_from(data)
-    db_start = 13 + status_len
-    db_end = db_start + db_len
-    if db_end >= len(data) or data[db_end] != 0:
-        return decode_query(data, ctx)
-    return QueryBody(thread_id, exec_time, error_code,
-                     data[db_start:db_end].decode("utf-8", "replace"),
-                     bytes(data[13:db_start]), bytes(data[db_end + 1:]))
-
-
-def fast_xid(data: bytes, ctx: DecodeContext) -> XidBody:
-    if len(data) != 8:
-        return decode_xid(data, ctx)
-    return XidBody(_U64.unpack_from(data)[0])
-
-
-def _packed(data: bytes, p: int) -> tuple[int, int]:
-    """(value, next offset) of a packed integer at ``p``; raises IndexError/ValueError."""
-    first = data[p]
-    if first < 251:
-        return first, p + 1
-    width = (0, 2, 3, 8)[first - 251] if first != 255 else 0
-    if width == 0 or p + 1 + width > len(data):
-        raise ValueError("bad packed integer")
-    return int.from_bytes(data[p + 1:p + 1 + width], "little"), p + 1 + width
-
-
-_TABLE_MAP_CACHE: dict[bytes, TableMapBody] = {}
-
-
-def fast_table_map(data: bytes, ctx: DecodeContext) -> TableMapBody:
-    """TABLE_MAP_EVENT with the 8-byte post-header; anything odd goes to construct.
-
-    A server writes the same Table_map bytes for every statement on a table, so
-    decoded bodies are cached by their bytes (bounded).
-    """
-    hit = _TABLE_MAP_CACHE.get(data)
-    if hit is not None:
-        return hit
-    if ctx.structs.post_header(EventType.TABLE_MAP_EVENT, 8) != 8:
-        return decode_table_map(data, ctx)
-    body = _parse_table_map(data, ctx)
-    if len(_TABLE_MAP_CACHE) >= 4096:
-        _TABLE_MAP_CACHE.clear()
-    _TABLE_MAP_CACHE[bytes(data)] = body
-    return body
-
-
-def _parse_table_map(data: bytes, ctx: DecodeContext) -> TableMapBody:
-    try:
-        n = len(data)
-        table_id = int.from_bytes(data[0:6], "little")
-        flags = data[6] | data[7] << 8
-        dl = data[8]
-        db_end = 9 + dl
-        if data[db_end] != 0:
-            raise ValueError
-        tl = data[db_end + 1]
-        t_start = db_end + 2
-        t_end = t_start + tl
-        if data[t_end] != 0:
-            raise ValueError
-        count, p = _packed(data, t_end + 1)
-        types = data[p:p + count]
-        p += count
-        if p == n:
-            metadata = null_bitmap = b""
-        else:
-            mlen, p = _packed(data, p)
-            metadata = data[p:p + mlen]
-            p += mlen
-            nb = (count + 7) // 8
-            null_bitmap = data[p:p + nb]
-            p += nb
-        if len(types) != count or p > n:
-            raise ValueError
-        opt = []
-        while p < n:
-            kind = data[p]
-            vlen, q = _packed(data, p + 1)
-            if q + vlen > n:
-                raise ValueError
-            opt.append((kind, bytes(data[q:q + vlen])))
-            p = q + vlen
-    except (IndexError, ValueError):
-        return decode_table_map(data, ctx)
-    return TableMapBody(table_id, flags, data[9:db_end].decode("utf-8", "replace"),
-                        data[t_start:t_end].decode("utf-8", "replace"), count, bytes(types),
-                        bytes(metadata), bytes(null_bitmap), tuple(opt))
-
-
-_ROWS_V1 = frozenset({EventType.WRITE_ROWS_EVENT_V1, EventType.UPDATE_ROWS_EVENT_V1,
-                      EventType.DELETE_ROWS_EVENT_V1})
-_ROWS_V2_ALL = frozenset({EventType.WRITE_ROWS_EVENT, EventType.UPDATE_ROWS_EVENT,
-                          EventType.DELETE_ROWS_EVENT, EventType.PARTIAL_UPDATE_ROWS_EVENT})
-_ROWS_UPDATE = frozenset({EventType.UPDATE_ROWS_EVENT_V1, EventType.UPDATE_ROWS_EVENT,
-                          EventType.PARTIAL_UPDATE_ROWS_EVENT})
-_ROWS_HEAD = struct.Struct("<IHHH")          # table id low 32, high 16, flags, var_header_len
-
-
-def fast_rows(data: bytes, ctx: DecodeContext) -> RowsBody:
-    """Rows events v1 / v2 / PARTIAL_UPDATE with the standard 6-byte table id.
-
-    The row images stay encoded (as the construct decoder leaves them); a
-    packed width >= 251, a bad extra-info length or a short body go to construct.
-    """
-    tc = ctx.type_code
-    v2 = tc in _ROWS_V2_ALL
-    if ctx.structs.post_header(tc, 10 if v2 else 8) != (10 if v2 else 8) or len(data) < 10:
-        return decode_rows(data, ctx)
-    lo, hi, flags, var_len = _ROWS_HEAD.unpack_from(data)
-    n = len(data)
-    if v2:
-        p = 8 + var_len
-        if var_len < 2 or p > n:
-            return decode_rows(data, ctx)
-        # as decode_rows: construct's Prefixed(includelength=True) already drops the
-        # length field, and decode_rows then slices off two more bytes ([2:])
-        extra = bytes(data[10:p])
-    else:
-        p, extra = 8, b""
-    if p >= n:
-        return decode_rows(data, ctx)
-    width = data[p]
-    if width >= 251 or width == 0:
-        return decode_rows(data, ctx)
-    p += 1
-    nb = (width + 7) // 8
-    before = data[p:p + nb]
-    p += nb
-    after = None
-    if tc in _ROWS_UPDATE:
-        after = bytes(data[p:p + nb])
-        p += nb
-    if p > n:
-        return decode_rows(data, ctx)
-    return RowsBody(lo | hi << 32, flags, extra, width, bytes(before), after, bytes(data[p:]))
-
-
-_MARIA_HEAD = struct.Struct("<QIB")
-
-
-def fast_maria_gtid(data: bytes, ctx: DecodeContext) -> MariaGtidBody:
-    """MariaDB GTID_EVENT without XA fields; XA GTIDs go to construct."""
-    n = len(data)
-    if n < 13 or data[12] & 0xC0:
-        return decode_maria_gtid(data, ctx)
-    seq_no, domain_id, flags2 = _MARIA_HEAD.unpack_from(data)
-    p = 13
-    commit_id = None
-    if flags2 & 0x02:
-        if n < 21:
-            return decode_maria_gtid(data, ctx)
-        commit_id = _U64.unpack_from(data, 13)[0]
-        p = 21
-    flags_extra = data[p] if p < n else None
-    if flags_extra:
-        return decode_maria_gtid(data, ctx)
-    return MariaGtidBody(seq_no, domain_id, flags2, commit_id, None, None, None, flags_extra)
-
-
-FAST_DECODERS: dict[int, object] = {
-    **DECODERS,
-    EventType.GTID_LOG_EVENT: fast_gtid,
-    EventType.ANONYMOUS_GTID_LOG_EVENT: fast_gtid,
-    EventType.QUERY_EVENT: fast_query,
-    EventType.XID_EVENT: fast_xid,
-    EventType.TABLE_MAP_EVENT: fast_table_map,
-    EventType.MARIADB_GTID_EVENT: fast_maria_gtid,
-    **{t: fast_rows for t in (*_ROWS_V1, *_ROWS_V2_ALL)},
-}
-
-
-def decoder_for(type_code: int, *, fast: bool = True):  # type: ignore[no-untyped-def]
-    """The decoder used for ``type_code`` (``None`` for types kept as raw bytes)."""
-    table = FAST_DECODERS if fast else DECODERS
-    return table.get(type_code)
-
-
-__all__ = ["fast_gtid", "fast_query", "fast_xid", "FAST_DECODERS", "decoder_for", "Body"]
+__all__ = ["FAST_DECODERS", "Body", "FastPathUnsupported", "LightTransaction", "SCAN_TYPES",
+           "decoder_for", "fast_gtid", "fast_maria_gtid", "fast_query", "fast_rows",
+           "fast_table_map", "fast_xid", "scan_transactions"]
 
 
 # ---- fused read + group scan (what `repltool stats` needs, without per-event objects) ----
@@ -345,8 +102,6 @@ class _Scan:
     """State of :func:`scan_transactions` across files (segments, table names, open group)."""
 
     def __init__(self, verify: bool, light: bool = False) -> None:
-        from .reader import ReadOptions
-        from .transactions import Segments
         self.verify = verify
         self.light = light
         self.opts = ReadOptions(verify_checksum=verify)
@@ -416,17 +171,12 @@ class _Scan:
         from ..positions import Position
         from .constants import ChecksumAlg
         from .events import Event
-        from .reader import (
-            _HEADER, CHUNK, FileInfo, _check_magic, _first_event, _handle_fde, open_log,
-            structs_for,
-        )
-        from .transactions import classify_query
 
         fi = FileInfo(path, 0)
         if info is not None:
             info.append(fi)
         fh, fi.size = open_log(path)
-        unpack = _HEADER.unpack_from
+        unpack = HEADER.unpack_from
         u32 = _U32.unpack_from
         tid_of = _TID.unpack_from
         crc32 = zlib.crc32
@@ -455,7 +205,7 @@ class _Scan:
         r_cnt = r_sz = r_p = r_end = r_ts = 0    # Rows events not yet folded into g
         try:
             with fh:
-                _check_magic(fi, fh.read(4), fh)
+                check_magic(fi, fh.read(4), fh)
                 buf, off, base = b"", 0, 4
                 blen = 0
                 while True:
@@ -539,9 +289,9 @@ class _Scan:
                         raw = buf[off:end]
                         pos = new_pos(Position, (path, p, None))
                         if first:
-                            _first_event(fi, raw, 0, tc, p, size)
+                            first_event(fi, raw, 0, tc, p, size)
                             first = False
-                        fde, crc = _handle_fde(fi, raw, pos, self.opts)
+                        fde, crc = handle_fde(fi, raw, pos, self.opts)
                         structs = self.structs = structs_for(fde)
                         if (fde.binlog_version != 4 or structs.lenient
                                 or structs.opaque & SCAN_TYPES):

@@ -34,10 +34,10 @@ from .events import (
     DAMAGED_TYPE, DamagedBody, Event, FormatDescriptionBody, StartEncryptionBody,
     TransactionPayloadBody,
 )
-from .fastpath import FAST_DECODERS
+from .fastdecode import FAST_DECODERS
 from .structs import BinlogStructs
 
-_HEADER = struct.Struct("<IBIIIH")
+HEADER = struct.Struct("<IBIIIH")
 CHUNK = 1 << 20
 MAX_EVENT_SIZE = 1 << 30 + 1          # 1 GiB max_allowed_packet plus headroom
 MAX_PAYLOAD_PLAINTEXT = 1 << 30       # MySQL's binlog_transaction_compression cap
@@ -141,14 +141,14 @@ def _read_file(fi: FileInfo, opts: ReadOptions) -> Iterator[Event]:
     fh, fi.size = open_log(fi.path)
     with fh:
         magic = fh.read(4)
-        _check_magic(fi, magic, fh)
+        check_magic(fi, magic, fh)
         if not opts.keep_going:
             yield from _read_stream(fi, fh, opts)
             return
         yield from _read_keep_going(fi, fh, opts)
 
 
-def _check_magic(fi: FileInfo, magic: bytes, fh: BinaryIO) -> None:
+def check_magic(fi: FileInfo, magic: bytes, fh: BinaryIO) -> None:
     if magic == BINLOG_MAGIC:
         return
     where = Position(fi.path, 0)
@@ -200,7 +200,7 @@ def _read_stream(fi: FileInfo, fh: BinaryIO, opts: ReadOptions, start: int = 4,
     types, keep_raw, verify = opts.types, opts.keep_raw, opts.verify_checksum
     special = _SPECIAL
     decoders = FAST_DECODERS if opts.fast else _construct_decoders()
-    unpack = _HEADER.unpack_from
+    unpack = HEADER.unpack_from
     new_pos, new_event = tuple.__new__, tuple.__new__
     crc32 = zlib.crc32
     fh.seek(start)
@@ -353,7 +353,7 @@ def _plausible(fh: BinaryIO, fi: FileInfo, st: _StreamState, at: int,
         window, i = fh.read(HEADER_LEN), 0
     if i + HEADER_LEN > len(window):
         return False
-    _ts, tc, _sid, size, log_pos, _flags = _HEADER.unpack_from(window, i)
+    _ts, tc, _sid, size, log_pos, _flags = HEADER.unpack_from(window, i)
     if tc not in _KNOWN_TYPES or size < HEADER_LEN or at + size > fi.size:
         return False
     if st.crc_on:
@@ -394,7 +394,7 @@ class _StreamState:
     def bad_size(self, p: int, tc: int, size: int, head: bytes) -> None:
         fi = self.fi
         if self.first:
-            _first_event(fi, head, 0, tc, p, size)
+            first_event(fi, head, 0, tc, p, size)
         if size < HEADER_LEN:
             raise MalformedEvent(f"event_size {size} is smaller than the 19-byte header",
                                  pos=Position(fi.path, p), event_type=type_name(tc))
@@ -419,10 +419,10 @@ class _StreamState:
         fi, opts = self.fi, self.opts
         keep = raw if opts.keep_raw else b""
         if self.first:
-            _first_event(fi, raw, 0, tc, pos.offset, size)
+            first_event(fi, raw, 0, tc, pos.offset, size)
             self.first = False
         if tc == _FDE:
-            fde, crc = _handle_fde(fi, raw, pos, opts)
+            fde, crc = handle_fde(fi, raw, pos, opts)
             self.fde, self.structs = fde, structs_for(fde)
             self.crc_on = fde.checksum_alg == ChecksumAlg.CRC32
             yield Event(pos, ts, tc, sid, size, log_pos, flags, fde, crc, keep)
@@ -490,7 +490,7 @@ def _live_hint(fi: FileInfo) -> str:
     return ""
 
 
-def _first_event(fi: FileInfo, buf: bytes, off: int, tc: int, p: int,
+def first_event(fi: FileInfo, buf: bytes, off: int, tc: int, p: int,
                  size: int) -> FormatDescriptionBody | None:
     """Refuse v1 files early; anything but FDE / Start_v3 first means 'no FDE'."""
     if tc == _FDE:
@@ -510,7 +510,7 @@ def _first_event(fi: FileInfo, buf: bytes, off: int, tc: int, p: int,
         event_type=type_name(tc))
 
 
-def _handle_fde(fi: FileInfo, raw: bytes, pos: Position,
+def handle_fde(fi: FileInfo, raw: bytes, pos: Position,
                 opts: ReadOptions) -> tuple[FormatDescriptionBody, int | None]:
     from .events import parse_version
     version = parse_version(raw[HEADER_LEN + 2:HEADER_LEN + 52].split(b"\x00", 1)[0]
@@ -616,7 +616,7 @@ def read_payload_events(body: TransactionPayloadBody, pos: Position, structs: Bi
         if n - p < HEADER_LEN:
             raise MalformedEvent(f"payload ends with {n - p} stray bytes", pos=inner,
                                  event_type="TRANSACTION_PAYLOAD_EVENT")
-        ts, tc, sid, size, log_pos, flags = _HEADER.unpack_from(plain, p)
+        ts, tc, sid, size, log_pos, flags = HEADER.unpack_from(plain, p)
         if size < HEADER_LEN or size > n - p:
             raise MalformedEvent(f"inner event_size {size} does not fit the payload",
                                  pos=inner, event_type=type_name(tc))
@@ -640,5 +640,5 @@ def apply_format_description(fi: FileInfo, raw: bytes, pos: Position, *,
 
     For the other engines (:mod:`repltool.binlog.corescan`), which hand every FDE here.
     """
-    fde, _ = _handle_fde(fi, raw, pos, ReadOptions(verify_checksum=verify_checksum))
+    fde, _ = handle_fde(fi, raw, pos, ReadOptions(verify_checksum=verify_checksum))
     return fde

@@ -42,7 +42,7 @@ def test_fast_types() -> None:
                           EventType.QUERY_EVENT, EventType.XID_EVENT}
 
 
-#: construct decoders the hand-written ones defer to (names in repltool.binlog.fastpath)
+#: construct decoders the hand-written ones defer to (names in repltool.binlog.fastdecode)
 _FALLBACKS = ("decode_gtid", "decode_query", "decode_xid", "decode_table_map", "decode_rows",
               "decode_maria_gtid")
 
@@ -51,7 +51,7 @@ _FALLBACKS = ("decode_gtid", "decode_query", "decode_xid", "decode_table_map", "
 def _fallbacks() -> Iterator[list[str]]:
     """Record every call a fast decoder makes to its construct fallback (and clear the
     Table_map cache, whose hits would hide whether the fast parser ran)."""
-    from repltool.binlog import fastpath
+    from repltool.binlog import fastdecode
     calls: list[str] = []
 
     def counting(name: str, real: Callable[..., object]) -> Callable[..., object]:
@@ -60,11 +60,11 @@ def _fallbacks() -> Iterator[list[str]]:
             return real(*args, **kw)
         return call
 
-    patches = [mock.patch.object(fastpath, n, counting(n, getattr(fastpath, n)))
+    patches = [mock.patch.object(fastdecode, n, counting(n, getattr(fastdecode, n)))
                for n in _FALLBACKS]
     for p in patches:
         p.start()
-    fastpath._TABLE_MAP_CACHE.clear()
+    fastdecode._TABLE_MAP_CACHE.clear()
     try:
         yield calls
     finally:
@@ -565,10 +565,10 @@ def fast_gtid_path(data: bytes, ctx: DecodeContext) -> bool:
     """fast_gtid returns without calling construct's decode_gtid."""
     from unittest import mock
 
-    from repltool.binlog import fastpath
-    with mock.patch.object(fastpath, "decode_gtid", side_effect=AssertionError("fallback")):
+    from repltool.binlog import fastdecode
+    with mock.patch.object(fastdecode, "decode_gtid", side_effect=AssertionError("fallback")):
         try:
-            fastpath.fast_gtid(data, ctx)
+            fastdecode.fast_gtid(data, ctx)
         except AssertionError:
             return False
     return True
