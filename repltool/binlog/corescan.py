@@ -298,7 +298,7 @@ class _CoreScan:
             self.seg.see(Event(pos, ts, tc, sid, size, log_pos, flags, body, None))
             self._segment()
             return
-        self._open_gtid(p, size, ts, sid, body)
+        self._open_gtid(fi.path, p, size, ts, sid, body)
 
     @staticmethod
     def _crc_on(fi: FileInfo) -> bool:
@@ -311,7 +311,7 @@ class _CoreScan:
             idx = self.segments[name] = len(self.segments)
         self.core.set_segment(idx, self.seg.relay)
 
-    def _open_gtid(self, p: int, size: int, ts: int, sid: int, body: object) -> None:
+    def _open_gtid(self, path: str, p: int, size: int, ts: int, sid: int, body: object) -> None:
         m = self.mod
         kind, obj, gno, flags, lc, sn, domain, mflags, commit_id = 0, 0, 0, 0, 0, 0, 0, -1, -1
         state = m.STATES["START"]
@@ -337,7 +337,7 @@ class _CoreScan:
                                 mflags, commit_id, 0, 0, 0, state)
         except OverflowError as exc:        # a value beyond int64: the general reader's
             raise Unsupported(f"GTID value out of range ({exc})",
-                              Position(self.paths[-1], p)) from exc
+                              Position(path, p)) from exc
 
     def _prune_objects(self) -> None:
         """Accumulate mode: forget the GTID objects no top entry refers to."""
