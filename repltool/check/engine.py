@@ -213,7 +213,8 @@ class _Checker:
                                           order[f.rule]))
         return CheckReport(tuple(f.result() for f in self.files.values()),
                            tuple(self.findings), tuple(self.active), self.skipped,
-                           Totals(self.total.work, self.total_barriers, self.total.depth))
+                           Totals(self.total.work, self.total_barriers, self.total.depth),
+                           configuration=self.cfg.source)
 
     def emit(self, code: str, file: str, offset: int | None, message: str,
              event_type: str | None = None) -> None:
