@@ -59,7 +59,10 @@ _CHECK_SHOWN = 10
               show_default=True, help="rich tables, or one JSON object per transaction.")
 @click.option("--output", "output_dir", type=click.Path(file_okay=False), metavar="DIR",
               help="Write re-tagged copies of the logs to DIR (same file names; only the "
-                   "GTID events' logical timestamps and CRCs change; all-or-nothing).")
+                   "GTID events' logical timestamps and CRCs change; all-or-nothing, "
+                   "also on SIGTERM; an existing file is refused without --force).")
+@click.option("--force", is_flag=True,
+              help="With --output: replace same-named files already in DIR (never an input).")
 @click.option("--timestamp-encoding", type=click.Choice(["mysql", "delta16"]), default="mysql",
               show_default=True, help="With --output: MySQL's two int64, or repltool's "
                                       "16-bit delta (typecode 3).")
@@ -73,7 +76,7 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
             baseline: str | None, gc_every: int | None, gc_interval: float | None,
             gc_stable_set: tuple[str, ...], members: int, member_lag: int, session_order: bool,
             schema_paths: tuple[str, ...], pk_only: bool, fmt: str, output_dir: str | None,
-            timestamp_encoding: str, check: bool, verify_checksum: bool, spark: Any,
+            force: bool, timestamp_encoding: str, check: bool, verify_checksum: bool, spark: Any,
             output_parquet: str | None) -> None:
     """Recompute last_committed/sequence_number from the write sets of the rows.
 
@@ -100,6 +103,8 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
         raise UsageError("--member-lag needs --members")
     if timestamp_encoding != "mysql" and output_dir is None:
         raise UsageError("--timestamp-encoding needs --output")
+    if force and output_dir is None:
+        raise UsageError("--force needs --output")
     stable_sets = tuple(_gtid_set(s) for s in gc_stable_set)
     if spark is not None and output_dir is not None:
         raise UsageError("--output is not available with --spark: re-tagging rewrites the "
@@ -111,7 +116,7 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
                 "the re-tagged clocks could let conflicting transactions run in parallel; "
                 "give --schema FILE (SHOW CREATE TABLE output), or --pk-only if every table's "
                 "only unique key is its primary key")
-        check_output_dir(files, output_dir)
+        check_output_dir(files, output_dir, force=force)
     options = CertifyOptions(
         history_size=history_size, baseline=Baseline(baseline or "recorded"),
         session_order=session_order, gc_every=gc_every, gc_interval=gc_interval,
@@ -134,7 +139,8 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
         if clocks is not None:
             from dataclasses import replace
             report = replace(report, retag=retag_logs(
-                files, clocks, output_dir, encoding=timestamp_encoding))  # type: ignore[arg-type]
+                files, clocks, output_dir, encoding=timestamp_encoding,  # type: ignore[arg-type]
+                force=force))
         return report, differences
 
     if spark is None:

@@ -48,7 +48,12 @@ def _range(text: str) -> tuple[int, int]:
 
 @click.command()
 @click.option("-o", "--out", "out", required=True, type=click.Path(file_okay=False),
-              help="Directory to write the logs, schema.sql and ground-truth.json into.")
+              help="Directory to write the logs, schema.sql and ground-truth.json into "
+                   "(all-or-nothing; refused when it holds files of these names or logs of "
+                   "an earlier run, unless --force).")
+@click.option("--force", is_flag=True,
+              help="Replace the files of an earlier run in DIR (and remove its logs this run "
+                   "does not replace, so the index stays true).")
 @click.option("--format", "server_format", type=click.Choice(["8.0", "5.7", "9.x"]),
               default="8.0", show_default=True,
               help="Server generation whose layouts to write (9.x is implied by "
@@ -100,7 +105,7 @@ def _range(text: str) -> tuple[int, int]:
 @click.option("--ground-truth-rows", is_flag=True, help="Also put every row image in it.")
 @click.option("--db", default="shop", show_default=True)
 @click.option("--seed", type=int, default=1, show_default=True)
-def synth(out: str, server_format: str, server_version: str | None, relay_log: bool,
+def synth(out: str, force: bool, server_format: str, server_version: str | None, relay_log: bool,
           transactions: int | None, size: str | None, max_binlog_size: str,
           max_relay_log_size: str | None, clients: int, think_us: int, sync_us: int,
           sync_delay_us: int, statements: str, rows: str, mix: str, key_dist: str,
@@ -139,7 +144,8 @@ def synth(out: str, server_format: str, server_version: str | None, relay_log: b
         compression=None if compression == "none" else compression,
         tagged_gtids=tagged_gtids, tag=tag, timestamp_encoding=timestamp_encoding,
         gtids=not anonymous, full_metadata=full_metadata, db=db, in_use=in_use,
-        ground_truth=not no_ground_truth, ground_truth_rows=ground_truth_rows, seed=seed)
+        ground_truth=not no_ground_truth, ground_truth_rows=ground_truth_rows, seed=seed,
+        force=force)
     progress = _progress() if sys.stderr.isatty() else None
     try:
         result = generate(opts, progress=progress.update if progress else None)
