@@ -286,6 +286,7 @@ class OutputSet:
         self.option = option
         self._ids = input_ids(inputs)
         self._staged: list[str] = []
+        self._created = False
         self.staging: Path | None = None
         self.removed_stale: list[Path] = []
         for name in names:
@@ -298,12 +299,18 @@ class OutputSet:
                             option=self.option)
 
     def __enter__(self) -> OutputSet:
+        self._created = not os.path.isdir(self.directory)
         _make_dir(self.directory, self.option)
         self.removed_stale = remove_stale_staging(self.directory)
         name = f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
         try:
             os.mkdir(self.directory / name, 0o700)
         except OSError as exc:
+            if self._created:
+                try:
+                    os.rmdir(self.directory)
+                except OSError:
+                    pass
             raise _io_error(f"{self.option} {self.directory}: cannot create a staging "
                             "directory", exc) from None
         self.staging = self.directory / name
@@ -321,9 +328,16 @@ class OutputSet:
         return self.staging / name
 
     def discard(self) -> None:
+        """Remove the staging directory (and the output directory if this set created it
+        and it is still empty)."""
         if self.staging is not None:
             shutil.rmtree(self.staging, ignore_errors=True)
             self.staging = None
+            if self._created:
+                try:
+                    os.rmdir(self.directory)
+                except OSError:
+                    pass
 
     def commit(self) -> list[Path]:
         """Rename every staged file into the directory, all or none; return the final paths."""
@@ -361,6 +375,7 @@ class OutputSet:
                     self.staging = None           # keep the backups for the user
                 raise IOFailure(what + note) from None
             _fsync_dir(self.directory)
+        self._created = False
         return [self.directory / n for n in self._staged]
 
     def _restore(self, done: list[tuple[str, bool]], backups: Path) -> list[str]:

@@ -7,6 +7,7 @@ documented exit status; ``--traceback`` re-raises instead.
 
 from __future__ import annotations
 
+import errno
 import sys
 from typing import NoReturn, Sequence
 
@@ -132,8 +133,10 @@ def _run(args: list[str], show_traceback: bool) -> int:
         click.echo(f"repltool: error: {exc}", err=True)
         return exc.exit_code
     except OSError as exc:
-        return _io_error(exc, show_traceback, stdout_failed=exc.filename is None
-                         and not stdout_works())
+        # outputs name their file (repltool.outputs); a write error without a
+        # file name is standard output's
+        return _io_error(exc, show_traceback, stdout_failed=exc.filename is None and (
+            exc.errno in _WRITE_ERRNOS or not stdout_works()))
     except UnicodeEncodeError as exc:
         if show_traceback:
             raise
@@ -147,6 +150,9 @@ def _run(args: list[str], show_traceback: bool) -> int:
         click.echo("repltool: error: input nested too deeply", err=True)
         return ExitStatus.USAGE
     return ExitStatus.OK
+
+
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
 
 
 def _io_error(exc: OSError, show_traceback: bool, *, stdout_failed: bool) -> int:
@@ -181,5 +187,16 @@ def _silence_stdout() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
-    """Console-script entry point."""
+    """Console-script entry point.
+
+    File names that are not valid UTF-8 reach Python as lone surrogates
+    (PEP 383); standard output writes them back as the file system's own
+    bytes, as ``ls`` does, instead of failing.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "encoding", "").lower().replace(
+                "-", "") == "utf8":
+            reconfigure(errors="surrogateescape" if stream is sys.stdout
+                        else "backslashreplace")
     sys.exit(run(argv))

@@ -15,6 +15,8 @@ from .options import inputs_argument, run_spark, spark_options, verify_checksum_
 _GR_ONLY = ("gc_every", "gc_interval", "gc_stable_set", "members", "member_lag",
             "session_order")
 _CHECK_SHOWN = 10
+#: Group Replication's limit on a group's size (9 members, WL#6833).
+MAX_GROUP_MEMBERS = 9
 
 
 @click.command()
@@ -39,10 +41,11 @@ _CHECK_SHOWN = 10
 @click.option("--gc-stable-set", multiple=True, metavar="GTIDSET",
               help="group-replication: garbage-collect with this stable set once all its "
                    "GTIDs were certified (repeatable).")
-@click.option("--members", type=click.IntRange(min=0), default=0, metavar="N",
+@click.option("--members", type=click.IntRange(0, MAX_GROUP_MEMBERS), default=0, metavar="N",
               help="group-replication: simulate an N-member multi-primary group "
-                   "(sessions assigned round-robin) for conflict detection.")
-@click.option("--member-lag", type=click.IntRange(min=0), default=0, metavar="N",
+                   "(sessions assigned round-robin) for conflict detection; a group has "
+                   "at most 9 members.")
+@click.option("--member-lag", type=click.IntRange(0, 1_000_000), default=0, metavar="N",
               help="With --members: transactions a member has not applied yet; writes of "
                    "the same row within the lag conflict (the later one is rolled back).")
 @click.option("--session-order", is_flag=True, default=False,

@@ -68,8 +68,8 @@ def _range(text: str) -> tuple[int, int]:
               help="Rotate the (source) binlog after a commit group beyond this size.")
 @click.option("--max-relay-log-size", default=None,
               help="Relay-file size (default: --max-binlog-size).")
-@click.option("--clients", type=click.IntRange(min=1), default=8, show_default=True,
-              help="Concurrent sessions.")
+@click.option("--clients", type=click.IntRange(1, 100_000), default=8, show_default=True,
+              help="Concurrent sessions (at most 100000, MySQL's max_connections limit).")
 @click.option("--think-us", type=click.IntRange(min=1), default=2000, show_default=True,
               help="Mean think time of a session between transactions (µs).")
 @click.option("--sync-us", type=click.IntRange(min=0), default=400, show_default=True,
@@ -86,8 +86,9 @@ def _range(text: str) -> tuple[int, int]:
 @click.option("--zipf-s", type=float, default=1.1, show_default=True)
 @click.option("--hot-keys", type=click.IntRange(min=1), default=8, show_default=True)
 @click.option("--hot-share", type=click.FloatRange(0, 1), default=0.5, show_default=True)
-@click.option("--rows-per-table", type=click.IntRange(min=1), default=10_000,
-              show_default=True, help="Rows each keyed table holds before the log starts.")
+@click.option("--rows-per-table", type=click.IntRange(1, 100_000_000), default=10_000,
+              show_default=True, help="Rows each keyed table holds before the log starts "
+                                      "(at most 100000000: 3 bytes of memory per row).")
 @click.option("--ddl-rate", type=click.FloatRange(0, 1), default=0.0005, show_default=True)
 @click.option("--empty-rate", type=click.FloatRange(0, 1), default=0.001, show_default=True)
 @click.option("--bulk-share", type=click.FloatRange(0, 1), default=0.005, show_default=True,
