@@ -68,14 +68,10 @@ def check_files(paths: list[str | os.PathLike[str]] | tuple[str | os.PathLike[st
 
 
 def require_readable(path: str) -> None:
-    """:raises InputError: ``path`` is a directory or cannot be opened."""
-    if os.path.isdir(path):
-        raise InputError(f"{path}: is a directory")
-    try:
-        with open(path, "rb"):
-            pass
-    except OSError as exc:
-        raise InputError(f"{path}: cannot open: {exc.strerror or exc}") from None
+    """:raises InputError: ``path`` is a directory, cannot be opened, or is not a regular
+    file (a FIFO is refused at once, not waited on)."""
+    from ..outputs import open_regular
+    os.close(open_regular(path))
 
 
 def _rule_of(exc: ReplToolError) -> str:

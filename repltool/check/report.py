@@ -102,7 +102,8 @@ def render_junit(report: CheckReport) -> str:
 
     Error-level findings are ``failure``; a rule that could not run is
     ``skipped``; warnings and info findings go to the testcase's ``system-out``.
-    The configuration file used, if any, is each suite's ``configuration`` property.
+    The configuration file used, if any, is in each suite's ``system-out``
+    (``configuration: FILE``).
     """
     root = ET.Element("testsuites", name="repltool check")
     by_key: dict[tuple[str, str], list[Finding]] = {}
@@ -127,9 +128,6 @@ def _suite(root: ET.Element, file: str, codes: list[str],
            by_key: dict[tuple[str, str], list[Finding]], report: CheckReport,
            stop: str | None, stop_rule: str | None) -> None:
     suite = ET.SubElement(root, "testsuite", name=file)
-    if report.configuration is not None:
-        props = ET.SubElement(suite, "properties")
-        ET.SubElement(props, "property", name="configuration", value=report.configuration)
     for code in codes:
         case = ET.SubElement(suite, "testcase", name=f"{code} {RULES[code].name}",
                              classname=file, time="0")
@@ -146,6 +144,8 @@ def _suite(root: ET.Element, file: str, codes: list[str],
         others = [f for f in found if f.severity is not Severity.ERROR]
         if others:
             ET.SubElement(case, "system-out").text = "\n".join(str(f) for f in others)
+    if report.configuration is not None:
+        ET.SubElement(suite, "system-out").text = f"configuration: {report.configuration}"
     _count(suite, suite.findall("testcase"))
 
 

@@ -359,10 +359,13 @@ def test_the_configuration_used_is_in_json_and_junit(cli, logs, tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     out, _ = cli("check", "--format", "json", "--junit", tmp_path / "r.xml", *logs)
     assert json.loads(out)["configuration"] == str(cfg)
+    import xmlschema
+    xsd = Path(__file__).parents[1] / "check" / "junit.xsd"
+    xmlschema.XMLSchema(str(xsd)).validate(str(tmp_path / "r.xml"))
     from xml.etree import ElementTree as ET
     root = ET.parse(tmp_path / "r.xml").getroot()
-    props = root.findall("testsuite/properties/property[@name='configuration']")
-    assert props and {p.get("value") for p in props} == {str(cfg)}
+    notes = [e.text for e in root.findall("testsuite/system-out")]
+    assert len(notes) == len(logs) and set(notes) == {f"configuration: {cfg}"}
     out, _ = cli("check", "--no-config", "--format", "json", *logs)
     assert json.loads(out)["configuration"] is None
 
