@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import shutil
 import signal
 import stat
@@ -155,6 +154,9 @@ def check_output(path: StrPath, inputs: Iterable[StrPath] = (), *, force: bool =
                          "replaces an input")
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise UsageError(f"{option} {target}: is a directory")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        # a device or FIFO (/dev/full, /dev/null): never replaced, also not with --force
+        raise UsageError(f"{option} {target}: is not a regular file; write to a file")
     if os.path.lexists(target) and not force:
         kind = "a symbolic link" if os.path.islink(target) else "file"
         raise UsageError(f"{option} {target}: {kind} exists; --force replaces it")
@@ -212,7 +214,7 @@ def atomic_path(path: StrPath, inputs: Iterable[StrPath] = (), *, force: bool = 
     """
     target = check_output(path, inputs, force=force, option=option)
     directory = target.parent
-    tmp = directory / f".{target.stem}.repltool-{secrets.token_hex(4)}{target.suffix}"
+    tmp = directory / f".{target.stem}.repltool-{os.urandom(4).hex()}{target.suffix}"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except OSError as exc:
@@ -302,7 +304,7 @@ class OutputSet:
         self._created = not os.path.isdir(self.directory)
         _make_dir(self.directory, self.option)
         self.removed_stale = remove_stale_staging(self.directory)
-        name = f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+        name = f"{STAGING_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
         try:
             os.mkdir(self.directory / name, 0o700)
         except OSError as exc:
@@ -464,8 +466,9 @@ def open_regular(path: StrPath, what: str = "") -> int:
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        kind = ("is a directory" if stat.S_ISDIR(st.st_mode) else
-                "is a pipe or FIFO" if stat.S_ISFIFO(st.st_mode) else
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError(f"{label}: is a directory")
+        kind = ("is a pipe or FIFO" if stat.S_ISFIFO(st.st_mode) else
                 "is a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else
                 "is a socket" if stat.S_ISSOCK(st.st_mode) else "is not a regular file")
         raise InputError(f"{label}: {kind}, not a regular file; repltool reads files "
@@ -518,15 +521,6 @@ def _human(n: int) -> str:
         if n >= size and n % size == 0:
             return f"{n // size} {unit}"
     return f"{n} bytes"
-
-
-@contextmanager
-def nesting_limit(label: str) -> Iterator[None]:
-    """Turn a ``RecursionError`` of a parser (deeply nested input) into one line."""
-    try:
-        yield
-    except RecursionError:
-        raise InputError(f"{label}: nested too deeply to parse") from None
 
 
 def describe_oserror(exc: OSError) -> str:

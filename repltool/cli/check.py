@@ -26,16 +26,22 @@ FILES together and reported as TOTAL.
 \b
 Configuration: [tool.repltool.check] in pyproject.toml, [check] in .repltool.toml
 or [repltool.check] in setup.cfg, searched from the current directory upwards
-(keys: select, ignore, severity, min-parallelism, max-barrier-share,
-max-trx-size, gr-applier). Command-line options win: --select replaces the
-file's select, --ignore and --severity add to the file's.
+up to the repository root (the first directory with .git) (keys: select,
+ignore, severity, min-parallelism, max-barrier-share, max-trx-size,
+gr-applier). The file used is named on stderr ("repltool: using configuration
+FILE"), in --format json and in the JUnit report. A file other users could
+have written (world-writable, or in a world-writable directory such as /tmp
+and not yours) is ignored with a warning. Command-line options win: --select
+replaces the file's select, --ignore and --severity add to the file's.
 
 \b
 Exit status of check:
   0    no finding at error level (warnings and info allowed)
   1    at least one finding at error level
   2    usage error, bad configuration, or an input file that cannot be opened
+  8    I/O error: the JUnit report or standard output cannot be written
   130  interrupted
+  143  terminated (SIGTERM)
 Damaged files (not a binlog, CRC mismatch, truncated...) are findings, not exit statuses."""
 
 

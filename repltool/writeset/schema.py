@@ -184,7 +184,7 @@ def load_schema(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
             text = read_bytes_bounded(path, SCHEMA_LIMIT, "schema file").decode(
                 "utf-8", errors="replace")
         except ReplToolError as exc:
-            raise SchemaError(exc.reason) from None
+            raise SchemaError(f"cannot read {exc.reason}") from None
         try:
             parse_schema(text, default_db=default_db, source=os.fspath(path), into=schema)
         except RecursionError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -119,13 +120,16 @@ def test_disk_full_on_stdout(tmp_path: Path) -> None:
             "repltool: error: standard output: No space left on device"
 
 
-def test_disk_full_on_a_junit_report(tmp_path: Path) -> None:
-    """/dev/full as the directory entry of an output: the atomic write refuses the device
-    (it exists) without --force, and with --force replaces nothing it cannot create."""
+def test_a_device_is_never_an_output(tmp_path: Path) -> None:
+    """/dev/full or /dev/null as an output: an atomic write would rename a regular file over
+    the device node; refused, also with --force."""
     log = write_sample(tmp_path / "d", transactions=20)[0]
-    done = run("check", "--junit", "/dev/full", log)
-    assert done.returncode == 2
-    assert "file exists; --force replaces it" in one_line(done.stderr)
+    for device in ("/dev/full", "/dev/null"):
+        for force in ((), ("--force",)):
+            done = run("check", "--junit", device, *force, log)
+            assert done.returncode == 2
+            assert "is not a regular file" in one_line(done.stderr)
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
 
 
 def test_a_broken_pipe_is_a_quiet_exit_0(tmp_path: Path) -> None:
