@@ -59,17 +59,22 @@ def _stop_mid_run(proc: subprocess.Popen[str], out: Path, finals: list[str]) -> 
     assert not any((out / n).exists() for n in finals)
 
 
-def test_sigterm_during_certify_output_leaves_nothing(big: list[Path], tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum, status, message", [
+    (signal.SIGTERM, 143, "repltool: terminated (SIGTERM)"),
+    (signal.SIGINT, 130, "repltool: interrupted")], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_during_certify_output_leaves_nothing(big: list[Path], tmp_path: Path,
+                                                       signum: int, status: int,
+                                                       message: str) -> None:
     out = tmp_path / "out"
     proc = subprocess.Popen([*REPLTOOL, "certify", "--pk-only", "--format", "jsonl",
                              "--output", str(out), *map(str, big)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     _stop_mid_run(proc, out, [p.name for p in big])
-    os.kill(proc.pid, signal.SIGTERM)
+    os.kill(proc.pid, signum)
     os.kill(proc.pid, signal.SIGCONT)
     _, err = proc.communicate(timeout=HANG_GUARD)
-    assert proc.returncode == 143
-    assert err.strip().splitlines()[-1] == "repltool: terminated (SIGTERM)"
+    assert proc.returncode == status
+    assert err.strip().splitlines()[-1] == message
     assert "Traceback" not in err
     assert not out.exists()                 # created by this run, empty: removed
 
