@@ -56,6 +56,13 @@ class InputError(ReplToolError):
     exit_code = 2
 
 
+class IOFailure(ReplToolError):
+    """Reading an opened input or writing an output failed (disk full, read-only
+    directory, I/O error): the system's reason, naming the file."""
+
+    exit_code = 8
+
+
 class LogFormatError(ReplToolError):
     """The bytes are not what the binlog format says they must be."""
 

@@ -138,6 +138,8 @@ def _jump(fi: FileInfo, fh, verify: bool) -> Iterator[ClockRecord]:  # type: ign
             fh.seek(p)
             buf, base, off = fh.read(max(_CHUNK, ev_size)), p, 0
             end = ev_size
+            if end > len(buf):
+                break                               # shrank: the walker reports it
         pos = new(Position, (path, p, None))
         if tc == fde_code:
             fde = _fde(fi, buf[off:end], pos, opts)

@@ -233,6 +233,8 @@ class _Scan:
                         base += off
                         off, end = 0, size
                         blen = len(buf)
+                        if blen < end:
+                            raise FastPathUnsupported("file shrank while being read")
                     elif size < minsize:
                         raise FastPathUnsupported("event too small")
                     if not tcount[tc]:

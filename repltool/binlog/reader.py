@@ -24,6 +24,7 @@ from ..errors import (
     ChecksumMismatch, EncryptedLog, InputError, MalformedEvent, NoFormatDescription, NotABinlog,
     ReplToolError, TruncatedLog, UnsupportedLog,
 )
+from ..outputs import open_regular
 from ..positions import Position
 from .constants import (
     BINLOG_MAGIC, CHECKSUM_LEN, ENCRYPTED_MAGIC, HEADER_LEN, V3_POST_HEADER_LEN, ChecksumAlg,
@@ -128,13 +129,11 @@ def read_events(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 
 def open_log(path: str) -> tuple[BinaryIO, int]:
-    try:
-        fh = open(path, "rb")  # noqa: SIM115 - closed by the caller
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot open: {exc.strerror or exc}") from None
-    return fh, os.fstat(fh.fileno()).st_size
+    """Open a log file for reading: a regular file only (a FIFO, a pipe such as
+    ``<(cat F)`` or a device is refused at once, never waited on)."""
+    fd = open_regular(path)
+    fh = os.fdopen(fd, "rb")  # noqa: SIM115 - closed by the caller
+    return fh, os.fstat(fd).st_size
 
 
 def _read_file(fi: FileInfo, opts: ReadOptions) -> Iterator[Event]:
@@ -166,6 +165,15 @@ def check_magic(fi: FileInfo, magic: bytes, fh: BinaryIO) -> None:
         hint = " (EF BF BD is U+FFFD: the file went through a text-mode/UTF-8 conversion)"
     raise NotABinlog(f"not a binlog: magic is {magic.hex(' ')}, expected fe 62 69 6e{hint}",
                      pos=where)
+
+
+def _shrank(fi: FileInfo, p: int, tc: int, size: int, have: int) -> None:
+    """The file got shorter while it was read (a live log rotated and truncated, a copy
+    overwritten): the event is cut off - a truncation, not a checksum error."""
+    fi.truncated_at = fi.end_offset = p
+    raise TruncatedLog(f"log ends mid-event: event_size {size} but only {have} bytes left "
+                       f"(the file shrank from {fi.size} bytes while being read)",
+                       pos=Position(fi.path, p), event_type=type_name(tc))
 
 
 def describe_mysql_encryption(header: bytes) -> str:
@@ -227,6 +235,8 @@ def _read_stream(fi: FileInfo, fh: BinaryIO, opts: ReadOptions, start: int = 4,
             buf = buf[off:] + fh.read(max(CHUNK, end - len(buf)))
             base += off
             off, end = 0, size
+            if len(buf) < size:
+                _shrank(fi, p, tc, size, len(buf))
         raw = buf[off:end]
         off = end
         pos = new_pos(Position, (path, p, None))

@@ -6,11 +6,14 @@ and replaces the logical timestamps of the GTID events named by their offset
 delta16 encoding resize the event, and the writer fixes ``log_pos`` of the
 later events of a binlog; relay logs keep their source coordinates).
 
-The set of outputs is written all-or-nothing: every file is first rewritten
-into a staging directory inside the output directory, and only when all of
-them succeeded are they renamed to their final names. On any failure the
-staging directory is removed, so the output directory holds no file of this
-run, partial or complete (files that were there before are untouched).
+The set of outputs is written all-or-nothing (:class:`repltool.outputs.OutputSet`):
+every file is first rewritten into a staging directory inside the output
+directory, and only when all of them succeeded are they renamed to their
+final names; a failing rename restores the files already replaced. On any
+failure, Ctrl-C or SIGTERM the staging directory is removed, so the output
+directory holds no file of this run, partial or complete (files that were
+there before are untouched). A name that exists in the output directory is
+refused unless ``force``; an input never is replaced.
 
 Which clock a transaction gets:
 
@@ -26,14 +29,13 @@ Which clock a transaction gets:
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..binlog.writer import RewriteReport, rewrite_log
 from ..errors import CertifyError, UsageError
+from ..outputs import OutputSet
 from .report import Certified, recorded_clock
 
 NO_NUMBER_CLOCK = (0, 0)
@@ -41,29 +43,25 @@ NO_NUMBER_CLOCK = (0, 0)
 
 
 def check_output_dir(paths: Iterable[str | os.PathLike[str]],
-                     out_dir: str | os.PathLike[str]) -> Path:
-    """Validate ``--output DIR`` before anything is read; create it if missing.
+                     out_dir: str | os.PathLike[str], *, force: bool = False) -> OutputSet:
+    """Validate ``--output DIR`` before anything is read (nothing is created yet).
 
-    :raises UsageError: DIR is a file, DIR holds one of the inputs (the copy
-        would replace it), or two inputs share a file name.
+    :raises UsageError: DIR is a file, a copy would replace one of the inputs
+        (DIR is an input's directory, or holds a link to one), two inputs
+        share a file name, or a copy's name exists in DIR and ``force`` is off.
     """
     out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--output {out}: not a directory")
     names: dict[str, str] = {}
-    for p in map(Path, paths):
+    inputs = list(paths)
+    for p in map(Path, inputs):
         if p.name in names:
             raise UsageError(f"--output: inputs {names[p.name]} and {p} have the same file name")
         names[p.name] = str(p)
         parent = p.resolve().parent
-        if out.exists() and os.path.samefile(parent, out):
+        if out.is_dir() and os.path.samefile(parent, out):
             raise UsageError(f"--output {out} is the directory of input {p}: the re-tagged "
                              "copy would replace it; write to another directory")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--output {out}: cannot create it: {exc.strerror or exc}") from None
-    return out
+    return OutputSet(out, names, inputs, force=force, option="--output")
 
 
 class ClockColumns(Mapping[int, tuple[int, int]]):
@@ -134,30 +132,26 @@ class ClockMap:
 
 
 def retag_logs(paths: Sequence[str | os.PathLike[str]], clocks: ClockMap,
-               out_dir: str | os.PathLike[str], *, encoding: str = "mysql"
-               ) -> tuple[RewriteReport, ...]:
+               out_dir: str | os.PathLike[str], *, encoding: str = "mysql",
+               force: bool = False) -> tuple[RewriteReport, ...]:
     """Write every input to ``out_dir`` under its own name with the new clocks.
 
     Inputs are only read. All-or-nothing, see the module docstring.
 
+    :param force: replace copies of an earlier run (never an input).
     :raises UsageError, ChecksumMismatch, ...: as :func:`rewrite_log`; then
         nothing of this run is left in ``out_dir``.
+    :raises IOFailure: a copy cannot be written or renamed (the files already
+        renamed are restored).
     """
-    out = check_output_dir(paths, out_dir)
-    staging = Path(tempfile.mkdtemp(dir=out, prefix=".repltool-certify-"))
-    try:
+    with check_output_dir(paths, out_dir, force=force) as outputs:
         reports = []
         for p in paths:
-            name = Path(p).name
-            reports.append(rewrite_log(p, staging / name,
+            reports.append(rewrite_log(p, outputs.stage(Path(p).name),
                                        clocks.by_file.get(os.fspath(p), ClockColumns()),
                                        encoding=encoding))
-        for p in paths:
-            name = Path(p).name
-            os.replace(staging / name, out / name)
-        return tuple(_renamed(r, out) for r in reports)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        outputs.commit()
+        return tuple(_renamed(r, outputs.directory) for r in reports)
 
 
 def _renamed(report: RewriteReport, out: Path) -> RewriteReport:

@@ -1,8 +1,11 @@
 """Settings of ``repltool check``: rule selection, severities, thresholds; config files.
 
-Like ruff, the configuration is looked up from the current directory upwards;
-the first directory that has one wins (no merging across directories).  In a
-directory the order is:
+Like ruff, the configuration is looked up from the current directory upwards,
+up to the repository root (the first directory holding ``.git``); the first
+directory that has one wins (no merging across directories).  A file another
+user could have written (world-writable, or in a world-writable directory
+such as ``/tmp`` and not owned by the current user or root) is ignored with a
+warning.  The CLI says which file it used.  In a directory the order is:
 
 1. ``.repltool.toml``: a ``[check]`` table (``[tool.repltool.check]`` is accepted too);
 2. ``pyproject.toml``: a ``[tool.repltool.check]`` table;
@@ -35,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..errors import UsageError
+from ..errors import ReplToolError, UsageError
 from .rules import RULES, THRESHOLD_RULES, Severity, expand
 
 try:  # Python 3.11+
@@ -178,31 +181,80 @@ def split_list(value: Any) -> tuple[str, ...]:
 
 # ---- files ----
 
+CONFIG_NAMES = (".repltool.toml", "pyproject.toml", "setup.cfg")
+#: Configuration files are small; a bigger one is refused (one line), not read.
+CONFIG_LIMIT = 4 << 20
+
+
 def find_config(start: str | os.PathLike[str] | None = None) -> Path | None:
-    """The configuration file that applies in ``start`` (default: the current directory)."""
+    """The configuration file that applies in ``start`` (default: the current directory).
+
+    The search goes from ``start`` upwards and stops after the repository
+    root (the first directory holding ``.git``), as ruff's does.  A file
+    others could have written is passed over with a warning
+    (:func:`unsafe_reason`): a ``.repltool.toml`` in ``/tmp`` must not
+    silence a check.
+    """
+    import warnings
     here = Path(start or os.getcwd()).resolve()
     for d in (here, *here.parents):
-        for name in (".repltool.toml", "pyproject.toml", "setup.cfg"):
+        for name in CONFIG_NAMES:
             p = d / name
-            if p.is_file() and read_table(p) is not None:
+            if not p.is_file():
+                continue
+            why = unsafe_reason(p)
+            if why is not None:
+                warnings.warn(f"ignoring configuration {p}: {why}", stacklevel=2)
+                continue
+            if read_table(p) is not None:
                 return p
+        if os.path.lexists(d / ".git"):
+            break
+    return None
+
+
+def unsafe_reason(path: Path) -> str | None:
+    """Why another user could have written ``path`` (None: only its owner or root could).
+
+    Unsafe: the file is world-writable; its directory is world-writable
+    without the sticky bit (anyone can replace the file); or its directory
+    is world-writable and sticky (``/tmp``) but the file belongs to another
+    user than the current one or root.
+    """
+    import stat as st_
+    try:
+        f, d = path.stat(), path.parent.stat()
+    except OSError:
+        return None
+    if f.st_mode & st_.S_IWOTH:
+        return "the file is writable by every user"
+    if d.st_mode & st_.S_IWOTH:
+        if not d.st_mode & st_.S_ISVTX:
+            return f"its directory {path.parent} is writable by every user"
+        if f.st_uid not in (0, os.geteuid()):
+            return (f"its directory {path.parent} is writable by every user and the file "
+                    f"belongs to another user (uid {f.st_uid})")
     return None
 
 
 def read_table(path: Path) -> dict[str, Any] | None:
     """The check table of a config file (keys normalised to snake_case), or None.
 
-    :raises UsageError: when the file cannot be read or parsed.
+    :raises UsageError: when the file cannot be read or parsed (not UTF-8,
+        not a regular file, bigger than :data:`CONFIG_LIMIT`).
     """
+    from ..outputs import read_text_bounded
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        text = read_text_bounded(path, CONFIG_LIMIT, "configuration")
+    except ReplToolError as exc:
+        raise UsageError(exc.reason) from None
     if path.suffix == ".toml":
         try:
             doc = _toml.loads(text)
         except _toml.TOMLDecodeError as exc:
             raise UsageError(f"{path}: invalid TOML: {exc}") from None
+        except RecursionError:
+            raise UsageError(f"{path}: nested too deeply to parse") from None
         table = doc.get("tool", {}).get("repltool", {}).get("check")
         if table is None and path.name != "pyproject.toml":
             table = doc.get("check")

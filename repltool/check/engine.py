@@ -68,14 +68,10 @@ def check_files(paths: list[str | os.PathLike[str]] | tuple[str | os.PathLike[st
 
 
 def require_readable(path: str) -> None:
-    """:raises InputError: ``path`` is a directory or cannot be opened."""
-    if os.path.isdir(path):
-        raise InputError(f"{path}: is a directory")
-    try:
-        with open(path, "rb"):
-            pass
-    except OSError as exc:
-        raise InputError(f"{path}: cannot open: {exc.strerror or exc}") from None
+    """:raises InputError: ``path`` is a directory, cannot be opened, or is not a regular
+    file (a FIFO is refused at once, not waited on)."""
+    from ..outputs import open_regular
+    os.close(open_regular(path))
 
 
 def _rule_of(exc: ReplToolError) -> str:
@@ -213,7 +209,8 @@ class _Checker:
                                           order[f.rule]))
         return CheckReport(tuple(f.result() for f in self.files.values()),
                            tuple(self.findings), tuple(self.active), self.skipped,
-                           Totals(self.total.work, self.total_barriers, self.total.depth))
+                           Totals(self.total.work, self.total_barriers, self.total.depth),
+                           configuration=self.cfg.source)
 
     def emit(self, code: str, file: str, offset: int | None, message: str,
              event_type: str | None = None) -> None:

@@ -94,6 +94,7 @@ class CheckReport:
 
     :ivar rules: codes of the rules that ran, in documentation order.
     :ivar skipped: selected rules that could not run, with the reason.
+    :ivar configuration: the configuration file the settings came from, if any.
     """
 
     files: tuple[FileResult, ...]
@@ -101,6 +102,7 @@ class CheckReport:
     rules: tuple[str, ...]
     skipped: Mapping[str, str] = field(default_factory=dict)
     totals: Totals = Totals()
+    configuration: str | None = None
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity)

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import tempfile
 from typing import Any
 from xml.etree import ElementTree as ET
 
@@ -53,6 +51,7 @@ def report_to_dict(report: CheckReport) -> dict[str, Any]:
     return {
         "version": 1,
         "exit_status": report.exit_status,
+        "configuration": report.configuration,
         "summary": {"files": len(report.files),
                     **{s.value: report.count(s) for s in Severity},
                     "by_rule": report.by_rule()},
@@ -106,6 +105,8 @@ def render_junit(report: CheckReport) -> str:
 
     Error-level findings are ``failure``; a rule that could not run is
     ``skipped``; warnings and info findings go to the testcase's ``system-out``.
+    The configuration file used, if any, is in each suite's ``system-out``
+    (``configuration: FILE``).
     """
     root = ET.Element("testsuites", name="repltool check")
     by_key: dict[tuple[str, str], list[Finding]] = {}
@@ -149,6 +150,8 @@ def _suite(root: ET.Element, file: str, codes: list[str],
         others = [f for f in found if f.severity is not Severity.ERROR]
         if others:
             ET.SubElement(case, "system-out").text = "\n".join(finding_line(f) for f in others)
+    if report.configuration is not None:
+        ET.SubElement(suite, "system-out").text = f"configuration: {printable(str(report.configuration))}"
     _count(suite, suite.findall("testcase"))
 
 
@@ -164,23 +167,3 @@ def _count(elem: ET.Element, children: list[ET.Element]) -> None:
     elem.set("errors", "0")
     elem.set("skipped", str(sum(1 for c in children if c.find("skipped") is not None)))
     elem.set("time", "0")
-
-
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory + rename."""
-    target = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(target))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.",
-                               suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise

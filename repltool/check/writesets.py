@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Protocol
 
 from ..binlog import Transaction
-from ..errors import InputError, UsageError
+from ..errors import UsageError
 
 SKIP_REASON = "no write-set provider was given"
+#: The largest ``--writesets`` JSON file read (parsed in memory: ~10x its size).
+WRITESETS_LIMIT = 512 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,14 +164,15 @@ def load_writesets(path: str | os.PathLike[str]) -> MappingProvider:
 
     :raises InputError: the file cannot be read.  :raises UsageError: bad content.
     """
+    from ..outputs import read_text_bounded
     p = os.fspath(path)
+    text = read_text_bounded(p, WRITESETS_LIMIT, "--writesets")
     try:
-        with open(p, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except OSError as exc:
-        raise InputError(f"{p}: cannot open: {exc.strerror or exc}") from None
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{p}: invalid JSON: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"{p}: JSON nested too deeply") from None
     items = doc.get("transactions") if isinstance(doc, dict) else None
     if not isinstance(items, list):
         raise UsageError(f"{p}: expected an object with a \"transactions\" list")

@@ -7,6 +7,7 @@ documented exit status; ``--traceback`` re-raises instead.
 
 from __future__ import annotations
 
+import errno
 import sys
 from typing import NoReturn, Sequence
 
@@ -73,7 +74,12 @@ def cli(ctx: click.Context, traceback: bool, color: bool | None) -> None:
 
 
 def run(argv: Sequence[str] | None = None) -> int:
-    """Run the command line and return the exit status (no ``sys.exit``)."""
+    """Run the command line and return the exit status (no ``sys.exit``).
+
+    SIGTERM raises :class:`~repltool.outputs.Terminated` while it runs, so
+    that partial outputs are removed; it is reported in one line, exit 143.
+    """
+    from ..outputs import sigterm_raises
     args = list(sys.argv[1:] if argv is None else argv)
     show_traceback = "--traceback" in args
     import warnings
@@ -83,11 +89,26 @@ def run(argv: Sequence[str] | None = None) -> int:
                    err=True)
 
     warnings.showwarning = show
+    with sigterm_raises():
+        return _run(args, show_traceback)
+
+
+def _run(args: list[str], show_traceback: bool) -> int:
+    from ..outputs import Terminated, stdout_works
     try:
-        status = cli.main(args=args, prog_name="repltool", standalone_mode=False)
+        # not cli.main(): click's main turns a broken pipe into exit 1 before we see it
+        with cli.make_context("repltool", args) as ctx:
+            status = cli.invoke(ctx)
+        sys.stdout.flush()
         if isinstance(status, int):       # click returns an Exit's code without raising
             return status
     except click.exceptions.Exit as exc:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _silence_stdout()
+        except OSError as err:
+            return _io_error(err, show_traceback, stdout_failed=True)
         return int(exc.exit_code)
     except click.Abort:
         click.echo("repltool: interrupted", err=True)
@@ -101,6 +122,12 @@ def run(argv: Sequence[str] | None = None) -> int:
             raise
         click.echo("repltool: interrupted", err=True)
         return ExitStatus.INTERRUPTED
+    except Terminated:
+        if show_traceback:
+            raise
+        _flush_quietly()
+        click.echo("repltool: terminated (SIGTERM)", err=True)
+        return ExitStatus.TERMINATED
     except BrokenPipeError:
         _silence_stdout()
         return ExitStatus.OK
@@ -110,13 +137,48 @@ def run(argv: Sequence[str] | None = None) -> int:
         _flush_quietly()
         click.echo(f"repltool: error: {printable(str(exc))}", err=True)
         return exc.exit_code
+    except OSError as exc:
+        # outputs name their file (repltool.outputs); a write error without a
+        # file name is standard output's
+        return _io_error(exc, show_traceback, stdout_failed=exc.filename is None and (
+            exc.errno in _WRITE_ERRNOS or not stdout_works()))
+    except UnicodeEncodeError as exc:
+        if show_traceback:
+            raise
+        _silence_stdout()
+        click.echo(f"repltool: error: cannot write text in the output's encoding "
+                   f"({exc.encoding}): {exc.reason}; set PYTHONIOENCODING=utf-8", err=True)
+        return ExitStatus.IO_ERROR
+    except RecursionError:
+        if show_traceback:
+            raise
+        click.echo("repltool: error: input nested too deeply", err=True)
+        return ExitStatus.USAGE
     return ExitStatus.OK
+
+
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
+
+
+def _io_error(exc: OSError, show_traceback: bool, *, stdout_failed: bool) -> int:
+    """An OSError no library layer translated: one line, exit 8."""
+    from ..outputs import describe_oserror
+    if show_traceback:
+        raise exc
+    if stdout_failed:
+        _silence_stdout()
+        what = f"standard output: {exc.strerror or exc}"
+    else:
+        _flush_quietly()
+        what = f"I/O error: {describe_oserror(exc)}"
+    click.echo(f"repltool: error: {what}", err=True)
+    return ExitStatus.IO_ERROR
 
 
 def _flush_quietly() -> None:
     try:
         sys.stdout.flush()
-    except (BrokenPipeError, ValueError):
+    except (OSError, ValueError):
         _silence_stdout()
 
 
@@ -130,5 +192,16 @@ def _silence_stdout() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
-    """Console-script entry point."""
+    """Console-script entry point.
+
+    File names that are not valid UTF-8 reach Python as lone surrogates
+    (PEP 383); standard output writes them back as the file system's own
+    bytes, as ``ls`` does, instead of failing.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "encoding", "").lower().replace(
+                "-", "") == "utf8":
+            reconfigure(errors="surrogateescape" if stream is sys.stdout
+                        else "backslashreplace")
     sys.exit(run(argv))

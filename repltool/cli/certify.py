@@ -16,6 +16,8 @@ from .options import inputs_argument, run_spark, spark_options, verify_checksum_
 _GR_ONLY = ("gc_every", "gc_interval", "gc_stable_set", "members", "member_lag",
             "session_order")
 _CHECK_SHOWN = 10
+#: Group Replication's limit on a group's size (9 members, WL#6833).
+MAX_GROUP_MEMBERS = 9
 
 
 @click.command()
@@ -40,10 +42,11 @@ _CHECK_SHOWN = 10
 @click.option("--gc-stable-set", multiple=True, metavar="GTIDSET",
               help="group-replication: garbage-collect with this stable set once all its "
                    "GTIDs were certified (repeatable).")
-@click.option("--members", type=click.IntRange(min=0), default=0, metavar="N",
+@click.option("--members", type=click.IntRange(0, MAX_GROUP_MEMBERS), default=0, metavar="N",
               help="group-replication: simulate an N-member multi-primary group "
-                   "(sessions assigned round-robin) for conflict detection.")
-@click.option("--member-lag", type=click.IntRange(min=0), default=0, metavar="N",
+                   "(sessions assigned round-robin) for conflict detection; a group has "
+                   "at most 9 members.")
+@click.option("--member-lag", type=click.IntRange(0, 1_000_000), default=0, metavar="N",
               help="With --members: transactions a member has not applied yet; writes of "
                    "the same row within the lag conflict (the later one is rolled back).")
 @click.option("--session-order", is_flag=True, default=False,
@@ -60,7 +63,10 @@ _CHECK_SHOWN = 10
               show_default=True, help="rich tables, or one JSON object per transaction.")
 @click.option("--output", "output_dir", type=click.Path(file_okay=False), metavar="DIR",
               help="Write re-tagged copies of the logs to DIR (same file names; only the "
-                   "GTID events' logical timestamps and CRCs change; all-or-nothing).")
+                   "GTID events' logical timestamps and CRCs change; all-or-nothing, "
+                   "also on SIGTERM; an existing file is refused without --force).")
+@click.option("--force", is_flag=True,
+              help="With --output: replace same-named files already in DIR (never an input).")
 @click.option("--timestamp-encoding", type=click.Choice(["mysql", "delta16"]), default="mysql",
               show_default=True, help="With --output: MySQL's two int64, or repltool's "
                                       "16-bit delta (typecode 3).")
@@ -74,7 +80,7 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
             baseline: str | None, gc_every: int | None, gc_interval: float | None,
             gc_stable_set: tuple[str, ...], members: int, member_lag: int, session_order: bool,
             schema_paths: tuple[str, ...], pk_only: bool, fmt: str, output_dir: str | None,
-            timestamp_encoding: str, check: bool, verify_checksum: bool, spark: Any,
+            force: bool, timestamp_encoding: str, check: bool, verify_checksum: bool, spark: Any,
             output_parquet: str | None) -> None:
     """Recompute last_committed/sequence_number from the write sets of the rows.
 
@@ -101,6 +107,8 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
         raise UsageError("--member-lag needs --members")
     if timestamp_encoding != "mysql" and output_dir is None:
         raise UsageError("--timestamp-encoding needs --output")
+    if force and output_dir is None:
+        raise UsageError("--force needs --output")
     stable_sets = tuple(_gtid_set(s) for s in gc_stable_set)
     if spark is not None and output_dir is not None:
         raise UsageError("--output is not available with --spark: re-tagging rewrites the "
@@ -112,7 +120,7 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
                 "the re-tagged clocks could let conflicting transactions run in parallel; "
                 "give --schema FILE (SHOW CREATE TABLE output), or --pk-only if every table's "
                 "only unique key is its primary key")
-        check_output_dir(files, output_dir)
+        check_output_dir(files, output_dir, force=force)
     options = CertifyOptions(
         history_size=history_size, baseline=Baseline(baseline or "recorded"),
         session_order=session_order, gc_every=gc_every, gc_interval=gc_interval,
@@ -135,7 +143,8 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
         if clocks is not None:
             from dataclasses import replace
             report = replace(report, retag=retag_logs(
-                files, clocks, output_dir, encoding=timestamp_encoding))  # type: ignore[arg-type]
+                files, clocks, output_dir, encoding=timestamp_encoding,  # type: ignore[arg-type]
+                force=force))
         return report, differences
 
     if spark is None:

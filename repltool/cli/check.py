@@ -26,16 +26,22 @@ FILES together and reported as TOTAL.
 \b
 Configuration: [tool.repltool.check] in pyproject.toml, [check] in .repltool.toml
 or [repltool.check] in setup.cfg, searched from the current directory upwards
-(keys: select, ignore, severity, min-parallelism, max-barrier-share,
-max-trx-size, gr-applier). Command-line options win: --select replaces the
-file's select, --ignore and --severity add to the file's.
+up to the repository root (the first directory with .git) (keys: select,
+ignore, severity, min-parallelism, max-barrier-share, max-trx-size,
+gr-applier). The file used is named on stderr ("repltool: using configuration
+FILE"), in --format json and in the JUnit report. A file other users could
+have written (world-writable, or in a world-writable directory such as /tmp
+and not yours) is ignored with a warning. Command-line options win: --select
+replaces the file's select, --ignore and --severity add to the file's.
 
 \b
 Exit status of check:
   0    no finding at error level (warnings and info allowed)
   1    at least one finding at error level
   2    usage error, bad configuration, or an input file that cannot be opened
+  8    I/O error: the JUnit report or standard output cannot be written
   130  interrupted
+  143  terminated (SIGTERM)
 Damaged files (not a binlog, CRC mismatch, truncated...) are findings, not exit statuses."""
 
 
@@ -114,7 +120,10 @@ def _codes(value: tuple[str, ...]) -> tuple[str, ...]:
                    "commands (::error file=...,title=RULE::message).")
 @click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE",
               help="Also write a JUnit XML report (one testsuite per file, one testcase "
-                   "per file and rule), atomically.")
+                   "per file and rule), atomically; refuses an input or an existing file "
+                   "(see --force).")
+@click.option("--force", is_flag=True,
+              help="Let --junit replace an existing file (never one of the inputs).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Read the configuration from FILE instead of searching for it.")
 @click.option("--no-config", is_flag=True, help="Ignore every configuration file.")
@@ -123,7 +132,8 @@ def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
           ignore: tuple[str, ...], severity: dict, min_parallelism: float | None,
           max_barrier_share: float | None, max_trx_size: int | None, gr_applier: str | None,
           writesets: str | None, schemas: tuple[str, ...], schema_db: str | None, fmt: str,
-          junit: str | None, config_file: str | None, no_config: bool, spark: Any,
+          junit: str | None, force: bool, config_file: str | None, no_config: bool,
+          spark: Any,
           output_parquet: str | None) -> None:
     """Check logs for damage, bad logical clocks, GTID and relay-log problems.
 
@@ -145,7 +155,14 @@ def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
         raise click.UsageError("no FILE given (or use --list-rules)")
     if config_file and no_config:
         raise click.UsageError("--config and --no-config exclude each other")
+    inputs = [*files, *([writesets] if writesets else []), *schemas,
+              *([config_file] if config_file else [])]
+    if junit:
+        from ..outputs import check_output
+        check_output(junit, inputs, force=force, option="--junit")
     base = load_config(config_file, search=not no_config)
+    if base.source is not None:
+        click.echo(f"repltool: using configuration {base.source}", err=True)
     cfg = override(base, select=_codes(select) or None, ignore=_codes(ignore),
                    severity=severity, min_parallelism=min_parallelism,
                    max_barrier_share=max_barrier_share, max_trx_size=max_trx_size,
@@ -172,11 +189,8 @@ def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
     sys.stdout.write(render[fmt](result))
     sys.stdout.flush()
     if junit:
-        try:
-            rep.write_atomic(junit, rep.render_junit(result))
-        except OSError as exc:
-            raise UsageError(f"{junit}: cannot write the JUnit report: "
-                             f"{exc.strerror or exc}") from None
+        from ..outputs import write_file
+        write_file(junit, rep.render_junit(result), inputs, force=force, option="--junit")
     raise click.exceptions.Exit(result.exit_status)
 
 

@@ -14,7 +14,10 @@ class ExitStatus(IntEnum):
     CHECKSUM = 5            # CRC32 mismatch
     UNSUPPORTED = 6         # a valid log repltool does not read (binlog v1, unknown checksum alg)
     ENCRYPTED = 7           # encrypted binlog (MySQL \xfdbin or MariaDB START_ENCRYPTION)
-    INTERRUPTED = 130       # Ctrl-C
+    IO_ERROR = 8            # an output or stdout cannot be written (disk full, read-only dir),
+    #                         or an opened input fails to read
+    INTERRUPTED = 130       # Ctrl-C (SIGINT)
+    TERMINATED = 143        # SIGTERM (128 + 15), e.g. a cancelled CI job
 
 
 EXIT_HELP = """\b
@@ -27,4 +30,7 @@ Exit status:
   5    CRC32 checksum mismatch
   6    unsupported log (binlog format v1, unknown checksum algorithm)
   7    encrypted log (repltool cannot decrypt)
-  130  interrupted"""
+  8    I/O error: an output or standard output cannot be written (disk full,
+       read-only directory), or reading an opened input failed
+  130  interrupted (Ctrl-C)
+  143  terminated (SIGTERM); partial outputs are removed"""

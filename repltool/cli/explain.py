@@ -11,7 +11,8 @@ import click
 from ..certify import Baseline, CertifyOptions, Mode
 from ..errors import UsageError
 from ..escape import json_safe, printable
-from .options import inputs_argument, run_spark, spark_options, verify_checksum_option
+from .options import (inputs_argument, read_inputs, run_spark, spark_options,
+                      verify_checksum_option)
 
 _GR_ONLY = ("gc_every", "gc_interval", "session_order")
 
@@ -60,7 +61,11 @@ _GR_ONLY = ("gc_every", "gc_interval", "session_order")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, metavar="N",
               help="Serialisers listed per kind.")
 @click.option("--render", "render_path", type=click.Path(dir_okay=False),
-              metavar="FILE.svg|FILE.png", help="Also draw the window with Graphviz's dot.")
+              metavar="FILE.svg|FILE.png",
+              help="Also draw the window with Graphviz's dot (atomically; refuses an input "
+                   "or an existing file, see --force).")
+@click.option("--force", is_flag=True, help="Let --render replace an existing file (never "
+                                            "an input).")
 @verify_checksum_option
 @spark_options
 @click.pass_context
@@ -68,7 +73,7 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
             history_size: int, schema_paths: tuple[str, ...], gc_every: int | None,
             gc_interval: float | None, session_order: bool, cost_spec: str, lenient: bool,
             gtid: str | None, pos: str | None, fmt: str, around: str | None, depth: int,
-            limit: int, top: int, render_path: str | None, verify_checksum: bool,
+            limit: int, top: int, render_path: str | None, force: bool, verify_checksum: bool,
             spark: Any, output_parquet: str | None) -> None:
     """Show why a replica cannot go faster: the dependency DAG of the logs.
 
@@ -101,6 +106,9 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
         if dot_available() is None:
             raise UsageError(f"--render {render_path}: Graphviz's dot is not installed "
                              "(Debian: apt-get install graphviz)")
+        from ..outputs import check_output
+        check_output(render_path, read_inputs(files, schema_paths, cost_spec), force=force,
+                     option="--render")
     cost = parse_cost(cost_spec)
     options = None
     if mode != "recorded":
@@ -132,7 +140,8 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
             picture_focus = _resolve(graph, around)
     if render_path is not None:
         from ..explain import render, to_dot
-        render(to_dot(graph, window or [], focus=picture_focus), render_path)
+        render(to_dot(graph, window or [], focus=picture_focus), render_path,
+               read_inputs(files, schema_paths, cost_spec), force=force)
     _output(ctx, graph, fmt, focus, window, top, picture_focus)
     for w in graph.warnings[:20]:
         click.echo(f"repltool: warning: {printable(str(w))}", err=True)

@@ -32,6 +32,13 @@ def damage_exit(first_error: str | None, count: int) -> None:
     raise click.exceptions.Exit(cls.exit_code)
 
 
+def read_inputs(files: tuple[str, ...], schema_paths: tuple[str, ...] = (),
+                cost_spec: str = "") -> list[str]:
+    """Every file a command reads (logs, --schema, --cost csv:): what no output may replace."""
+    cost = [cost_spec[4:]] if cost_spec.startswith("csv:") else []
+    return [*files, *schema_paths, *cost]
+
+
 #: ``FILE...`` of the commands that take ``--spark``: directories and quoted globs
 #: are expanded with ``--spark`` (without it a directory is an unreadable input).
 inputs_argument = click.argument("files", nargs=-1, required=True,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import IOFailure, UsageError
 from ..escape import printable
 from ..schedule import format_bitmap
 from ..schedule.model import SimResult
@@ -195,8 +195,12 @@ def _opt(value: int | None) -> str:
 
 # ---- the plot ----
 
-def write_plot(report: ScheduleReport, path: str, window: tuple[int, int]) -> None:
+def write_plot(report: ScheduleReport, path: str, window: tuple[int, int],
+               inputs: Sequence[str] = (), *, force: bool = False) -> None:
     """Save the speed-up curve and a per-worker timeline to ``path`` (.png or .svg).
+
+    Atomically (:func:`repltool.outputs.atomic_path`): never onto one of
+    ``inputs``, nor onto an existing file unless ``force``.
 
     :param window: ``(start, count)``: the relay indexes the timeline shows.
     :raises UsageError: when matplotlib is missing or the window is empty.
@@ -218,10 +222,12 @@ def write_plot(report: ScheduleReport, path: str, window: tuple[int, int]) -> No
     _plot_curve(curve, report)
     _plot_timeline(timeline, run, start, spans)
     fig.suptitle(f"repltool schedule: {', '.join(_short(f) for f in report.files)[:110]}")
-    try:
-        fig.savefig(path, dpi=110)
-    except OSError as exc:
-        raise UsageError(f"--plot {path}: {exc}") from None
+    from ..outputs import atomic_path
+    with atomic_path(path, inputs, force=force, option="--plot") as tmp:
+        try:
+            fig.savefig(tmp, dpi=110, format=path.rsplit(".", 1)[-1].lower())
+        except OSError as exc:
+            raise IOFailure(f"--plot {path}: {exc.strerror or exc}") from None
 
 
 def _short(file: str) -> str:

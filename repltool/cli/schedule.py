@@ -12,12 +12,15 @@ import click
 from ..errors import UsageError
 from ..schedule import Policy, SimConfig, parse_workers
 from ..schedule.source import CrashSpec, parse_cost, report_to_dict, schedule_report
-from .options import inputs_argument, run_spark, spark_options, verify_checksum_option
+from .options import (inputs_argument, read_inputs, run_spark, spark_options,
+                      verify_checksum_option)
 
 if TYPE_CHECKING:
     from ..distributed import SparkOptions
 
 _PLOT_SUFFIXES = (".png", ".svg")
+#: replica_checkpoint_group's maximum in MySQL (sys_vars.cc: 32..524280, block size 8).
+MAX_CHECKPOINT_GROUP = 524280
 RETAG_MODES = ("writeset", "writeset-session", "group-replication", "commit-order")
 
 
@@ -53,8 +56,9 @@ def _window(text: str) -> tuple[int, int]:
 @click.option("--coordinator-overhead", type=click.FloatRange(min=0.0), default=0.0,
               show_default=True, metavar="SECONDS",
               help="Coordinator time spent on each transaction.")
-@click.option("--checkpoint-group", type=click.IntRange(min=1), default=512,
-              show_default=True, metavar="N", help="GAQ size (replica_checkpoint_group).")
+@click.option("--checkpoint-group", type=click.IntRange(1, MAX_CHECKPOINT_GROUP), default=512,
+              show_default=True, metavar="N",
+              help="GAQ size (replica_checkpoint_group; MySQL allows up to 524280).")
 @click.option("--checkpoint-period", type=click.FloatRange(min=0.0), default=0.3,
               show_default=True, metavar="SECONDS",
               help="replica_checkpoint_period, for --crash-at (0: no timed checkpoints).")
@@ -66,7 +70,10 @@ def _window(text: str) -> tuple[int, int]:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="rich tables for people, JSON for machines.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), metavar="FILE.png|FILE.svg",
-              help="Draw the speed-up curve and a worker timeline (needs matplotlib).")
+              help="Draw the speed-up curve and a worker timeline (needs matplotlib; "
+                   "written atomically; refuses an input or an existing file, see --force).")
+@click.option("--force", is_flag=True, help="Let --plot replace an existing file (never an "
+                                            "input).")
 @click.option("--timeline-window", "window_text", default="0:40", show_default=True,
               metavar="START:COUNT", help="Transactions the --plot timeline shows.")
 @click.option("--crash-at", "crash_text", metavar="SECONDS|GTID|#INDEX",
@@ -85,7 +92,7 @@ def _window(text: str) -> tuple[int, int]:
 def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, policy: str,
              preserve_commit_order: bool, coordinator_overhead: float, checkpoint_group: int,
              checkpoint_period: float, cost_spec: str, lenient: bool, fmt: str,
-             plot_path: str | None, window_text: str, crash_text: str | None,
+             plot_path: str | None, force: bool, window_text: str, crash_text: str | None,
              retag: str | None, compare_text: str | None, schema_paths: tuple[str, ...],
              verify_checksum: bool, spark: SparkOptions | None,
              output_parquet: str | None) -> None:
@@ -108,6 +115,10 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
     window = _window(window_text)
     if plot_path is not None and Path(plot_path).suffix.lower() not in _PLOT_SUFFIXES:
         raise UsageError(f"--plot {plot_path}: the file name must end in .png or .svg")
+    from ..outputs import check_output
+    inputs = read_inputs(files, schema_paths, cost_spec)
+    if plot_path is not None:
+        check_output(plot_path, inputs, force=force, option="--plot")
     config = SimConfig(policy=Policy(policy), preserve_commit_order=preserve_commit_order,
                        coordinator_overhead=coordinator_overhead,
                        checkpoint_group=checkpoint_group, lenient=lenient)
@@ -152,7 +163,7 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
             schema_paths=schema_paths)
     if plot_path is not None:
         from .render_schedule import write_plot
-        write_plot(report, plot_path, window)
+        write_plot(report, plot_path, window, inputs, force=force)
     if fmt == "json":
         json.dump(report_to_dict(report), sys.stdout, indent=2)
         sys.stdout.write("\n")

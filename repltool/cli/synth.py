@@ -48,7 +48,12 @@ def _range(text: str) -> tuple[int, int]:
 
 @click.command()
 @click.option("-o", "--out", "out", required=True, type=click.Path(file_okay=False),
-              help="Directory to write the logs, schema.sql and ground-truth.json into.")
+              help="Directory to write the logs, schema.sql and ground-truth.json into "
+                   "(all-or-nothing; refused when it holds files of these names or logs of "
+                   "an earlier run, unless --force).")
+@click.option("--force", is_flag=True,
+              help="Replace the files of an earlier run in DIR (and remove its logs this run "
+                   "does not replace, so the index stays true).")
 @click.option("--format", "server_format", type=click.Choice(["8.0", "5.7", "9.x"]),
               default="8.0", show_default=True,
               help="Server generation whose layouts to write (9.x is implied by "
@@ -63,8 +68,8 @@ def _range(text: str) -> tuple[int, int]:
               help="Rotate the (source) binlog after a commit group beyond this size.")
 @click.option("--max-relay-log-size", default=None,
               help="Relay-file size (default: --max-binlog-size).")
-@click.option("--clients", type=click.IntRange(min=1), default=8, show_default=True,
-              help="Concurrent sessions.")
+@click.option("--clients", type=click.IntRange(1, 100_000), default=8, show_default=True,
+              help="Concurrent sessions (at most 100000, MySQL's max_connections limit).")
 @click.option("--think-us", type=click.IntRange(min=1), default=2000, show_default=True,
               help="Mean think time of a session between transactions (µs).")
 @click.option("--sync-us", type=click.IntRange(min=0), default=400, show_default=True,
@@ -81,8 +86,9 @@ def _range(text: str) -> tuple[int, int]:
 @click.option("--zipf-s", type=float, default=1.1, show_default=True)
 @click.option("--hot-keys", type=click.IntRange(min=1), default=8, show_default=True)
 @click.option("--hot-share", type=click.FloatRange(0, 1), default=0.5, show_default=True)
-@click.option("--rows-per-table", type=click.IntRange(min=1), default=10_000,
-              show_default=True, help="Rows each keyed table holds before the log starts.")
+@click.option("--rows-per-table", type=click.IntRange(1, 100_000_000), default=10_000,
+              show_default=True, help="Rows each keyed table holds before the log starts "
+                                      "(at most 100000000: 3 bytes of memory per row).")
 @click.option("--ddl-rate", type=click.FloatRange(0, 1), default=0.0005, show_default=True)
 @click.option("--empty-rate", type=click.FloatRange(0, 1), default=0.001, show_default=True)
 @click.option("--bulk-share", type=click.FloatRange(0, 1), default=0.005, show_default=True,
@@ -100,7 +106,7 @@ def _range(text: str) -> tuple[int, int]:
 @click.option("--ground-truth-rows", is_flag=True, help="Also put every row image in it.")
 @click.option("--db", default="shop", show_default=True)
 @click.option("--seed", type=int, default=1, show_default=True)
-def synth(out: str, server_format: str, server_version: str | None, relay_log: bool,
+def synth(out: str, force: bool, server_format: str, server_version: str | None, relay_log: bool,
           transactions: int | None, size: str | None, max_binlog_size: str,
           max_relay_log_size: str | None, clients: int, think_us: int, sync_us: int,
           sync_delay_us: int, statements: str, rows: str, mix: str, key_dist: str,
@@ -139,7 +145,8 @@ def synth(out: str, server_format: str, server_version: str | None, relay_log: b
         compression=None if compression == "none" else compression,
         tagged_gtids=tagged_gtids, tag=tag, timestamp_encoding=timestamp_encoding,
         gtids=not anonymous, full_metadata=full_metadata, db=db, in_use=in_use,
-        ground_truth=not no_ground_truth, ground_truth_rows=ground_truth_rows, seed=seed)
+        ground_truth=not no_ground_truth, ground_truth_rows=ground_truth_rows, seed=seed,
+        force=force)
     progress = _progress() if sys.stderr.isatty() else None
     try:
         result = generate(opts, progress=progress.update if progress else None)

@@ -37,10 +37,12 @@ def _dir_files(names: Iterable[str]) -> list[str]:
 
 
 def _is_log(path: str) -> bool:
+    from ..errors import ReplToolError
+    from ..outputs import open_regular
     try:
-        with open(path, "rb") as fh:
+        with os.fdopen(open_regular(path), "rb") as fh:    # a FIFO is not waited on
             return fh.read(4) in (b"\xfebin", b"\xfdbin")
-    except OSError:
+    except (OSError, ReplToolError):
         return False
 
 

@@ -15,7 +15,7 @@ import os
 import shutil
 import subprocess
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from ..errors import InputError, UsageError
 from ..escape import printable
@@ -198,11 +198,18 @@ def dot_available() -> str | None:
     return shutil.which("dot")
 
 
-def render(dot_source: str, path: str | os.PathLike[str]) -> None:
-    """Render DOT to ``path`` (``.svg`` or ``.png``) with Graphviz's ``dot``.
+def render(dot_source: str, path: str | os.PathLike[str],
+           inputs: Iterable[str | os.PathLike[str]] = (), *, force: bool = False) -> None:
+    """Render DOT to ``path`` (``.svg`` or ``.png``) with Graphviz's ``dot``, atomically.
 
-    :raises UsageError: for another suffix, or when ``dot`` is not installed.
-    :raises InputError: when ``dot`` fails or the file cannot be written.
+    ``dot`` writes a temporary file that replaces ``path`` when it succeeded
+    (:func:`repltool.outputs.atomic_path`): ``path`` may not be one of
+    ``inputs`` (or a link to one), nor exist unless ``force``.
+
+    :raises UsageError: for another suffix, when ``dot`` is not installed, or
+        for a refused ``path``.
+    :raises InputError: when ``dot`` fails.  :raises IOFailure: when the file
+        cannot be written.
     """
     target = os.fspath(path)
     fmt = _SUFFIXES.get(os.path.splitext(target)[1].lower())
@@ -212,13 +219,15 @@ def render(dot_source: str, path: str | os.PathLike[str]) -> None:
     if dot is None:
         raise UsageError(f"--render {target}: Graphviz's dot is not installed (Debian: "
                          "apt-get install graphviz); --format dot prints the graph instead")
-    try:
-        done = subprocess.run([dot, f"-T{fmt}", "-o", target], input=dot_source.encode(),
-                              capture_output=True, timeout=300, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise InputError(f"--render {target}: running dot failed: {exc}") from exc
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise InputError(f"--render {target}: dot exited {done.returncode}: "
-                         f"{message[0] if message else 'no message'}")
+    from ..outputs import atomic_path
+    with atomic_path(target, inputs, force=force, option="--render") as tmp:
+        try:
+            done = subprocess.run([dot, f"-T{fmt}", "-o", tmp], input=dot_source.encode(),
+                                  capture_output=True, timeout=300, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise InputError(f"--render {target}: running dot failed: {exc}") from exc
+        if done.returncode != 0:
+            message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise InputError(f"--render {target}: dot exited {done.returncode}: "
+                             f"{message[0] if message else 'no message'}")
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -23,6 +24,9 @@ from typing import Protocol
 
 from ..errors import InputError, SimulationError, UsageError
 from .logical_clock import describe
+
+#: The largest ``--cost csv:`` file read (~5 million ``gtid,seconds`` rows).
+COST_LIMIT = 256 << 20
 from .model import SimTransaction
 
 
@@ -159,11 +163,12 @@ class CsvCost:
         :raises InputError: when the file cannot be read.
         :raises UsageError: on a malformed row, naming ``FILE:LINE``.
         """
+        from ..outputs import read_text_bounded
+        text = read_text_bounded(path, COST_LIMIT, "cost file")
         try:
-            with open(path, newline="", encoding="utf-8") as handle:
-                rows = list(csv.reader(handle))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read cost file {path}: {exc}") from exc
+            rows = list(csv.reader(io.StringIO(text, newline="")))
+        except csv.Error as exc:
+            raise InputError(f"cost file {path}: {exc}") from None
         return cls(costs=_parse_rows(rows, str(path)), default=default, source=str(path))
 
     @property

@@ -31,6 +31,7 @@ auto-positioning (where MySQL skips this and relies on GTIDs) is not modelled.
 from __future__ import annotations
 
 import heapq
+import math
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -225,6 +226,14 @@ def recover(trace: Sequence[Span], *, workers: int | None = None,
             else:
                 replay.checkpoint(tick, "period")
                 ticks[0] += 1
+                # until the next commit (or `until`) nothing changes: the ticks in
+                # between purge nothing, so jump over them (a crash at 1e308 s
+                # would otherwise count ticks forever)
+                k = min(commit, until) / period
+                if math.isfinite(k):
+                    ticks[0] = max(ticks[0], math.ceil(k))
+                elif not commits:
+                    return
 
     _check_order(trace)
     for i, span in enumerate(trace):

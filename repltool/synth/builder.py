@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import random
-import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from ..binlog.events import GtidBody
 from ..binlog.writer import (
     encode_gtid_body, encode_gtid_tagged_body, frame_event, transaction_length_for,
 )
+from ..outputs import OutputSet
 
 # The post-header lengths MySQL 8.0.26+ writes in its FDE (control_events.cpp,
 # server_event_header_length; 41 types; type 40 carries the enum value 40, sic).
@@ -190,29 +190,29 @@ def payload_body(plaintext: bytes) -> bytes:
 
 
 def write_sample(directory: str | os.PathLike[str], *, transactions: int = 200,
-                 seed: int = 7) -> list[Path]:
+                 seed: int = 7, force: bool = False) -> list[Path]:
     """Write ``binlog.000001`` and ``binlog.000002`` (and ``binlog.index``) into ``directory``.
 
     A commit-order clock as a MySQL 8.0 source produces it: commit groups of 1-6
     transactions share their ``last_committed`` (the last sequence number of the
     previous group) and take consecutive ``sequence_number``s; the first
     transaction of each file is (0, 1).  One DDL, one compressed transaction.
-    Files are written under a temporary name and renamed.
+    The three files are written all-or-nothing (:class:`repltool.outputs.OutputSet`).
+
+    :param force: replace files of these names already in ``directory``.
+    :raises UsageError: one of them exists and ``force`` is off.
+    :raises IOFailure: a file cannot be written.
     """
     rng = random.Random(seed)
     out_dir = Path(directory)
-    out_dir.mkdir(parents=True, exist_ok=True)
     sid = uuid.UUID(int=rng.getrandbits(128), version=4)
     table = SampleTable(110, "shop", "orders")
     ts_us = 1_760_000_000_000_000
     names = ["binlog.000001", "binlog.000002"]
     gno = 0
-    paths = []
-    for index, name in enumerate(names):
-        path = out_dir / name
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=out_dir)
-        try:
-            with os.fdopen(fd, "wb") as fh:
+    with OutputSet(out_dir, [*names, "binlog.index"], force=force, option="-o") as outputs:
+        for index, name in enumerate(names):
+            with open(outputs.stage(name), "wb") as fh:
                 b = BinlogBuilder(fh)
                 b.start(ts_us // 1_000_000, (sid, gno))
                 seq = 0
@@ -238,11 +238,6 @@ def write_sample(directory: str | os.PathLike[str], *, transactions: int = 200,
                                       compress=(seq == 40))
                     last_group_end = seq
                 b.close(ts_us // 1_000_000, names[index + 1] if index + 1 < len(names) else None)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        paths.append(path)
-    (out_dir / "binlog.index").write_text("".join(f"./{n}\n" for n in names))
-    return paths
+        outputs.stage("binlog.index").write_text("".join(f"./{n}\n" for n in names))
+        outputs.commit()
+    return [out_dir / n for n in names]

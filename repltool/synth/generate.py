@@ -17,7 +17,7 @@ import random
 import struct
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
@@ -25,7 +25,8 @@ from ..binlog.constants import EventType
 from ..errors import UsageError
 from .clock import ClockConfig, GroupCommit
 from .formats import FORMATS, ServerFormat, version_int
-from .logwriter import BinlogOutput, GtidState, Output, RelayOutput, SourceLog, remove_stale
+from ..outputs import OutputSet
+from .logwriter import BinlogOutput, GtidState, Output, RelayOutput, SourceLog, stale_logs
 from .tables import Table, make_tables, schema_sql
 from .workload import Plan, RowOp, Statement, Workload, WorkloadConfig
 
@@ -67,6 +68,7 @@ class SynthOptions:
     ground_truth: bool = True
     ground_truth_rows: bool = False
     in_use: bool = False                    # leave the last file active (no Stop)
+    force: bool = False                     # replace the files of an earlier run in out
     seed: int = 1
     start_time_us: int = 1_767_225_600_000_000   # 2026-01-01 00:00:00 UTC
 
@@ -248,12 +250,51 @@ def generate(opts: SynthOptions, *, collect: list[dict[str, Any]] | None = None,
     :param collect: if given, one dict per transaction (the ground-truth record
         plus ``row_ops``: the generated (table, op, before, after) tuples).
     :param progress: called as ``progress(bytes_written, transactions)`` now and then.
-    :raises UsageError: for contradictory options.
+    :raises UsageError: for contradictory options, or when ``opts.out`` holds
+        files of the names this run writes (or logs of the same base name it
+        would have to remove) and ``opts.force`` is off.
+    :raises IOFailure: when a file cannot be written.
+
+    Everything is written into a staging directory in ``opts.out`` and
+    renamed into place at the end, all or nothing
+    (:class:`repltool.outputs.OutputSet`); with ``force``, logs of an
+    earlier run that this one did not replace are removed afterwards (so
+    the index stays true).
     """
     fmt = _check(opts)
-    t0 = time.perf_counter()
+    basename = "relay-bin" if opts.relay_log else "binlog"
     out_dir = Path(opts.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    names = [f"{basename}.index", "schema.sql", *(["ground-truth.json"] * opts.ground_truth)]
+    stale = stale_logs(out_dir, basename)
+    if stale and not opts.force:
+        raise UsageError(f"-o {out_dir}: holds {stale[0].name}"
+                         f"{f' and {len(stale) - 1} more log(s)' if len(stale) > 1 else ''} "
+                         "of an earlier run; --force replaces them")
+    with OutputSet(out_dir, names, force=opts.force, option="-o") as outputs:
+        assert outputs.staging is not None
+        result = _generate(opts, fmt, basename, outputs.staging, collect, progress)
+        for f in (*result.files, out_dir / f"{basename}.index", result.schema,
+                  *([result.ground_truth] if result.ground_truth else [])):
+            outputs.stage(f.name)
+        outputs.commit()
+    if opts.force:
+        keep = {f.name for f in result.files}
+        for p in stale:
+            if p.name not in keep:
+                try:
+                    p.unlink()
+                except FileNotFoundError:
+                    pass
+    return replace(result, files=[out_dir / f.name for f in result.files],
+                   schema=out_dir / result.schema.name,
+                   ground_truth=out_dir / result.ground_truth.name
+                   if result.ground_truth else None)
+
+
+def _generate(opts: SynthOptions, fmt: ServerFormat, basename: str, out_dir: Path,
+              collect: list[dict[str, Any]] | None,
+              progress: Callable[[int, int], None] | None) -> SynthResult:
+    t0 = time.perf_counter()
     rng = random.Random(opts.seed)
     sid = uuid.UUID(int=rng.getrandbits(128), version=4) if opts.gtids else None
     version = opts.server_version or fmt.server_version
@@ -261,8 +302,6 @@ def generate(opts: SynthOptions, *, collect: list[dict[str, Any]] | None = None,
     tables = make_tables(opts.db)
     workload = Workload(tables, opts.workload, rng, rng.getrandbits(16))
     events = _Events(fmt, opts.db, tables, opts.full_metadata)
-    basename = "relay-bin" if opts.relay_log else "binlog"
-    remove_stale(out_dir, basename)
     output: Output
     if opts.relay_log:
         # the receiver has retrieved everything the source wrote so far: share the set
@@ -287,7 +326,8 @@ def generate(opts: SynthOptions, *, collect: list[dict[str, Any]] | None = None,
     gt_path = out_dir / "ground-truth.json" if opts.ground_truth else None
     gt: TextIO | None = open(gt_path, "w") if gt_path else None  # noqa: SIM115
     if gt is not None:
-        meta = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(opts).items()}
+        meta = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(opts).items()
+                if k != "force"}
         meta.update(server_version=version, server_uuid=str(sid) if sid else None,
                     format_profile=fmt.name)
         gt.write('{"format": "repltool-synth-groundtruth/1", "meta": '

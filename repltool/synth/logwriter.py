@@ -22,7 +22,6 @@ everything back with them.
 
 from __future__ import annotations
 
-import os
 import struct
 import uuid
 import zlib
@@ -410,7 +409,8 @@ def payload_body(plaintext: bytes, compressor) -> bytes:  # type: ignore[no-unty
     return header + b"\x00" + data
 
 
-def remove_stale(directory: Path, basename: str) -> None:
-    """Remove ``basename.NNNNNN`` files a previous run left (so the index stays true)."""
-    for p in directory.glob(f"{basename}.[0-9][0-9][0-9][0-9][0-9][0-9]"):
-        os.unlink(p)
+def stale_logs(directory: Path, basename: str) -> list[Path]:
+    """The ``basename.NNNNNN`` files already in ``directory`` (a previous run's), sorted."""
+    if not directory.is_dir():
+        return []
+    return sorted(directory.glob(f"{basename}.[0-9][0-9][0-9][0-9][0-9][0-9]"))

@@ -169,6 +169,10 @@ _DB_HINTS = (re.compile(r"^--.*\(database\s+`?([\w$]+)`?\)", re.I | re.M),
 _DELIMITER = re.compile(r"^\s*DELIMITER\s+(\S+)\s*$", re.I | re.M)
 
 
+#: The largest schema file read (``mysqldump --no-data`` of ~100k tables).
+SCHEMA_LIMIT = 64 << 20
+
+
 def load_schema(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
                 default_db: str | None = None) -> Schema:
     """Read ``CREATE TABLE`` statements from one or more files into a :class:`Schema`.
@@ -181,13 +185,20 @@ def load_schema(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     schema = Schema()
+    from ..errors import ReplToolError
+    from ..outputs import read_bytes_bounded
     for path in paths:
         try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        except OSError as exc:
-            raise SchemaError(f"cannot read schema file {os.fspath(path)}: {exc.strerror}") from exc
-        parse_schema(text, default_db=default_db, source=os.fspath(path), into=schema)
+            # a regular file of at most SCHEMA_LIMIT bytes (not a FIFO, not /dev/zero)
+            text = read_bytes_bounded(path, SCHEMA_LIMIT, "schema file").decode(
+                "utf-8", errors="replace")
+        except ReplToolError as exc:
+            raise SchemaError(f"cannot read {exc.reason}") from None
+        try:
+            parse_schema(text, default_db=default_db, source=os.fspath(path), into=schema)
+        except RecursionError:
+            raise SchemaError(f"schema file {os.fspath(path)}: nested too deeply to "
+                              "parse") from None
     _link(schema)
     return schema
 

@@ -221,7 +221,7 @@ def test_mariadb_logs_cannot_be_retagged(cli, tmp_path: Path) -> None:
     _, err = cli("certify", "--pk-only", "--output", out, CORPUS / "mariadb/serial/mysql-bin.000001",
                  expect=1)
     assert "no logical clock to re-tag" in err
-    assert list(out.iterdir()) == []
+    assert not out.exists()            # created only when the copies are written
 
 
 def test_jsonl_fields(certify_jsonl, tmp_path: Path) -> None:

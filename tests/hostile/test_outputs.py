@@ -102,17 +102,19 @@ def test_check_junit_not_written_on_failure(corpus: Path, tmp_path: Path, sandbo
 
 def test_check_junit_write_failure(corpus: Path, tmp_path: Path,
                                    monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    """The disk fills while the report is written: exit 2, one error line, nothing left."""
-    from repltool.check import report
+    """The disk fills while the report is written: exit 8 (I/O error), one error line,
+    nothing left."""
+    from repltool import outputs
     from repltool.cli import run
     junit = tmp_path / "report.xml"
 
     def full(fd: int) -> None:
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(report.os, "fsync", full)
+    monkeypatch.setattr(outputs.os, "fsync", full)
     status = run(["check", "--junit", str(junit), str(corpus / GTID_FILES[0])])
-    assert status == 2
-    assert "cannot write the JUnit report" in capsys.readouterr().err
+    assert status == 8
+    err = capsys.readouterr().err
+    assert f"--junit {junit}: No space left on device" in err and len(err.splitlines()) == 1
     assert os.listdir(tmp_path) == []
 
 

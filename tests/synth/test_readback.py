@@ -165,8 +165,12 @@ def test_cli_size_and_index(tmp_path: Path) -> None:
     out = tmp_path / "logs"
     (out).mkdir()
     (out / "binlog.000009").write_bytes(b"stale")
-    res = CliRunner().invoke(cli, ["synth", "-o", str(out), "--size", "300k",
-                                   "--max-binlog-size", "100k", "--no-ground-truth"])
+    args = ["synth", "-o", str(out), "--size", "300k", "--max-binlog-size", "100k",
+            "--no-ground-truth"]
+    refused = CliRunner().invoke(cli, args)       # an earlier run's log: not without --force
+    assert refused.exit_code == 2 and "--force" in refused.output
+    assert sorted(p.name for p in out.iterdir()) == ["binlog.000009"]
+    res = CliRunner().invoke(cli, [*args, "--force"])
     assert res.exit_code == 0, res.output
     files = sorted(out.glob("binlog.0*"))
     assert 3 <= len(files) <= 4 and not (out / "binlog.000009").exists()
