@@ -435,7 +435,7 @@ class _Scan:
             _HEADER, CHUNK, FileInfo, _check_magic, _first_event, _handle_fde, open_log,
             structs_for,
         )
-        from .transactions import classify_query
+        from .transactions import classify_query, is_atomic_ctas
 
         fi = FileInfo(path, 0)
         if info is not None:
@@ -657,8 +657,17 @@ class _Scan:
                             g[_KIND] = what
                         elif what != "commit":      # a statement right after the GTID
                             g[_KIND] = "xa-commit" if what == "xa-commit" else "ddl"
+                        elif (g[_COUNT] == 3 and g[_OPEN] and g[_HASGTID] and not g[_ROWSD]
+                              and not g[_TABLES]):
+                            g[_KIND] = "empty"      # GTID, BEGIN, COMMIT: empty transaction
                         yield self.finish(False)
                         g = None
+                    elif head.lstrip()[:6].upper() == b"CREATE":
+                        # a CREATE inside BEGIN: 8.0.21+ CREATE TABLE ... SELECT (rare:
+                        # the whole query is decoded only here)
+                        q = decoders[tc](data, DecodeContext(structs, pos, tc))
+                        if isinstance(q, QueryBody) and is_atomic_ctas(q.query):
+                            g[_KIND] = "ddl"
         finally:
             self.g = g
         if counts is not None:
