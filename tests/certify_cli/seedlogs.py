@@ -27,27 +27,53 @@ T0 = 1_760_000_000_000_000
 
 @dataclass(frozen=True)
 class Trx:
-    """One seed transaction: rows (the ids it writes), a DDL or a view change."""
+    """One seed transaction: rows (the ids it writes), a DDL or a view change.
+
+    ``table`` names the table the rows go to (``test.t1`` by default; every
+    table is ``(id INT PRIMARY KEY, v VARCHAR(32))``).  ``ctas`` writes MySQL
+    8.0.21+'s ``CREATE TABLE ... SELECT``: ``BEGIN``, ``CREATE TABLE ...
+    START TRANSACTION``, the selected rows, ``Xid``; ``empty`` an empty
+    transaction: ``BEGIN``, ``COMMIT``.
+    """
 
     ids: tuple[int, ...] = ()
     ddl: bool = False
     view_change: bool = False
     thread: int = 1
     compress: bool = False
+    table: str = "t1"
+    ctas: bool = False
+    empty: bool = False
 
 
-def ws(*ids: int, thread: int = 1, compress: bool = False) -> Trx:
-    return Trx(ids=ids, thread=thread, compress=compress)
+def ws(*ids: int, thread: int = 1, compress: bool = False, table: str = "t1") -> Trx:
+    return Trx(ids=ids, thread=thread, compress=compress, table=table)
+
+
+def ctas(table: str, *ids: int, thread: int = 1) -> Trx:
+    """``CREATE TABLE table (...) AS SELECT`` that copies rows ``ids``."""
+    return Trx(ids=ids, thread=thread, table=table, ctas=True)
+
+
+def empty(thread: int = 1) -> Trx:
+    return Trx(empty=True, thread=thread)
 
 
 DDL = Trx(ddl=True)
 VIEW_CHANGE = Trx(view_change=True)
 
 
+def _table(name: str) -> SampleTable:
+    return TABLE if name == "t1" else SampleTable(100 + int(name.lstrip("t") or 0), "test", name)
+
+
 def _bodies(t: Trx, gno: int) -> list[tuple[int, bytes]]:
     if t.ddl:
         return [(EventType.QUERY_EVENT, query_body(t.thread, "test",
                                                    f"ALTER TABLE t1 COMMENT 'ddl {gno}'"))]
+    if t.empty:
+        return [(EventType.QUERY_EVENT, query_body(t.thread, "test", "BEGIN")),
+                (EventType.QUERY_EVENT, query_body(t.thread, "test", "COMMIT"))]
     if t.view_change:
         body = S.view_change_body.build({"view_id": b"17600000000000001:3".ljust(40, b"\0"),
                                          "seq_number": 0, "cert_info_count": 0,
@@ -56,10 +82,16 @@ def _bodies(t: Trx, gno: int) -> list[tuple[int, bytes]]:
                 (EventType.VIEW_CHANGE_EVENT, body),
                 (EventType.QUERY_EVENT, query_body(0, "", "COMMIT"))]
     rows = [(i, f"row {i}") for i in t.ids]
-    return [(EventType.QUERY_EVENT, query_body(t.thread, "test", "BEGIN")),
-            (EventType.TABLE_MAP_EVENT, TABLE.table_map_body()),
-            (EventType.WRITE_ROWS_EVENT, TABLE.write_rows_body(rows)),
-            (EventType.XID_EVENT, S.xid_body.build({"xid": gno}))]
+    table = _table(t.table)
+    out = [(EventType.QUERY_EVENT, query_body(t.thread, "test", "BEGIN"))]
+    if t.ctas:
+        out.append((EventType.QUERY_EVENT, query_body(
+            t.thread, "test", f"CREATE TABLE `{t.table}` (\n  `id` int NOT NULL,\n  `v` "
+            "varchar(32) DEFAULT NULL,\n  PRIMARY KEY (`id`)\n) START TRANSACTION")))
+    if rows:
+        out += [(EventType.TABLE_MAP_EVENT, table.table_map_body()),
+                (EventType.WRITE_ROWS_EVENT, table.write_rows_body(rows))]
+    return out + [(EventType.XID_EVENT, S.xid_body.build({"xid": gno}))]
 
 
 def write_logs(directory: Path, files: list[list[Trx]], *, name: str = "binlog") -> list[Path]:
