@@ -235,6 +235,10 @@ class CertResult:
     :ivar conflict: GR negative certification details ("would be rolled back").
     :ivar session_order: the session rule was in force for this result.
     :ivar detail: one line of human explanation.
+    :ivar raised: writeset modes: the logged commit-order parent was below the
+        last writer of a shared key (an unsafe logged clock), so that writer
+        was taken instead of MySQL's ``min`` (see
+        :class:`~repltool.certify.trackers.WritesetTracker`).
     """
 
     trx: CertTransaction
@@ -246,6 +250,7 @@ class CertResult:
     conflict: str | None = None
     session_order: bool = False
     detail: str = ""
+    raised: bool = False
 
     @property
     def last_committed(self) -> int | None:

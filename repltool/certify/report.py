@@ -262,6 +262,9 @@ class CertifyReport:
     :ivar replicated: transactions a replica wrote (``original_commit_timestamp``
         differs from ``immediate_commit_timestamp``): MySQL's WRITESET_SESSION
         there used the applier worker's session, which the log does not record.
+    :ivar raised: writeset modes: transactions whose logged clock let them
+        overlap an earlier writer of one of their keys; their parent was raised
+        to that writer (MySQL keeps the smaller value; see ``CertResult.raised``).
     """
 
     files: tuple[str, ...]
@@ -282,6 +285,7 @@ class CertifyReport:
     fallbacks: dict[str, int] = field(default_factory=dict)
     no_session: int = 0
     replicated: int = 0
+    raised: int = 0
 
 
 class _Runs:
@@ -310,7 +314,7 @@ class ReportBuilder:
         self._ids = _Runs()
         self._commit = Counter[str]()
         self._fallbacks = Counter[str]()
-        self.fallback_transactions = self.no_session = self.replicated = 0
+        self.fallback_transactions = self.no_session = self.replicated = self.raised = 0
 
     def _add(self, c: Certified) -> None:
         trx, r = c
@@ -320,6 +324,7 @@ class ReportBuilder:
         if r.computed is not None:
             self._after.add(r.computed[0])
         cert = r.trx
+        self.raised += r.raised
         if cert.fallback:
             self.fallback_transactions += 1
             self._fallbacks.update(set(cert.fallback))
@@ -369,6 +374,11 @@ class ReportBuilder:
                            members=len(o.member_names), member_lag=o.member_lag)
         else:
             options["baseline"] = o.baseline.value
+        if self.raised:
+            run.warnings.append(
+                f"{self.raised} transaction(s) carry a logged last_committed below the last "
+                "earlier writer of one of their keys (the log's clock lets them overlap); "
+                "their parent was raised to that writer instead of MySQL's min()")
         session = (run.mode is Mode.WRITESET_SESSION
                    or (run.mode is Mode.GROUP_REPLICATION and o.session_order))
         return CertifyReport(
@@ -379,4 +389,4 @@ class ReportBuilder:
             truncated_skipped=run.truncated_skipped, commit_id=commit,
             warnings=tuple(run.warnings), fallback_transactions=self.fallback_transactions,
             fallbacks=dict(self._fallbacks.most_common()), no_session=self.no_session,
-            replicated=self.replicated)
+            replicated=self.replicated, raised=self.raised)
