@@ -29,7 +29,8 @@ def certify_renderables(report: Any) -> list[Any]:
     head.add_row("files", ", ".join(report.files))
     head.add_row("log", "relay log" if report.relay_log else "binlog")
     head.add_row("mode", report.mode.value)
-    head.add_row("session order", _session_text(report))
+    cell, notes = _session_text(report)
+    head.add_row("session order", cell)
     for k, v in report.options.items():
         if v not in (None, [], 0) or k == "history_size":
             head.add_row(k.replace("_", " "), ", ".join(v) if isinstance(v, list) else str(v))
@@ -42,6 +43,7 @@ def certify_renderables(report: Any) -> list[Any]:
     if s.unassigned:
         head.add_row("no number", f"{s.unassigned:,} (GR local / rolled back)")
     out.append(head)
+    out.extend(Text(f"note: {n}", style="yellow") for n in notes)
     out.append(_parallelism_table(report))
     dist = Table(title="sequence_number - last_committed")
     dist.add_column("distance")
@@ -79,20 +81,24 @@ def certify_renderables(report: Any) -> list[Any]:
     return out
 
 
-def _session_text(report: Any) -> str:
-    """``yes``/``no``, and what the session rule could not see."""
+def _session_text(report: Any) -> tuple[str, list[str]]:
+    """The "session order" cell (``yes``/``no``) and notes on what the rule could not see."""
     if not report.session_order:
-        return "no"
+        return "no", []
     n = report.summary.before.transactions
-    text = "yes"
+    cell, notes = "yes", []
     if report.no_session:
-        text += (f"; {report.no_session:,} of {n:,} transactions have no session id in the "
-                 "log (no Query event: MariaDB row DML): not ordered by session")
+        cell = f"yes, but {report.no_session:,} of {n:,} transactions have no session id"
+        notes.append(f"{report.no_session:,} of {n:,} transactions have no session id in the "
+                     "log (no Query event with a thread id: MariaDB's row-based DML), so the "
+                     "session rule could not order them")
     if report.replicated and report.mode.value == "writeset-session":
-        text += (f"; {report.replicated:,} were written by a replica's applier: MySQL "
-                 "ordered those by the applier worker's session, which the log does not "
-                 "record; here by their originating session (server_id, thread_id)")
-    return text
+        notes.append(f"{report.replicated:,} transactions were written by a replica's applier "
+                     "(original_commit_timestamp differs from immediate_commit_timestamp): "
+                     "MySQL's WRITESET_SESSION ordered those by the applier worker's session, "
+                     "which the log does not record; repltool orders them by their "
+                     "originating session (server_id, thread_id)")
+    return cell, notes
 
 
 def _fallback_table(report: Any) -> Any:

@@ -125,3 +125,44 @@ def gtid(gno: int) -> str:
 #: Offset of the CRC32 of the first GTID event in a file :func:`write_logs`
 #: writes: magic (4) + FDE + Previous_gtids end at 197, the GTID event is 79 bytes.
 EX_GTID_CRC_OFFSET = 197 + 79 - 4
+
+
+def write_replica_log(path: Path, trxs: list[Trx], *, delay_us: int = 250_000,
+                      source_server_id: int = 1) -> Path:
+    """One binlog as a MySQL 8.0 *replica* writes it: every GTID event carries an
+    ``original_commit_timestamp`` (the source's commit, ``delay_us`` earlier) that
+    differs from its ``immediate_commit_timestamp``; the events keep the source's
+    ``server_id`` and the Query events the source session's thread id."""
+    from repltool.binlog.events import GtidBody
+    from repltool.binlog.writer import encode_gtid_body, frame_event, transaction_length_for
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ts = T0
+    with open(path, "wb") as fh:
+        b = BinlogBuilder(fh, server_id=source_server_id)
+        b.start(ts // 1_000_000, (UUID1, 0))
+        for seq, t in enumerate(trxs, start=1):
+            ts += 1000
+            bodies = _bodies(t, seq)
+            secs = ts // 1_000_000
+            others = sum(19 + len(body) + 4 for _, body in bodies)
+
+            def gtid_event(length: int, at: int) -> bytes:
+                body = GtidBody(0, UUID1, seq, None, 2, seq - 1, seq, ts, ts - delay_us, length,
+                                80040, 80040)
+                raw = encode_gtid_body(body)
+                return frame_event(secs, EventType.GTID_LOG_EVENT, source_server_id, 0, raw,
+                                   crc=True, log_pos=at + 19 + len(raw) + 4)
+
+            probe = gtid_event(0, b.pos)
+            # the packed length field takes 1 byte for these small transactions
+            event = gtid_event(transaction_length_for(others, len(probe) - 1), b.pos)
+            fh.write(event)
+            b.pos += len(event)
+            for type_code, body in bodies:
+                raw = frame_event(secs, type_code, source_server_id, 0, body, crc=True,
+                                  log_pos=b.pos + 19 + len(body) + 4)
+                fh.write(raw)
+                b.pos += len(raw)
+        b.close(ts // 1_000_000, None)
+    return path

@@ -22,9 +22,15 @@ empty transaction as a DDL barrier: the values marked "was" below.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from .seedlogs import DDL, VIEW_CHANGE, ctas, empty, write_logs, ws
+import pytest
+
+from .seedlogs import DDL, VIEW_CHANGE, ctas, empty, write_logs, write_replica_log, ws
+
+CORPUS = Path(os.environ.get("REPLTOOL_CORPUS")
+              or Path(__file__).resolve().parents[2].parent / "shared" / "corpus")
 
 #: CREATE TABLE, INSERT, empty, INSERT, CTAS with two rows, INSERT into the new
 #: table, INSERT of row 1 again.  Threads: sessions 10, 20, 30 repeat.
@@ -110,3 +116,81 @@ def test_gr_view_change_opens_a_window(certify_jsonl, tmp_path: Path) -> None:
     rows = certify_jsonl("--mode", "group-replication", *write_logs(tmp_path, [trxs]))
     assert clocks(rows) == [(1, 2), (1, 3), (0, 0), (3, 4), (3, 5)]
     assert reasons(rows)[3] == "gc-window"
+
+
+def test_replica_binlog_session_order_is_explained(cli, certify_jsonl, tmp_path: Path) -> None:
+    """On a replica's binlog MySQL's WRITESET_SESSION used the applier worker's
+    session; the log keeps the source session's thread id. The report says which
+    session repltool used, and how many transactions it concerns."""
+    log = write_replica_log(tmp_path / "replica" / "binlog.000001",
+                            [ws(1, thread=5), ws(2, thread=6), ws(3, thread=5)])
+    rows = certify_jsonl("--mode", "writeset-session", "--pk-only", log)
+    assert clocks(rows) == [(0, 1), (1, 2), (1, 3)]      # thread 5's 1 -> 3: parent 1
+    out, _ = cli("certify", "--mode", "writeset-session", "--pk-only", log)
+    flat = " ".join(out.split())
+    assert "3 transactions were written by a replica's applier" in flat
+    assert "applier worker's session" in flat
+    assert "no session id" not in flat                  # every transaction has a thread id
+
+
+def test_source_binlog_has_no_replica_note(cli, tmp_path: Path) -> None:
+    from repltool.certify.report import CertifyRun, ReportBuilder
+    logs = write_logs(tmp_path, [SOURCE])
+    report = ReportBuilder(CertifyRun(logs, "writeset-session")).build()
+    assert (report.session_order, report.no_session, report.replicated) == (True, 0, 0)
+    out, _ = cli("certify", "--mode", "writeset-session", "--pk-only", *logs)
+    flat = " ".join(out.split())
+    assert "session order │ yes │" in flat
+    assert "replica's applier" not in flat and "no session id" not in flat
+
+
+def test_mariadb_rows_without_session_are_counted(cli) -> None:
+    """MariaDB's row-based DML has no Query event, hence no thread id: the session
+    rule cannot order it, and the report says how many transactions that is."""
+    from repltool.certify.report import CertifyRun, ReportBuilder
+    d = CORPUS / "mariadb" / "small"
+    run = CertifyRun(sorted(d.glob("mysql-bin.0*")), "writeset-session",
+                     schema_paths=[d / "schema.sql"])
+    report = ReportBuilder(run).build()
+    n = report.summary.before.transactions
+    assert report.session_order and 0.9 * n < report.no_session < n
+    out, _ = cli("certify", "--mode", "writeset-session", "--schema", d / "schema.sql",
+                 d / "mysql-bin.000001")
+    flat = " ".join(out.split())
+    assert "transactions have no session id in the log" in flat
+    assert "so the session rule could not order them" in flat
+
+
+def test_missing_key_fallbacks_are_counted_by_reason(cli, certify_jsonl,
+                                                    tmp_path: Path) -> None:
+    """Rows whose Table_map carries no primary key, without --schema: the
+    transaction keeps its commit-order parent, counted as ``no-schema``."""
+    logs = write_logs(tmp_path, [[ws(1), ws(2, table="t7")]])
+    _strip_primary_key(logs[0], table_id=107)
+    rows = certify_jsonl("--mode", "writeset", "--pk-only", *logs)
+    assert [r.get("missing_keys") for r in rows] == [None, ["no-schema"]]
+    assert reasons(rows)[1] == "no-key"
+    out, _ = cli("certify", "--mode", "writeset", *logs)
+    flat = " ".join(out.split())
+    assert "missing keys: 1 transaction(s) without a usable write set" in flat
+    assert "no-schema" in flat and "no key in the Table_map, no --schema" in flat
+
+
+def _strip_primary_key(path: Path, *, table_id: int) -> None:
+    """Rewrite the Table_map of ``table_id`` without its SIMPLE_PRIMARY_KEY field
+    (binlog_row_metadata=MINIMAL keeps none): same length, the field's type byte
+    turned into an unknown one that readers skip, and the CRC fixed."""
+    import zlib
+    data = bytearray(path.read_bytes())
+    pos = 4
+    while pos < len(data):
+        size = int.from_bytes(data[pos + 9:pos + 13], "little")
+        if data[pos + 4] == 19 and int.from_bytes(data[pos + 19:pos + 25], "little") == table_id:
+            body = data[pos + 19:pos + size - 4]
+            # optional metadata ends with TLV (type 8 = SIMPLE_PRIMARY_KEY, len 1, col 0)
+            assert body[-3:] == b"\x08\x01\x00"
+            data[pos + size - 4 - 3] = 0x7F
+            crc = zlib.crc32(bytes(data[pos:pos + size - 4]))
+            data[pos + size - 4:pos + size] = crc.to_bytes(4, "little")
+        pos += size
+    path.write_bytes(bytes(data))
