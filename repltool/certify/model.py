@@ -293,8 +293,9 @@ class CertifyOptions:
         certified transactions.
     :ivar gc_interval: run garbage collection when ``commit_time`` advanced by
         this many seconds (MySQL broadcasts ``gtid_executed`` every 60 s).
-    :ivar gc_opens_window: GC sets ``last_committed_global`` to the last
-        sequence number (MySQL). ``False`` reproduces WL#8440's EX5 bug.
+    :ivar gc_opens_window: GC (and a View_change, which garbage-collects)
+        sets ``last_committed_global`` to the last sequence number (MySQL).
+        ``False`` reproduces WL#8440's EX5 bug and its EX7 table.
     :ivar conflict_detection: ``None``: on when a snapshot is known (member
         simulation or ``snapshot`` field); ``True``/``False`` force it. A
         transaction whose snapshot is unknown is never rejected.

@@ -198,7 +198,9 @@ def result_row(c: Certified) -> dict[str, Any]:
     ``depends_on`` explains ``computed[0]``: the GTID whose sequence number
     it is (null when anonymous or before the history), the reason, the shared
     key for reason ``key``, and a sentence.  ``missing_keys`` (only when the
-    write set could not be used) lists why, one reason per such table.
+    write set could not be used) lists why, one reason per such table;
+    ``raised`` (only when true) marks a logged parent raised to an earlier
+    writer of a shared key (``CertResult.raised``).
     """
     trx, r = c
     recorded = recorded_clock(trx)
@@ -215,6 +217,8 @@ def result_row(c: Certified) -> dict[str, Any]:
         row["conflict"] = r.conflict
     if r.trx.fallback:
         row["missing_keys"] = list(r.trx.fallback)
+    if r.raised:
+        row["raised"] = True
     return row
 
 
