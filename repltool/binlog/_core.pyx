@@ -1090,6 +1090,11 @@ cdef class Scanner:
                 if what == 0:
                     self.g_state = S_OPEN
                 elif what == 1:
+                    if (self.g_has_gtid and self.g_state == S_OPEN
+                            and g[F_COUNT] == (2 if g[F_FLAGS] & HAS_MARIA else 3)):
+                        # GTID, BEGIN, COMMIT (MariaDB: GTID, COMMIT): transactions.py's
+                        # empty transaction
+                        g[F_KIND] = K_EMPTY
                     self._emit(False)
                 elif what == 2 or what == 3:
                     g[F_KIND] = K_ROLLBACK if what == 2 else K_XA_ROLLBACK
@@ -1097,6 +1102,8 @@ cdef class Scanner:
                 elif self.g_state != S_OPEN:
                     g[F_KIND] = K_XA_COMMIT if what == 4 else K_DDL
                     self._emit(False)
+                elif _is_atomic_ctas(d + qs, qlen):
+                    g[F_KIND] = K_DDL       # 8.0.21+ CREATE TABLE ... SELECT (transactions.is_atomic_ctas)
                 continue
             self._add(pos, size, ts)
             off += size
@@ -1111,6 +1118,38 @@ cdef class Scanner:
             elif rl == R_PLAIN:
                 if self.g_state == S_START and not self.g_has_gtid:
                     self.g_state = S_OPEN
+
+
+cdef inline bint _space(uint8_t c) noexcept:
+    return c == 32 or (9 <= c <= 13)         # bytes.strip()'s ASCII whitespace
+
+
+cdef inline uint8_t _upper(uint8_t c) noexcept:
+    return c - 32 if 97 <= c <= 122 else c
+
+
+cdef bint _is_atomic_ctas(const uint8_t* q, Py_ssize_t n) noexcept:
+    """``transactions.is_atomic_ctas`` on the query bytes: ``CREATE`` within the first 32
+    bytes (after leading whitespace) and ``START TRANSACTION`` at the end (case-insensitive)."""
+    cdef const char* head = b"CREATE"
+    cdef const char* tail = b"START TRANSACTION"
+    cdef Py_ssize_t lim = n if n < 32 else 32
+    cdef Py_ssize_t i = 0, e = n, j
+    while i < lim and _space(q[i]):
+        i += 1
+    if i + 6 > lim:
+        return False
+    for j in range(6):
+        if _upper(q[i + j]) != <uint8_t>head[j]:
+            return False
+    while e > 0 and _space(q[e - 1]):
+        e -= 1
+    if e < 17:
+        return False
+    for j in range(17):
+        if _upper(q[e - 17 + j]) != <uint8_t>tail[j]:
+            return False
+    return True
 
 
 cdef Py_ssize_t _packed(const uint8_t* d, Py_ssize_t n, Py_ssize_t p, uint64_t* out) noexcept:

@@ -22,7 +22,7 @@ from .reader import (
     CHUNK, HEADER, FileInfo, ReadOptions, check_magic, first_event, handle_fde, open_log,
     structs_for,
 )
-from .transactions import Segments, TransactionSummary, classify_query
+from .transactions import Segments, TransactionSummary, classify_query, is_atomic_ctas
 from .transactions import Transaction as _Transaction
 
 _GTID_HEAD = struct.Struct("<B16sqBqq")      # flags, sid, gno, lt_type, lc, sn
@@ -394,8 +394,17 @@ class _Scan:
                             g[_KIND] = what
                         elif what != "commit":      # a statement right after the GTID
                             g[_KIND] = "xa-commit" if what == "xa-commit" else "ddl"
+                        elif (g[_COUNT] == 3 and g[_OPEN] and g[_HASGTID] and not g[_ROWSD]
+                              and not g[_TABLES]):
+                            g[_KIND] = "empty"      # GTID, BEGIN, COMMIT: empty transaction
                         yield self.finish(False)
                         g = None
+                    elif head.lstrip()[:6].upper() == b"CREATE":
+                        # a CREATE inside BEGIN: 8.0.21+ CREATE TABLE ... SELECT (rare:
+                        # the whole query is decoded only here)
+                        q = decoders[tc](data, DecodeContext(structs, pos, tc))
+                        if isinstance(q, QueryBody) and is_atomic_ctas(q.query):
+                            g[_KIND] = "ddl"
         finally:
             self.g = g
         if counts is not None:

@@ -355,6 +355,12 @@ def _advance(group: _Group, ev: Event) -> bool:
         group.state = "open"
         return False
     if what == "commit":
+        if (group.has_gtid and not group.rows and not group.tables
+                and group.state == "open"
+                and group.count == (2 if group.maria is not None else 3)):
+            # GTID, BEGIN, COMMIT (MariaDB: GTID, COMMIT) and nothing else: an empty
+            # transaction (GTID_NEXT + COMMIT, a replica's filtered transaction)
+            group.kind = "empty"
         return True
     if what in ("rollback", "xa-rollback"):
         group.kind = what
@@ -363,7 +369,24 @@ def _advance(group: _Group, ev: Event) -> bool:
         # A statement right after the GTID (or outside any group) is the whole group.
         group.kind = "xa-commit" if what == "xa-commit" else "ddl"
         return True
+    if is_atomic_ctas(body.query):
+        group.kind = "ddl"      # MySQL 8.0.21+ CREATE TABLE ... SELECT: DDL + rows in one group
     return False
+
+
+def is_atomic_ctas(query: bytes) -> bool:
+    """``CREATE TABLE ... START TRANSACTION``: how MySQL 8.0.21+ logs ``CREATE TABLE ... SELECT``.
+
+    The statement sits inside ``BEGIN`` ... ``Xid`` with the selected rows
+    (WL#13355), so the group is a DDL that also carries rows.
+
+    Example::
+
+        >>> is_atomic_ctas(b"CREATE TABLE `t2` (`a` int) START TRANSACTION"), is_atomic_ctas(b"INSERT 1")
+        (True, False)
+    """
+    return (query[:32].lstrip().upper().startswith(b"CREATE")
+            and query.rstrip().upper().endswith(b"START TRANSACTION"))
 
 
 def _table_id(ev: Event) -> int:

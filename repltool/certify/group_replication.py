@@ -41,7 +41,9 @@ Local transactions (from ``CertifyOptions.local_member``) store their items with
 sequence number -1, consume no number and are not in the applier relay log:
 their result has ``computed=None``. Negatively certified transactions change
 nothing and also get ``computed=None`` with ``conflict`` set. View_change
-transactions get (0, 0) and consume no number. Garbage collection removes
+transactions get (0, 0), consume no number and garbage-collect (MySQL's
+applier passes the view's stable set to the certifier), which opens a new
+window at the last sequence number. Garbage collection removes
 items whose snapshot version is a strict subset of the stable set and then
 sets ``last_committed_global = last_sequence_number``. Relay-log file
 boundaries do not reset anything.
@@ -182,10 +184,30 @@ class Certifier:
 
     # ---- view change, garbage collection ----
 
-    def view_change(self, trx: CertTransaction) -> CertResult:
-        """A View_change transaction: (0, 0), consumes no number, indexes untouched."""
+    def view_change(self, trx: CertTransaction, stable: GtidSet | None = None) -> CertResult:
+        """A View_change transaction: (0, 0), consumes no number, opens a new window.
+
+        MySQL's applier (``Applier_module::apply_view_change_packet``) hands the
+        members' intersected ``gtid_executed`` to the certifier
+        (``set_group_stable_transactions_set``), which garbage-collects: the
+        indexes move with ``update_parallel_applier_indexes(true, false)``, so
+        ``last_committed_global`` becomes the last sequence number.  The log does
+        not carry that set, so only items stable in ``stable`` (the simulated
+        group's, if any) are purged; with ``None`` nothing is purged, which only
+        keeps more items for conflict detection (the window moves either way).
+        """
+        if stable is not None:
+            self.garbage_collect(stable)
+        elif self.options.gc_opens_window:
+            self._open_gc_window()
         return CertResult(trx=trx, computed=(0, 0), reason=Reason.VIEW_CHANGE,
-                          detail="view change: (0, 0) barrier, no sequence number consumed")
+                          detail="view change: (0, 0) barrier, no sequence number consumed; "
+                                 "the certifier's garbage collection opens a new window")
+
+    def _open_gc_window(self) -> None:
+        self._update_parallel_applier_indexes(update_global=True, increment=False)
+        self._window = (Reason.GC_WINDOW, "window opened by garbage collection after "
+                        f"{self.parallel_applier_last_sequence_number}")
 
     def garbage_collect(self, stable: GtidSet | None) -> int:
         """Purge stable items and open a new window; return how many items were purged.
@@ -209,9 +231,7 @@ class Certifier:
         for h in purge:
             del self.certification_info[h]
         if self.options.gc_opens_window:
-            self._update_parallel_applier_indexes(update_global=True, increment=False)
-            self._window = (Reason.GC_WINDOW, "window opened by garbage collection after "
-                            f"{self.parallel_applier_last_sequence_number}")
+            self._open_gc_window()
         return len(purge)
 
 
@@ -251,7 +271,7 @@ def iter_group_replication(items: Iterable[CertTransaction | GarbageCollect],
                 gc_clock += options.gc_interval * math.floor(
                     (trx.commit_time - gc_clock) / options.gc_interval)
         if trx.view_change:
-            yield certifier.view_change(trx)
+            yield certifier.view_change(trx, stable)
             continue
         member = sim.member_of(trx) if sim is not None else trx.member
         snapshot = sim.snapshot(member) if sim is not None and member is not None else trx.snapshot

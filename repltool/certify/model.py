@@ -69,6 +69,44 @@ class Reason(str, Enum):
     CONFLICT = "conflict"            # GR: negatively certified (would be rolled back)
 
 
+class Fallback(str, Enum):
+    """Why a transaction with rows had no usable write set ("missing keys").
+
+    MySQL's ``has_missing_keys``: the tracker keeps the commit-order parent
+    (the GR certifier here applies it after everything before it). The value
+    is a table's reason as :class:`CertTransaction` ``fallback`` carries it;
+    write-set extractors may give reasons of their own
+    (``TrxWriteset.missing_key_reasons``), which are kept as they are, so a
+    new reason needs no change here (:meth:`describe` then shows it as is).
+    """
+
+    NO_USABLE_KEY = "no-usable-key"          # no PRIMARY / NOT NULL UNIQUE key (MySQL's own case)
+    NO_SCHEMA = "no-schema"                  # no key in the Table_map and no --schema to tell
+    UNKNOWN_TABLE = "unknown-table"          # --schema given, but the table is not in it
+    PARTIAL_IMAGE = "partial-image"          # the row image lacks a key column (binlog_row_image)
+    UNKNOWN_COLLATION = "unknown-collation"  # a key column's collation cannot be hashed
+    DRIFT = "drift"                          # the schema does not match the Table_map
+    UNDECODABLE = "undecodable"              # rows without Table_map, or of an undecoded type
+    NOT_EXTRACTED = "not-extracted"          # write sets were not extracted at all
+
+    @staticmethod
+    def describe(value: str) -> str:
+        """One line for people about a reason value (known or not)."""
+        return _FALLBACK_TEXT.get(value, value)
+
+
+_FALLBACK_TEXT = {
+    Fallback.NO_USABLE_KEY.value: "table has no primary or NOT NULL unique key",
+    Fallback.NO_SCHEMA.value: "no key in the Table_map, no --schema",
+    Fallback.UNKNOWN_TABLE.value: "table not in the --schema files",
+    Fallback.PARTIAL_IMAGE.value: "row image lacks a key column",
+    Fallback.UNKNOWN_COLLATION.value: "key column collation not known",
+    Fallback.DRIFT.value: "--schema does not match the logged table",
+    Fallback.UNDECODABLE.value: "rows cannot be decoded or mapped to a table",
+    Fallback.NOT_EXTRACTED.value: "write sets not extracted",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class KeyRef:
     """A human-readable write-set key: which row of which unique index.
@@ -111,6 +149,8 @@ class CertTransaction:
         transaction emptied by a replication filter).
     :ivar missing_keys: wrote a table without usable primary key
         (``has_missing_keys``).
+    :ivar fallback: why, for ``missing_keys``: one :class:`Fallback` value (or
+        an extractor's own reason) per such table.
     :ivar fk_parent: wrote a table referenced by a foreign key
         (``has_related_foreign_keys``).
     :ivar write_set_limit_reached: the extractor dropped the write set because
@@ -135,6 +175,7 @@ class CertTransaction:
     ddl: bool = False
     empty: bool = False
     missing_keys: bool = False
+    fallback: tuple[str, ...] = ()
     fk_parent: bool = False
     write_set_limit_reached: bool = False
     ctas: bool = False
@@ -194,6 +235,10 @@ class CertResult:
     :ivar conflict: GR negative certification details ("would be rolled back").
     :ivar session_order: the session rule was in force for this result.
     :ivar detail: one line of human explanation.
+    :ivar raised: writeset modes: the logged commit-order parent was below the
+        last writer of a shared key (an unsafe logged clock), so that writer
+        was taken instead of MySQL's ``min`` (see
+        :class:`~repltool.certify.trackers.WritesetTracker`).
     """
 
     trx: CertTransaction
@@ -205,6 +250,7 @@ class CertResult:
     conflict: str | None = None
     session_order: bool = False
     detail: str = ""
+    raised: bool = False
 
     @property
     def last_committed(self) -> int | None:
@@ -247,8 +293,9 @@ class CertifyOptions:
         certified transactions.
     :ivar gc_interval: run garbage collection when ``commit_time`` advanced by
         this many seconds (MySQL broadcasts ``gtid_executed`` every 60 s).
-    :ivar gc_opens_window: GC sets ``last_committed_global`` to the last
-        sequence number (MySQL). ``False`` reproduces WL#8440's EX5 bug.
+    :ivar gc_opens_window: GC (and a View_change, which garbage-collects)
+        sets ``last_committed_global`` to the last sequence number (MySQL).
+        ``False`` reproduces WL#8440's EX5 bug and its EX7 table.
     :ivar conflict_detection: ``None``: on when a snapshot is known (member
         simulation or ``snapshot`` field); ``True``/``False`` force it. A
         transaction whose snapshot is unknown is never rejected.

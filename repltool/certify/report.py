@@ -136,7 +136,7 @@ class CertifyRun:
 
         def feed() -> Iterator[CertTransaction | GarbageCollect]:
             gc = _StableSetGC(self.stable_sets) if self.mode is Mode.GROUP_REPLICATION else None
-            for trx, cert in iter_cert_pairs(self._pairs()):
+            for trx, cert in iter_cert_pairs(self._pairs(), schema=self.schema):
                 pending.append(trx)
                 yield cert
                 if gc is not None:
@@ -197,7 +197,10 @@ def result_row(c: Certified) -> dict[str, Any]:
     a number (local, or negatively certified: then ``conflict`` says why);
     ``depends_on`` explains ``computed[0]``: the GTID whose sequence number
     it is (null when anonymous or before the history), the reason, the shared
-    key for reason ``key``, and a sentence.
+    key for reason ``key``, and a sentence.  ``missing_keys`` (only when the
+    write set could not be used) lists why, one reason per such table;
+    ``raised`` (only when true) marks a logged parent raised to an earlier
+    writer of a shared key (``CertResult.raised``).
     """
     trx, r = c
     recorded = recorded_clock(trx)
@@ -212,6 +215,10 @@ def result_row(c: Certified) -> dict[str, Any]:
     }
     if r.conflict is not None:
         row["conflict"] = r.conflict
+    if r.trx.fallback:
+        row["missing_keys"] = list(r.trx.fallback)
+    if r.raised:
+        row["raised"] = True
     return row
 
 
@@ -246,7 +253,23 @@ class CommitIdGroups:
 
 @dataclass(frozen=True, slots=True)
 class CertifyReport:
-    """What ``repltool certify`` prints as text."""
+    """What ``repltool certify`` prints as text.
+
+    :ivar fallback_transactions: transactions with rows whose write set could
+        not be used ("missing keys": commit-order parent kept, or applied after
+        everything before them in group-replication mode).
+    :ivar fallbacks: those transactions by reason (:class:`~repltool.certify.model.Fallback`
+        values or an extractor's own); one with two reasons counts in both.
+    :ivar no_session: transactions (view changes aside) whose session is not in
+        the log (no Query event with a thread id: MariaDB's row-based DML), so
+        the session rule could not order them.
+    :ivar replicated: transactions a replica wrote (``original_commit_timestamp``
+        differs from ``immediate_commit_timestamp``): MySQL's WRITESET_SESSION
+        there used the applier worker's session, which the log does not record.
+    :ivar raised: writeset modes: transactions whose logged clock let them
+        overlap an earlier writer of one of their keys; their parent was raised
+        to that writer (MySQL keeps the smaller value; see ``CertResult.raised``).
+    """
 
     files: tuple[str, ...]
     mode: Mode
@@ -262,6 +285,11 @@ class CertifyReport:
     commit_id: CommitIdGroups | None
     warnings: tuple[str, ...] = ()
     retag: tuple[Any, ...] = field(default=())
+    fallback_transactions: int = 0
+    fallbacks: dict[str, int] = field(default_factory=dict)
+    no_session: int = 0
+    replicated: int = 0
+    raised: int = 0
 
 
 class _Runs:
@@ -289,6 +317,8 @@ class ReportBuilder:
         self._before, self._after = _Runs(), _Runs()
         self._ids = _Runs()
         self._commit = Counter[str]()
+        self._fallbacks = Counter[str]()
+        self.fallback_transactions = self.no_session = self.replicated = self.raised = 0
 
     def _add(self, c: Certified) -> None:
         trx, r = c
@@ -297,6 +327,16 @@ class ReportBuilder:
         self._before.add(trx.last_committed or 0)
         if r.computed is not None:
             self._after.add(r.computed[0])
+        cert = r.trx
+        self.raised += r.raised
+        if cert.fallback:
+            self.fallback_transactions += 1
+            self._fallbacks.update(set(cert.fallback))
+        if cert.session is None and not cert.view_change:
+            self.no_session += 1
+        original, immediate = trx.original_commit_timestamp, trx.immediate_commit_timestamp
+        if original and immediate and original != immediate:
+            self.replicated += 1
         self._commit["transactions"] += 1
         if trx.commit_id is not None:
             self._commit["with_commit_id"] += 1
@@ -338,6 +378,11 @@ class ReportBuilder:
                            members=len(o.member_names), member_lag=o.member_lag)
         else:
             options["baseline"] = o.baseline.value
+        if self.raised:
+            run.warnings.append(
+                f"{self.raised} transaction(s) carry a logged last_committed below the last "
+                "earlier writer of one of their keys (the log's clock lets them overlap); "
+                "their parent was raised to that writer instead of MySQL's min()")
         session = (run.mode is Mode.WRITESET_SESSION
                    or (run.mode is Mode.GROUP_REPLICATION and o.session_order))
         return CertifyReport(
@@ -346,4 +391,6 @@ class ReportBuilder:
             summary=summary, max_window_before=self._before.longest,
             max_window_after=self._after.longest, without_clock=self.without_clock,
             truncated_skipped=run.truncated_skipped, commit_id=commit,
-            warnings=tuple(run.warnings))
+            warnings=tuple(run.warnings), fallback_transactions=self.fallback_transactions,
+            fallbacks=dict(self._fallbacks.most_common()), no_session=self.no_session,
+            replicated=self.replicated, raised=self.raised)

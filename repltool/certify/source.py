@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Iterator, Protocol
 
-from .model import CertTransaction, KeyRef
+from .model import CertTransaction, Fallback, KeyRef
 
 if TYPE_CHECKING:
     from ..binlog.transactions import Transaction
@@ -34,6 +34,40 @@ class WritesetLike(Protocol):
     def fk_parent_tables(self) -> tuple[str, ...]: ...
     @property
     def limit_reached(self) -> bool: ...
+    @property
+    def missing_key_reasons(self) -> tuple[str, ...]: ...
+
+
+class SchemaLike(Protocol):
+    """What the fallback reasons read of a schema (:class:`repltool.writeset.schema.Schema`)."""
+
+    def table(self, db: str | None, name: str) -> object | None: ...
+
+
+def fallback_reasons(writeset: WritesetLike, schema: SchemaLike | None) -> tuple[str, ...]:
+    """Why each of ``writeset.missing_key_tables`` has no usable key (:class:`Fallback` values).
+
+    The extractor's own reasons (``missing_key_reasons``) win; otherwise: rows
+    not mapped to a table (``table_id:N``) are undecodable; without a schema
+    only the Table_map's primary key was known (no-schema); a table the schema
+    lacks is unknown; any other has no usable key.
+    """
+    tables = writeset.missing_key_tables
+    given = writeset.missing_key_reasons
+    if len(given) == len(tables):
+        return tuple(given)
+    out = []
+    for name in tables:
+        db, _, table = name.partition(".")
+        if name.startswith("table_id:") or not table:
+            out.append(Fallback.UNDECODABLE.value)
+        elif schema is None:
+            out.append(Fallback.NO_SCHEMA.value)
+        elif schema.table(db, table) is None:
+            out.append(Fallback.UNKNOWN_TABLE.value)
+        else:
+            out.append(Fallback.NO_USABLE_KEY.value)
+    return tuple(out)
 
 
 def _key_ref(key: object) -> KeyRef:
@@ -101,7 +135,8 @@ def is_ctas(trx: Transaction) -> bool:
 
 
 def to_cert_transaction(trx: Transaction, writeset: WritesetLike | None, *,
-                        new_file: bool = False) -> CertTransaction:
+                        new_file: bool = False,
+                        schema: SchemaLike | None = None) -> CertTransaction:
     """One :class:`CertTransaction`.
 
     * ``file`` is the transaction's clock segment (the source binlog for relay logs);
@@ -110,7 +145,9 @@ def to_cert_transaction(trx: Transaction, writeset: WritesetLike | None, *,
       :class:`~repltool.certify.model.CertifyOptions` ``baseline`` says;
     * without a writeset (``None``) a transaction with row events counts as having
       *missing keys* (MySQL falls back to its commit-order parent), one without rows
-      as DDL or empty by its kind.
+      as DDL or empty by its kind;
+    * ``fallback`` says why a transaction has missing keys (:func:`fallback_reasons`,
+      with ``schema`` the one the write sets were extracted with).
     """
     recorded = (trx.last_committed or 0, trx.sequence_number or 0)
     session = (trx.server_id, trx.thread_id) if trx.thread_id is not None else None
@@ -124,7 +161,8 @@ def to_cert_transaction(trx: Transaction, writeset: WritesetLike | None, *,
     if writeset is None:
         has_rows = bool(trx.rows_events)
         return CertTransaction(**common, ddl=trx.kind == "ddl" and not has_rows,  # type: ignore[arg-type]
-                               empty=trx.kind == "empty", missing_keys=has_rows)
+                               empty=trx.kind == "empty", missing_keys=has_rows,
+                               fallback=(Fallback.NOT_EXTRACTED.value,) if has_rows else ())
     keys = writeset.keys
     return CertTransaction(
         **common,  # type: ignore[arg-type]
@@ -133,22 +171,24 @@ def to_cert_transaction(trx: Transaction, writeset: WritesetLike | None, *,
         ddl=trx.kind == "ddl" and not keys and not writeset.missing_key_tables,
         empty=trx.kind == "empty",
         missing_keys=bool(writeset.missing_key_tables),
+        fallback=fallback_reasons(writeset, schema) if writeset.missing_key_tables else (),
         fk_parent=bool(writeset.fk_parent_tables),
         write_set_limit_reached=writeset.limit_reached)
 
 
-def to_cert_transactions(pairs: Iterable[tuple[Transaction, WritesetLike | None]]
-                         ) -> Iterator[CertTransaction]:
+def to_cert_transactions(pairs: Iterable[tuple[Transaction, WritesetLike | None]], *,
+                         schema: SchemaLike | None = None) -> Iterator[CertTransaction]:
     """Map (transaction, writeset) pairs in log order; truncated groups are left out.
 
     A truncated group (no end event: a relay log cut mid-transaction, re-delivered
     later) was never committed, so it takes no sequence number.
     """
-    for _, cert in iter_cert_pairs(pairs):
+    for _, cert in iter_cert_pairs(pairs, schema=schema):
         yield cert
 
 
-def iter_cert_pairs(pairs: Iterable[tuple[Transaction, WritesetLike | None]]
+def iter_cert_pairs(pairs: Iterable[tuple[Transaction, WritesetLike | None]], *,
+                    schema: SchemaLike | None = None
                     ) -> Iterator[tuple[Transaction, CertTransaction]]:
     """Like :func:`to_cert_transactions`, keeping each reader transaction next to its mapping."""
     previous: str | None = None
@@ -157,5 +197,6 @@ def iter_cert_pairs(pairs: Iterable[tuple[Transaction, WritesetLike | None]]
             continue
         segment = trx.segment or trx.start.file
         yield trx, to_cert_transaction(trx, ws,
-                                       new_file=previous is not None and segment != previous)
+                                       new_file=previous is not None and segment != previous,
+                                       schema=schema)
         previous = segment

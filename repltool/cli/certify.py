@@ -89,10 +89,16 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
     tracker for --mode: commit-order, writeset or writeset-session
     (sql/rpl_trx_tracking.cc; numbering restarts in every binlog file, or
     source binlog of a relay log), or the Group Replication certifier
-    (WL#6833/WL#8440; numbering starts at 2 and continues across files).
-    Reports the parallelism of the logged and of the computed clocks, and
-    why each transaction depends on its parent.  With --output, writes
-    re-tagged copies of the logs.
+    (WL#6833/WL#8440; numbering starts at 2 and continues across files; a
+    View_change garbage-collects and opens a new window).  Empty
+    transactions (GTID, BEGIN, COMMIT) stay parallel; CREATE TABLE ...
+    SELECT is a DDL.  Reports the parallelism of the logged and of the
+    computed clocks, why each transaction depends on its parent, the
+    transactions without a usable write set by reason, and transactions the
+    session rule cannot see.  With --output, writes re-tagged copies of the
+    logs; with --baseline recorded, a logged parent that lets a transaction
+    overlap an earlier writer of its key is raised to that writer (a
+    warning counts them).
 
     With --spark (report mode only, not with --output), files are read and
     write sets extracted by one Spark task per file; the driver certifies the

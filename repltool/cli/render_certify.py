@@ -30,7 +30,8 @@ def certify_renderables(report: Any) -> list[Any]:
     head.add_row("files", printable(", ".join(report.files)))
     head.add_row("log", "relay log" if report.relay_log else "binlog")
     head.add_row("mode", report.mode.value)
-    head.add_row("session order", "yes" if report.session_order else "no")
+    cell, notes = _session_text(report)
+    head.add_row("session order", cell)
     for k, v in report.options.items():
         if v not in (None, [], 0) or k == "history_size":
             head.add_row(k.replace("_", " "), ", ".join(v) if isinstance(v, list) else str(v))
@@ -43,6 +44,7 @@ def certify_renderables(report: Any) -> list[Any]:
     if s.unassigned:
         head.add_row("no number", f"{s.unassigned:,} (GR local / rolled back)")
     out.append(head)
+    out.extend(Text(f"note: {n}", style="yellow") for n in notes)
     out.append(_parallelism_table(report))
     dist = Table(title="sequence_number - last_committed")
     dist.add_column("distance")
@@ -53,6 +55,8 @@ def certify_renderables(report: Any) -> list[Any]:
     for k in sorted({*before, *after}, key=lambda x: int(x.split("-")[0])):
         dist.add_row(k, f"{before.get(k, 0):,}" if before else "-", f"{after.get(k, 0):,}")
     out.append(dist)
+    if report.fallback_transactions:
+        out.append(_fallback_table(report))
     reasons = Table(title="last_committed by reason")
     reasons.add_column("reason")
     reasons.add_column("transactions", justify="right")
@@ -76,6 +80,41 @@ def certify_renderables(report: Any) -> list[Any]:
             for w in r.warnings:
                 out.append(Text(f"note: {printable(str(w))}", style="yellow"))
     return out
+
+
+def _session_text(report: Any) -> tuple[str, list[str]]:
+    """The "session order" cell (``yes``/``no``) and notes on what the rule could not see."""
+    if not report.session_order:
+        return "no", []
+    n = report.summary.before.transactions
+    cell, notes = "yes", []
+    if report.no_session:
+        cell = f"yes, but {report.no_session:,} of {n:,} transactions have no session id"
+        notes.append(f"{report.no_session:,} of {n:,} transactions have no session id in the "
+                     "log (no Query event with a thread id: MariaDB's row-based DML), so the "
+                     "session rule could not order them")
+    if report.replicated and report.mode.value == "writeset-session":
+        notes.append(f"{report.replicated:,} transactions were written by a replica's applier "
+                     "(original_commit_timestamp differs from immediate_commit_timestamp): "
+                     "MySQL's WRITESET_SESSION ordered those by the applier worker's session, "
+                     "which the log does not record; repltool orders them by their "
+                     "originating session (server_id, thread_id)")
+    return cell, notes
+
+
+def _fallback_table(report: Any) -> Any:
+    from rich.table import Table
+    from ..certify.model import Fallback
+    after = ("applied after all before them" if report.mode.value == "group-replication"
+             else "commit-order parent kept")
+    t = Table(title=f"missing keys: {report.fallback_transactions:,} transaction(s) without "
+                    f"a usable write set ({after})")
+    t.add_column("reason")
+    t.add_column("transactions", justify="right")
+    t.add_column("what")
+    for reason, n in report.fallbacks.items():
+        t.add_row(reason, f"{n:,}", Fallback.describe(reason))
+    return t
 
 
 def _parallelism_table(report: Any) -> Any:

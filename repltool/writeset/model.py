@@ -109,6 +109,10 @@ class TrxWriteset:
     :ivar missing_key_tables: ``db.table`` written without a usable key (no PK
         and no NOT NULL UNIQUE key; or keys repltool cannot evaluate): nothing
         was hashed for them (MySQL: ``has_missing_keys``).
+    :ivar missing_key_reasons: parallel to ``missing_key_tables`` (or empty:
+        not said): why each has no usable key, a
+        :class:`repltool.certify.model.Fallback` value or a reason of the
+        extractor's own (counted by ``repltool certify`` as given).
     :ivar fk_parent_tables: tables written that other tables reference by a
         foreign key (MySQL: ``has_related_foreign_keys``).
     :ivar limit_reached: more than ``history_size`` keys.
@@ -122,6 +126,7 @@ class TrxWriteset:
     fk_parent_tables: tuple[str, ...] = ()
     limit_reached: bool = False
     no_fk_checks: bool = False
+    missing_key_reasons: tuple[str, ...] = ()
 
     @property
     def hashes(self) -> tuple[int, ...]:

@@ -125,11 +125,21 @@ def test_ex6_gc_opens_a_new_window() -> None:
 
 
 def test_ex7_view_change_is_0_0_and_consumes_no_number() -> None:
-    """EX7: the view change is (0, 0); indexes continue: T3 gets (1, 4)."""
+    """EX7: the view change is (0, 0) and consumes no number.
+
+    WL#8440's table keeps the indexes across it (T3 gets (1, 4)); MySQL 8.0's
+    applier garbage-collects at every logged view change
+    (``Applier_module::apply_view_change_packet`` ->
+    ``Certifier::set_group_stable_transactions_set`` -> ``garbage_collect``),
+    which opens a window at the last sequence number: T3 gets (3, 4).
+    """
     items = [trx("ws1"), trx("ws2"), VIEW_CHANGE, trx("ws3")]
     results = gr(items)
-    assert clocks(results) == [(1, 2), (1, 3), (0, 0), (1, 4)]
+    assert clocks(results) == [(1, 2), (1, 3), (0, 0), (3, 4)]
     assert results[2].reason is Reason.VIEW_CHANGE
+    assert results[3].reason is Reason.GC_WINDOW
+    # the WL's table is the certifier without the window update (gc_opens_window=False)
+    assert clocks(gr(items, gc_opens_window=False)) == [(1, 2), (1, 3), (0, 0), (1, 4)]
 
 
 def _sessions(n_sessions: int, per_session: int) -> list[CertTransaction]:
@@ -184,4 +194,6 @@ def test_gr_relay_log_file_boundaries_do_not_reset_numbers() -> None:
     but sequence numbers keep increasing across relay files."""
     items = [trx("a", file="relay.000002"), VIEW_CHANGE,
              trx("b", file="relay.000003", new_file=True), trx("a", file="relay.000003")]
-    assert clocks(gr(items)) == [(1, 2), (0, 0), (1, 3), (2, 4)]
+    # the view change's garbage collection opens the window at 2
+    assert clocks(gr(items)) == [(1, 2), (0, 0), (2, 3), (2, 4)]
+    assert clocks(gr(items, gc_opens_window=False)) == [(1, 2), (0, 0), (1, 3), (2, 4)]

@@ -7,7 +7,7 @@ import itertools
 from dataclasses import replace
 
 import pytest
-from certify_helpers import DDL, UUID1, clocks, dml, serial_file, trx
+from certify_helpers import DDL, UUID1, clocks, dml, serial_file, trx, ws
 
 from repltool.certify import (
     Baseline,
@@ -227,3 +227,64 @@ def test_errors_carry_the_position() -> None:
         CertifyOptions(history_size=0)
     with pytest.raises(CertifyError, match="key descriptions"):
         list(certify([CertTransaction(writeset=(1, 2), keys=(None,))], WS))
+
+
+def test_empty_transaction_is_parallel_and_keeps_the_history() -> None:
+    """``is_empty_transaction_in_binlog_cache``: can use write sets (no reset)."""
+    items = serial_file([trx("x"), trx("a"), CertTransaction(empty=True), trx("a"), trx("b")])
+    results = run(items)
+    assert clocks(results) == [(0, 1), (1, 2), (1, 3), (2, 4), (1, 5)]
+    assert results[3].reason is Reason.KEY        # a's writer 2 is still in the history
+
+
+def test_ctas_is_a_barrier() -> None:
+    """A CREATE TABLE ... SELECT cannot use write sets (8.4's
+    ``is_create_table_as_query_block``): commit-order parent, history reset."""
+    items = serial_file([trx("a"), CertTransaction(ctas=True, writeset=ws("t2.1")),
+                         trx("b"), trx("a")])
+    results = run(items)
+    assert clocks(results) == [(0, 1), (1, 2), (2, 3), (2, 4)]
+    assert results[1].reason is Reason.DDL
+
+
+def test_unsafe_logged_clock_is_raised_to_the_key_writer() -> None:
+    """Transaction 4 writes ``a`` like 2 but is logged with last_committed 1:
+    MySQL's min() keeps 1 (its own commit order never looks like this);
+    repltool raises it to 2 and says so. Same for a barrier (FK parent)."""
+    items = serial_file([trx("x"), trx("a"), trx("b"), trx("a")], recorded=[0, 1, 1, 1])
+    results = run(items)
+    assert clocks(results) == [(0, 1), (1, 2), (1, 3), (2, 4)]
+    assert results[3].raised and results[3].reason is Reason.KEY
+    assert "raised to 2" in results[3].detail and not any(r.raised for r in results[:3])
+    fk = serial_file([trx("x"), trx("a"), trx("b"), trx("a", fk_parent=True)],
+                     recorded=[0, 1, 1, 1])
+    assert clocks(run(fk))[3] == (2, 4)
+    # the serial baseline never needs it: its commit-order parent is the predecessor
+    assert not any(r.raised for r in run(items, baseline=Baseline.SERIAL))
+
+
+def test_last_writers_forget_the_oldest_keys_safely() -> None:
+    from repltool.certify.dependency import LastWriters
+    from repltool.certify.trackers import Parent
+    lw = LastWriters(2)
+    for seq, key in enumerate((1, 2, 3, 4), start=1):
+        assert lw.check((key,), seq, Parent(seq - 1, Reason.COMMIT_ORDER)).value == seq - 1
+    assert lw.floor == 2                           # keys 1 and 2 forgotten
+    raised = lw.check((1,), 5, Parent(1, Reason.COMMIT_ORDER))
+    assert raised.value == 2 and raised.key_index is None   # key 1 unknown: the floor
+    assert lw.check((3,), 6, Parent(0, Reason.FILE_START)).value == 0   # lc 0: a barrier
+
+
+def test_fallback_reasons() -> None:
+    from repltool.certify.model import Fallback
+    from repltool.certify.source import fallback_reasons
+    from repltool.writeset import TrxWriteset
+    from repltool.writeset.schema import parse_schema
+    ws_ = TrxWriteset(missing_key_tables=("test.t", "table_id:5", "x.y"))
+    assert fallback_reasons(ws_, None) == ("no-schema", "undecodable", "no-schema")
+    schema = parse_schema("CREATE TABLE test.t (a INT);")
+    assert fallback_reasons(ws_, schema) == ("no-usable-key", "undecodable", "unknown-table")
+    own = TrxWriteset(missing_key_tables=("test.t",), missing_key_reasons=("a-new-reason",))
+    assert fallback_reasons(own, schema) == ("a-new-reason",)
+    assert Fallback.describe("a-new-reason") == "a-new-reason"
+    assert Fallback.describe("partial-image") == "row image lacks a key column"
