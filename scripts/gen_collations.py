@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Generate ``repltool/writeset/_collation_data.py``: the collation weight tables.
+
+Sources (nothing is typed in by hand):
+
+* the 8-bit collations: the ``<map>`` sort orders of the charset XML files
+  that MySQL ships in ``share/charsets`` (``--charsets``; Debian's
+  ``mariadb-server-core`` installs the same files as
+  ``/usr/share/mysql/charsets``).  MySQL compiles them into
+  ``strings/ctype-extra.cc`` (``conf_to_src``); ``latin1_swedish_ci``'s
+  compiled ``sort_order_latin1`` (``strings/ctype-latin1.cc``) is the same
+  table (``tests/writeset/test_collation_tables.py`` holds it to MySQL's).
+  A collation with a ``<map>`` uses ``my_strnxfrm_simple``; one flagged
+  ``binary`` ``my_strnxfrm_8bit_bin_pad_space``; the others (``latin1_german2_ci``,
+  ``latin2_czech_cs``, ``cp1250_czech_cs`` ...) have their own code in MySQL
+  and are left out (their key columns become "missing keys").
+* ``utf8mb3/utf8mb4_general_ci`` and ``utf8mb3_general_mysql500_ci``: the
+  ``sort`` field of MySQL's unicase planes (``my_unicase_default`` /
+  ``my_unicase_mysql500``, ``strings/ctype-utf8.cc``) for every BMP code point,
+  read from a server as ``WEIGHT_STRING(CHAR(cp) COLLATE ...)`` (MariaDB keeps
+  MySQL's tables for these collations; the test above holds plane 00 to
+  MySQL's source).  ``--socket`` names a running server's Unix socket; without
+  it a throw-away ``mariadbd`` is started (``tests/fixtures/mariadb.py``).
+
+Usage::
+
+    python scripts/gen_collations.py [--charsets /usr/share/mysql/charsets] [--socket S]
+
+The output lists, per collation id, the name, the implementation and (8-bit)
+the 256-byte sort order, and the BMP code points whose general_ci weight is
+not the code point itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "repltool" / "writeset" / "_collation_data.py"
+
+#: MySQL 8.0's compiled Unicode collations this generator covers: id -> name.
+UNICASE = {33: "utf8mb3_general_ci", 45: "utf8mb4_general_ci",
+           223: "utf8mb3_general_mysql500_ci"}
+
+
+def read_xml_collations(charsets: Path) -> dict[int, tuple[str, str, bytes | None]]:
+    """id -> (name, kind, sort order) for the 8-bit collations of ``charsets``.
+
+    ``kind``: ``"8bit"`` (``<map>``: my_strnxfrm_simple) or ``"8bit_bin"``
+    (``flag="binary"``).  Ids come from ``Index.xml``; MariaDB-only ids
+    (>= 256: its NO PAD variants) are not MySQL collations and are skipped.
+    """
+    index = (charsets / "Index.xml").read_text(encoding="utf-8")
+    ids: dict[str, int] = {}
+    for m in re.finditer(r'<collation\s+name="([A-Za-z0-9_]+)"\s+id="(\d+)"', index):
+        ids[m.group(1)] = int(m.group(2))
+    out: dict[int, tuple[str, str, bytes | None]] = {}
+    for xml in sorted(charsets.glob("*.xml")):
+        if xml.name == "Index.xml":
+            continue
+        text = xml.read_text(encoding="latin-1")
+        for m in re.finditer(r'<collation\s+name="([A-Za-z0-9_]+)"([^>]*?)(/?)>', text):
+            name, attrs, empty = m.group(1), m.group(2), m.group(3)
+            cid = ids.get(name)
+            if cid is None or cid >= 256:
+                continue
+            if 'flag="binary"' in attrs:
+                out[cid] = (name, "8bit_bin", None)
+                continue
+            if empty:
+                continue            # compiled special collation (german2, czech ...)
+            body = text[m.end():text.index("</collation>", m.end())]
+            mm = re.search(r"<map>(.*?)</map>", body, re.S)
+            if mm is None:
+                continue            # <rules>: a UCA tailoring, not an 8-bit table
+            table = bytes(int(x, 16) for x in mm.group(1).split())
+            if len(table) != 256:
+                raise SystemExit(f"{xml}: {name}: sort order has {len(table)} entries")
+            out[cid] = (name, "8bit", table)
+    return out
+
+
+def read_unicase(cursor, collation: str, charset: str) -> dict[int, int]:
+    """BMP code point -> weight where they differ, from WEIGHT_STRING (2 bytes a char)."""
+    diffs: dict[int, int] = {}
+    step = 4096
+    for start in range(0, 0x10000, step):
+        cps = [cp for cp in range(start, start + step) if not 0xD800 <= cp <= 0xDFFF]
+        text = "".join(map(chr, cps)).encode("utf-8")
+        cursor.execute(f"SELECT HEX(WEIGHT_STRING(CONVERT(UNHEX(%s) USING {charset}) "
+                       f"COLLATE {collation}))", (text.hex(),))
+        w = bytes.fromhex(cursor.fetchone()[0])
+        if len(w) != 2 * len(cps):
+            raise SystemExit(f"{collation}: {len(w)} weight bytes for {len(cps)} characters")
+        for i, cp in enumerate(cps):
+            v = (w[2 * i] << 8) | w[2 * i + 1]
+            if v != cp:
+                diffs[cp] = v
+    return diffs
+
+
+def _connect(socket: str | None, tmp: Path):
+    import pymysql
+    server = None
+    if socket is None:
+        sys.path.insert(0, str(ROOT))
+        from tests.fixtures.mariadb import Server, _binary
+        server = Server(tmp)
+        server.install(_binary("mariadb-install-db"))
+        server.start(_binary("mariadbd"))
+        socket = str(server.socket)
+    conn = pymysql.connect(unix_socket=socket, user="root", password="", charset="utf8mb4",
+                           autocommit=True)
+    return conn, server
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--charsets", type=Path, default=Path("/usr/share/mysql/charsets"))
+    ap.add_argument("--socket", help="Unix socket of a running MariaDB/MySQL server")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args(argv)
+
+    eight = read_xml_collations(args.charsets)
+    with tempfile.TemporaryDirectory(prefix="rt-gen-") as tmp:
+        conn, server = _connect(args.socket, Path(tmp))
+        try:
+            cur = conn.cursor()
+            cur.execute("SELECT VERSION()")
+            version = cur.fetchone()[0]
+            general = read_unicase(cur, "utf8mb4_general_ci", "utf8mb4")
+            mysql500 = read_unicase(cur, "utf8mb3_general_mysql500_ci", "utf8mb3")
+            conn.close()
+        finally:
+            if server is not None:
+                server.stop()
+
+    lines = ['"""Collation weight tables (generated by scripts/gen_collations.py: do not edit).',
+             "",
+             f"8-bit sort orders: {args.charsets} (MySQL share/charsets XML).",
+             f"Unicase sort weights: WEIGHT_STRING of a {version} server.",
+             '"""', "", "# id: (name, kind, sort order as hex or '')", "EIGHT_BIT = {"]
+    for cid in sorted(eight):
+        name, kind, table = eight[cid]
+        lines.append(f"    {cid}: ({name!r}, {kind!r},")
+        hexed = table.hex() if table else ""
+        for i in range(0, len(hexed), 64):
+            lines.append(f"        {hexed[i:i + 64]!r}")
+        if not hexed:
+            lines.append("        ''")
+        lines[-1] += "),"
+    lines.append("}")
+    lines.append("")
+    lines.append("#: utf8mb3/utf8mb4_general_ci: 'cccc:wwww' for every BMP code point whose "
+                 "weight is not itself")
+    lines.append("GENERAL_CI = (")
+    items = [f"{cp:04x}:{w:04x}" for cp, w in sorted(general.items())]
+    for i in range(0, len(items), 7):
+        lines.append(f"    {' '.join(items[i:i + 7]) + ' '!r}")
+    lines.append(")")
+    extra = {cp: w for cp, w in mysql500.items() if general.get(cp) != w}
+    extra.update({cp: cp for cp in general if cp not in mysql500})
+    lines.append("#: utf8mb3_general_mysql500_ci: where its weight differs from GENERAL_CI's")
+    lines.append(f"MYSQL500 = {' '.join(f'{cp:04x}:{w:04x}' for cp, w in sorted(extra.items()))!r}")
+    lines.append("")
+    args.out.write_text("\n".join(lines), encoding="utf-8")
+    print(f"{args.out}: {len(eight)} 8-bit collations, {len(general)} general_ci weights, "
+          f"{len(extra)} mysql500 differences")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

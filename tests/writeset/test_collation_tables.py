@@ -1,0 +1,276 @@
+"""Collation weight strings: MySQL's tables, MySQL's strnxfrm lengths and padding.
+
+Table-driven: for every collation repltool implements, every pair of characters
+whose MySQL weight is equal gets the same sort key and every other pair a
+different one; the tables themselves are held to MySQL's source where it was
+transcribed here (``sort_order_latin1``, plane 00 of ``my_unicase_default``)
+and, for all of them, to a live MariaDB server (``tests/fixtures/mariadb.py``):
+``WEIGHT_STRING`` of every character, and which characters a UNIQUE key
+refuses as duplicates.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+import xxhash
+
+from repltool.writeset import _collation_data as data
+from repltool.writeset.collation import (
+    BINARY, UNKNOWN, collation_by_id, collation_by_name, field_sort_key, sort_key_function,
+)
+
+EIGHT_BIT = sorted(data.EIGHT_BIT)
+UNICASE = [33, 45, 223]
+
+# strings/ctype-latin1.cc sort_order_latin1 (MySQL 8.0), transcribed
+MYSQL_SORT_ORDER_LATIN1 = bytes(
+    list(range(0, 97)) + list(range(65, 91)) + list(range(123, 192))
+    + [65, 65, 65, 65, 92, 91, 92, 67, 69, 69, 69, 69, 73, 73, 73, 73, 68, 78, 79, 79, 79, 79,
+       93, 215, 216, 85, 85, 85, 89, 89, 222, 223, 65, 65, 65, 65, 92, 91, 92, 67, 69, 69, 69,
+       69, 73, 73, 73, 73, 68, 78, 79, 79, 79, 79, 93, 247, 216, 85, 85, 85, 89, 89, 222, 255])
+
+# strings/ctype-utf8.cc plane00[] (MySQL 8.0): the sort field of U+00C0..U+00FF
+MYSQL_PLANE00_C0 = (
+    [0x41] * 6 + [0xC6, 0x43] + [0x45] * 4 + [0x49] * 4 + [0xD0, 0x4E] + [0x4F] * 5
+    + [0xD7, 0xD8] + [0x55] * 4 + [0x59, 0xDE, 0x53]
+    + [0x41] * 6 + [0xC6, 0x43] + [0x45] * 4 + [0x49] * 4 + [0xD0, 0x4E] + [0x4F] * 5
+    + [0xF7, 0xD8] + [0x55] * 4 + [0x59, 0xDE, 0x59])
+
+
+def key(cid: int, value: bytes, n: int = 4, fixed: bool = False) -> bytes:
+    """The sort key of ``value`` in a VARCHAR(n) / CHAR(n) column of collation ``cid``."""
+    c = collation_by_id(cid)
+    return field_sort_key(c, value, fixed=fixed, max_length=n * c.mbmaxlen)
+
+
+def utf8(cid: int, cp: int) -> bytes:
+    return chr(cp).encode("utf-8", "surrogatepass")
+
+
+# ---- the tables against MySQL's source ----
+
+def test_latin1_swedish_ci_is_mysqls_compiled_table() -> None:
+    assert len(MYSQL_SORT_ORDER_LATIN1) == 256
+    assert collation_by_id(8).table == MYSQL_SORT_ORDER_LATIN1
+
+
+def test_general_ci_plane00_is_mysqls() -> None:
+    table = collation_by_id(45).table
+    want = {cp: cp for cp in range(0xC0)}
+    want.update({cp: cp - 32 for cp in range(0x61, 0x7B)})
+    want[0xB5] = 0x39C
+    want.update({0xC0 + i: w for i, w in enumerate(MYSQL_PLANE00_C0)})
+    assert [ord(table[cp]) for cp in range(256)] == [want[cp] for cp in range(256)]
+    mysql500 = collation_by_id(223).table
+    assert ord(mysql500[0xDF]) == 0xDF and ord(table[0xDF]) == 0x53
+    assert [cp for cp in range(0x10000) if mysql500[cp] != table[cp]] == [0xDF]
+
+
+# ---- every pair: equal weight <=> equal key ----
+
+@pytest.mark.parametrize("cid", EIGHT_BIT)
+def test_eight_bit_pairs(cid: int) -> None:
+    c = collation_by_id(cid)
+    assert c.exact and c.mbmaxlen == 1 and c.pad_space
+    weight = c.table if c.kind == "8bit" else bytes(range(256))
+    classes: dict[bytes, set[int]] = {}
+    for b in range(256):
+        classes.setdefault(key(cid, bytes([b])), set()).add(b)
+    by_weight: dict[int, set[int]] = {}
+    for b in range(256):
+        by_weight.setdefault(weight[b], set()).add(b)
+    assert sorted(map(sorted, classes.values())) == sorted(map(sorted, by_weight.values()))
+    # and in longer strings, position by position.  (The padding is the byte 0x20,
+    # not the space's weight: latin7_estonian_cs weighs ' ' 0x2C, so there 'a' and
+    # 'a ' get different keys - MySQL's own my_strnxfrm_simple + my_strxfrm_pad.)
+    assert (key(cid, b"a") == key(cid, b"a ")) == (weight[0x20] == 0x20)
+    for a, b in [(0x41, 0x61), (0x59, 0xDC), (0x5B, 0xC5)]:
+        assert (key(cid, bytes([a, 0x78])) == key(cid, bytes([b, 0x78]))) == (weight[a] == weight[b])
+
+
+@pytest.mark.parametrize("cid", UNICASE)
+def test_unicase_pairs_over_the_bmp(cid: int) -> None:
+    c = collation_by_id(cid)
+    by_key: dict[bytes, set[int]] = {}
+    for cp in range(0x10000):
+        by_key.setdefault(key(cid, utf8(cid, cp), 1), set()).add(cp)
+    by_weight: dict[int, set[int]] = {}
+    for cp in range(0x10000):
+        by_weight.setdefault(ord(c.table[cp]), set()).add(cp)
+    assert sorted(map(min, by_key.values())) == sorted(map(min, by_weight.values()))
+    assert len(by_key) == len(by_weight)
+
+
+def test_supplementary_characters() -> None:
+    # utf8mb4_general_ci: every character above U+FFFF weighs U+FFFD (maxchar 0xFFFF)
+    assert key(45, "😀".encode()) == key(45, "😁".encode()) == key(45, "\ufffd".encode())
+    # utf8mb4_bin: 3-byte code points, all distinct
+    assert key(46, "😀".encode()) != key(46, "😁".encode())
+    # utf8mb3 cannot hold them: the weights stop there and pad (my_strnxfrm_unicode)
+    assert key(33, b"a\xf0\x9f\x98\x80b") == key(33, b"a")
+
+
+def test_issue_examples() -> None:
+    assert key(8, b"Y") == key(8, "Ü".encode("latin-1"))
+    assert key(8, b"[") == key(8, "Å".encode("latin-1"))
+    assert key(8, b"CAF\xc9") == key(8, b"caf\xe9")                 # 'CAFÉ' = 'café'
+    assert key(45, "ᾀ".encode()) == key(45, "α".encode())           # U+1F80 = U+03B1
+    assert key(45, "straße".encode(), 8) == key(45, b"STRASE", 8)
+    assert key(223, "straße".encode(), 8) != key(223, b"STRASE", 8)
+
+
+# ---- exact bytes: strnxfrmlen(pack_length), nweights = char_length, padding ----
+
+@pytest.mark.parametrize("cid,fixed,n,value,want", [
+    (8, False, 3, b"ab", b"AB  "),                    # pack 4 = 3 + 1 length byte
+    (8, True, 3, b"ab", b"AB "),
+    (47, False, 3, b"ab", b"ab  "),                   # latin1_bin: my_strxfrm_pad
+    (63, False, 4, b"a", b"a"),                       # VARBINARY: NO PAD, unpadded
+    (63, True, 4, b"a", b"a\0\0\0"),                  # BINARY(4): 0x00 to the end
+    (63, True, 1, b"1", b"1"),                        # format-spec §8: BINARY(1) '1'
+    (45, False, 3, b"a", bytes.fromhex("0041002000200020")),       # ((12+1+3)/4)*2 = 8
+    (45, True, 2, b"a", bytes.fromhex("00410020")),                # ((8+3)/4)*2 = 4
+    (33, False, 2, b"ab", bytes.fromhex("004100420020")),          # ((6+1+2)/3)*2 = 6
+    (83, False, 2, b"Ab", bytes.fromhex("004100620020")),          # utf8mb3_bin
+    (46, False, 2, b"a", bytes.fromhex("000061000020000020")),     # ((8+1+3)/4)*3 = 9
+    (46, True, 2, "é".encode(), bytes.fromhex("0000e9000020")),    # ((8+3)/4)*3 = 6
+])
+def test_exact_bytes(cid: int, fixed: bool, n: int, value: bytes, want: bytes) -> None:
+    assert key(cid, value, n, fixed) == want
+
+
+def test_long_varchar_has_two_length_bytes() -> None:
+    c = collation_by_id(45)
+    k = field_sort_key(c, b"x", fixed=False, max_length=400)       # VARCHAR(100)
+    assert len(k) == ((400 + 2 + 3) // 4) * 2 == 200 + 2
+
+
+def test_odd_buffer_keeps_the_high_byte() -> None:
+    c = collation_by_id(45)
+    assert c.strnxfrm("ab".encode(), 3, 2, True) == bytes.fromhex("004100")
+    assert c.strnxfrm(b"a", 3, 2, True) == bytes.fromhex("004100")
+    assert c.strnxfrm(b"a", 5, 1, False) == bytes.fromhex("0041")
+
+
+@pytest.mark.parametrize("cid", [8, 47, 63, 45, 33, 46, 83, 223, 5, 51])
+def test_sort_key_function_is_field_sort_key(cid: int) -> None:
+    c = collation_by_id(cid)
+    rng = random.Random(cid)
+    for fixed in (False, True):
+        for n in (1, 3, 60, 90):
+            f = sort_key_function(c, fixed=fixed, max_length=n * c.mbmaxlen)
+            for _ in range(200):
+                if c.mbmaxlen == 1:
+                    v = bytes(rng.randrange(256) for _ in range(rng.randrange(n + 1)))
+                else:
+                    v = "".join(chr(rng.choice([rng.randrange(0x80), rng.randrange(0x80, 0x3000),
+                                                rng.randrange(0x10000, 0x10FFFF)]))
+                                for _ in range(rng.randrange(n + 1))).encode()
+                assert f(v) == field_sort_key(c, v, fixed=fixed, max_length=n * c.mbmaxlen)
+
+
+def test_ascii_short_path_matches_the_tables() -> None:
+    for cid in UNICASE:
+        c = collation_by_id(cid)
+        for cp in range(128):
+            assert key(cid, bytes([cp]), 1) == ord(c.table[cp]).to_bytes(2, "big") + b"\0 "
+    assert key(83, b"a", 1) == b"\0a\0 "
+
+
+def test_not_exact() -> None:
+    for name in ("utf8mb4_0900_ai_ci", "utf8mb4_unicode_ci", "utf8mb4_unicode_520_ci",
+                 "latin1_german2_ci", "latin2_czech_cs", "utf8mb4_german2_ci", "sjis_japanese_ci",
+                 "utf8mb4_general_nopad_ci", "utf16_general_ci"):
+        c = collation_by_name(name)
+        assert c.name == name and not c.exact and c.reason
+        with pytest.raises(ValueError):
+            c.strnxfrm(b"a", 4, 4, True)
+    assert not UNKNOWN.exact and "--default-collation" in UNKNOWN.reason
+    assert not collation_by_id(2047).exact and not collation_by_name("nonsense_ci").exact
+    assert BINARY.exact and collation_by_name("utf8_general_ci") == collation_by_id(33)
+
+
+# ---- a live server: WEIGHT_STRING and UNIQUE-key duplicates ----
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from tests.fixtures.mariadb import Server, _binary, _short_base
+    mariadbd, install_db = _binary("mariadbd"), _binary("mariadb-install-db")
+    assert mariadbd and install_db, "mariadbd / mariadb-install-db not installed"
+    s = Server(_short_base(Path(tmp_path_factory.mktemp("coll"))))
+    s.install(install_db)
+    s.start(mariadbd)
+    conn = s.connect()
+    try:
+        yield conn.cursor()
+    finally:
+        conn.close()
+        s.stop()
+
+
+_CHARSET = {v[0]: v[0].split("_")[0] for v in data.EIGHT_BIT.values()}
+
+
+@pytest.mark.parametrize("cid", EIGHT_BIT)
+def test_eight_bit_weight_string_of_the_server(server: Any, cid: int) -> None:
+    c = collation_by_id(cid)
+    server.execute(f"SELECT HEX(WEIGHT_STRING(CONVERT(UNHEX(%s) USING {_CHARSET[c.name]}) "
+                   f"COLLATE {c.name}))", (bytes(range(256)).hex(),))
+    got = bytes.fromhex(server.fetchone()[0])
+    assert got == (c.table if c.kind == "8bit" else bytes(range(256)))
+
+
+def test_general_ci_weight_string_of_the_server(server: Any) -> None:
+    for cid, cs in ((45, "utf8mb4"), (223, "utf8mb3")):
+        c = collation_by_id(cid)
+        cps = [cp for cp in range(0x10000) if not 0xD800 <= cp <= 0xDFFF]
+        server.execute(f"SELECT HEX(WEIGHT_STRING(CONVERT(UNHEX(%s) USING {cs}) "
+                       f"COLLATE {c.name}))", ("".join(map(chr, cps)).encode().hex(),))
+        w = bytes.fromhex(server.fetchone()[0])
+        assert w == "".join(c.table[cp] for cp in cps).encode("utf-16-be")
+
+
+def _survivors(server: Any, table: str, values: list[bytes], cs: str) -> list[bytes]:
+    """Insert ``values`` in order under a UNIQUE key, ignoring duplicates: the ones kept."""
+    for i in range(0, len(values), 500):
+        chunk = values[i:i + 500]
+        server.execute(f"INSERT IGNORE INTO {table} (i, v) VALUES "
+                       + ", ".join(f"(%s, CONVERT(UNHEX(%s) USING {cs}))" for _ in chunk),
+                       [x for j, v in enumerate(chunk) for x in (i + j, v.hex())])
+    server.execute(f"SELECT i FROM {table} ORDER BY i")
+    return [values[r[0]] for r in server.fetchall()]
+
+
+@pytest.mark.parametrize("name,cs,values", [
+    ("latin1_swedish_ci", "latin1", [bytes([b]) for b in range(256)]),
+    ("latin1_general_cs", "latin1", [bytes([b]) for b in range(256)]),
+    ("cp1251_general_ci", "cp1251", [bytes([b]) for b in range(256)]),
+    ("latin1_bin", "latin1", [bytes([b]) for b in range(256)] + [b"a ", b"a  "]),
+    ("utf8mb4_general_ci", "utf8mb4",
+     [chr(cp).encode() for cp in range(0x10000) if not 0xD800 <= cp <= 0xDFFF]
+     + ["😀".encode(), "😁".encode(), "ᾀ".encode(), "α".encode(), b"ab ", b"ab"]),
+    ("utf8mb3_general_mysql500_ci", "utf8mb3", [chr(cp).encode() for cp in range(0x2000)]),
+    ("utf8mb4_bin", "utf8mb4", [b"a", b"A", b"a ", "é".encode(), "😀".encode(), "😁".encode()]),
+])
+def test_unique_key_duplicates_of_the_server(server: Any, name: str, cs: str,
+                                             values: list[bytes]) -> None:
+    """Two values collide under the server's UNIQUE key <=> equal sort keys (and hashes)."""
+    table = f"ws_{name}"
+    server.execute("CREATE DATABASE IF NOT EXISTS coll")
+    server.execute("USE coll")
+    server.execute(f"CREATE TABLE {table} (i INT NOT NULL PRIMARY KEY, v VARCHAR(4) "
+                   f"CHARACTER SET {cs} COLLATE {name} NOT NULL, UNIQUE KEY (v))")
+    kept = _survivors(server, table, values, cs)
+    c = collation_by_name(name)
+    seen: set[int] = set()
+    predicted = []
+    for v in values:
+        h = xxhash.xxh64_intdigest(field_sort_key(c, v, fixed=False, max_length=4 * c.mbmaxlen))
+        if h not in seen:
+            seen.add(h)
+            predicted.append(v)
+    assert kept == predicted
