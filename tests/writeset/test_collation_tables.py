@@ -11,6 +11,7 @@ refuses as duplicates.
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Any, Iterator
@@ -274,3 +275,49 @@ def test_unique_key_duplicates_of_the_server(server: Any, name: str, cs: str,
             seen.add(h)
             predicted.append(v)
     assert kept == predicted
+
+
+def test_log_without_charsets_end_to_end(server: Any, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A MariaDB log written with binlog_row_metadata=NO_LOG (MariaDB's default: no
+    charsets) and a schema without collations: the string key has an unknown collation
+    (missing keys) until --default-collation names it; then 'CAFÉ' and 'café' - which
+    the server's UNIQUE key holds equal - share a hash, 'cafe' too, 'caff' not."""
+    from repltool.cli import run
+    server.execute("SET GLOBAL binlog_row_metadata = 'NO_LOG'")
+    server.execute("CREATE DATABASE IF NOT EXISTS e2e")
+    server.execute("CREATE TABLE e2e.t (k VARCHAR(10) CHARACTER SET latin1 COLLATE "
+                   "latin1_swedish_ci NOT NULL PRIMARY KEY, v INT) ENGINE=InnoDB")
+    server.execute("FLUSH BINARY LOGS")
+    for k in (b"CAF\xc9", b"caf\xe9", b"cafe", b"caff"):
+        server.execute("INSERT INTO e2e.t VALUES (CONVERT(UNHEX(%s) USING latin1), 1)", (k.hex(),))
+        if k != b"caff":        # the server holds 'café' equal to the three others
+            with pytest.raises(Exception, match="Duplicate"):
+                server.execute("INSERT INTO e2e.t VALUES (CONVERT(UNHEX('636166e9') USING "
+                               "latin1), 2)")
+        server.execute("DELETE FROM e2e.t")
+    server.execute("SHOW BINARY LOGS")
+    names = [r[0] for r in server.fetchall()]
+    server.execute("SELECT @@log_bin_basename")
+    base = Path(server.fetchone()[0]).parent
+    server.execute("FLUSH BINARY LOGS")
+    log = base / names[-1]
+    schema = tmp_path / "schema.sql"
+    schema.write_text("CREATE TABLE e2e.t (k VARCHAR(10) NOT NULL PRIMARY KEY, v INT);")
+
+    def hashes(*extra: str) -> tuple[list[int], list[str], str]:
+        code = run(["dump", "--writesets", "--schema", str(schema), *extra, str(log)])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        recs = [json.loads(x) for x in out.splitlines()]
+        return ([k["hash"] for r in recs for k in r["keys"]],
+                [t for r in recs for t in r["flags"]["missing_key_tables"]], err)
+
+    got, missing, err = hashes()
+    assert got == [] and set(missing) == {"e2e.t"} and "--default-collation" in err
+    got, missing, _ = hashes("--default-collation", "latin1_swedish_ci")
+    assert missing == [] and len(got) == 8        # INSERT and DELETE of each value
+    assert got[0] == got[1] == got[2] == got[3] == got[4] == got[5] != got[6] == got[7]
+    want = xxhash.xxh64_intdigest(b"PRIMARY\xc2\xbde2e\xc2\xbd3t\xc2\xbd1CAFE" + b" " * 7
+                                  + b"\xc2\xbd11")
+    assert got[0] == want
