@@ -22,9 +22,23 @@ Sources (nothing is typed in by hand):
   MySQL's source).  ``--socket`` names a running server's Unix socket; without
   it a throw-away ``mariadbd`` is started (``tests/fixtures/mariadb.py``).
 
+* ``utf8mb4_0900_ai_ci`` / ``_as_ci`` / ``_as_cs``: DUCET 9.0.0, Unicode's
+  ``allkeys-9.0.0.txt`` (``--allkeys900``; e.g. from the ``pyuca`` wheel on
+  PyPI, which ships it), turned into MySQL's ``uca900_data.h`` as MySQL's
+  generator does: every single-code-point entry with its collation elements cut
+  to eight (U+FDFA has 18); contractions are not used (``my_uca_v900`` has
+  none).  Code points DUCET does not list get their weights at run time
+  (``uca_scanner_900::next_implicit``; Hangul syllables in page D7, which
+  ``uca900_data.h`` holds decomposed with tertiary weight 3, too).
+  ``--verify-uca900 FILE`` compares the result with a serialisation of
+  MySQL's ``uca900_data.h`` pages (PolarDB-X's ``uca900.yml``: 149 pages of
+  ``[number of CEs x 256, then per CE and level 256 weights]``) and fails on
+  any difference.
+
 Usage::
 
     python scripts/gen_collations.py [--charsets /usr/share/mysql/charsets] [--socket S]
+        --allkeys900 allkeys-9.0.0.txt [--verify-uca900 uca900.yml]
 
 The output lists, per collation id, the name, the implementation and (8-bit)
 the 256-byte sort order, and the BMP code points whose general_ci weight is
@@ -41,6 +55,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "repltool" / "writeset" / "_collation_data.py"
+OUT900 = ROOT / "repltool" / "writeset" / "_uca900_data.py"
 
 #: MySQL 8.0's compiled Unicode collations this generator covers: id -> name.
 UNICASE = {33: "utf8mb3_general_ci", 45: "utf8mb4_general_ci",
@@ -103,6 +118,97 @@ def read_unicase(cursor, collation: str, charset: str) -> dict[int, int]:
     return diffs
 
 
+def read_allkeys(path: Path) -> dict[int, list[tuple[int, int, int]]]:
+    """Single code point -> its collation elements (primary, secondary, tertiary), cut
+    to eight as MySQL stores them; contractions (several code points) are skipped."""
+    out: dict[int, list[tuple[int, int, int]]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.split("#")[0].strip()
+        if not line or line.startswith("@"):
+            continue
+        cps, ces = line.split(";")
+        cp = cps.split()
+        if len(cp) != 1:
+            continue
+        elems = [tuple(int(w, 16) for w in m.split("."))
+                 for m in re.findall(r"\[[.*]([0-9A-F.]+)\]", ces)]
+        out[int(cp[0], 16)] = elems[:8]       # type: ignore[misc]
+    return out
+
+
+def mysql_implicit(cp: int, ducet: dict[int, list[tuple[int, int, int]]]
+                   ) -> list[tuple[int, int, int]]:
+    """What ``uca900_data.h`` holds for a code point DUCET does not list (the
+    generator's rule, checked by --verify-uca900): Hangul syllables decomposed
+    into their jamo with tertiary weight 3, everything else ``next_implicit``'s
+    two elements."""
+    if 0xAC00 <= cp <= 0xD7AF:
+        si = cp - 0xAC00
+        jamo = [0x1100 + si // 588, 0x1161 + si % 588 // 28] + \
+            ([0x11A7 + si % 28] if si % 28 else [])
+        return [(ducet[j][0][0], ducet[j][0][1], 3) for j in jamo]
+    if 0x17000 <= cp <= 0x18AFF:
+        return [(0xFB00, 0x20, 2), ((cp - 0x17000) | 0x8000, 0, 0)]
+    base = 0xFBC0
+    if 0x3400 <= cp <= 0x4DB5 or 0x20000 <= cp <= 0x2A6D6 or 0x2A700 <= cp <= 0x2B734 \
+            or 0x2B740 <= cp <= 0x2B81D or 0x2B820 <= cp <= 0x2CEA1:
+        base = 0xFB80
+    elif 0x4E00 <= cp <= 0x9FD5 or 0xFA0E <= cp <= 0xFA29:
+        base = 0xFB40
+    return [(base + (cp >> 15), 0x20, 2), ((cp & 0x7FFF) | 0x8000, 0, 0)]
+
+
+def verify_uca900(path: Path, ducet: dict[int, list[tuple[int, int, int]]]) -> int:
+    """Compare every code point of MySQL's uca900 pages with DUCET + the rules above."""
+    text = path.read_text(encoding="utf-8")
+    arrays = [list(map(int, re.findall(r"\d+", c)))
+              for c in re.split(r"^- ", text, flags=re.M)[1:]]
+    pages = [p for r in ("000-033 04D 0A0-0AB 0D7 0F9-10C 10E 110-118 11A 11C 120-125 "
+                         "130-134 144-146 168-16B 16F 1B0 1BC 1D0-1DA 1E0 1E8 1E9 1EE "
+                         "1F0-1F9 2F8-2FA E00 E01").split()
+             for p in (range(int(r[:3], 16), int(r[4:], 16) + 1) if "-" in r
+                       else [int(r, 16)])]
+    if len(pages) != len(arrays):
+        raise SystemExit(f"{path}: {len(arrays)} pages, expected {len(pages)}")
+    n = 0
+    for page, arr in zip(pages, arrays):
+        for sub in range(256):
+            cp = page << 8 | sub
+            ces = [(arr[256 + i * 768 + sub], arr[512 + i * 768 + sub],
+                    arr[768 + i * 768 + sub]) for i in range(arr[sub])]
+            want = ducet.get(cp) or mysql_implicit(cp, ducet)
+            if ces != want:
+                raise SystemExit(f"U+{cp:04X}: MySQL {ces}, derived {want}")
+            n += 1
+    return n
+
+
+def write_uca900(ducet: dict[int, list[tuple[int, int, int]]], source: Path, out: Path) -> None:
+    """Big-endian arrays, zlib-compressed, base64 in a module constant: the number of
+    code points n (u32), the n code points (u32), their numbers of collation elements
+    (n x u8), then every element's primary, secondary, tertiary weights (u16 each)."""
+    import base64
+    import struct
+    import zlib
+    cps = sorted(ducet)
+    blob = bytearray(struct.pack(">I", len(cps)))
+    blob += struct.pack(f">{len(cps)}I", *cps)
+    blob += bytes(len(ducet[cp]) for cp in cps)
+    weights = [w for cp in cps for ce in ducet[cp] for w in ce]
+    blob += struct.pack(f">{len(weights)}H", *weights)
+    packed = base64.b64encode(zlib.compress(bytes(blob), 9)).decode("ascii")
+    lines = ['"""DUCET 9.0.0 as MySQL\'s uca900_data.h holds it (generated by '
+             'scripts/gen_collations.py: do not edit).', "",
+             f"Source: {source.name} (Unicode's allkeys, UCA 9.0.0); {len(ducet)} code points.",
+             '"""', "", "#: zlib + base64 of big-endian n (u32), n code points (u32), n element",
+             "#: counts (u8), then (primary, secondary, tertiary) u16 weights of every element",
+             "DUCET = ("]
+    for i in range(0, len(packed), 96):
+        lines.append(f"    {packed[i:i + 96]!r}")
+    lines.append(")")
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def _connect(socket: str | None, tmp: Path):
     import pymysql
     server = None
@@ -123,7 +229,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--charsets", type=Path, default=Path("/usr/share/mysql/charsets"))
     ap.add_argument("--socket", help="Unix socket of a running MariaDB/MySQL server")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--allkeys900", type=Path, required=True,
+                    help="Unicode's allkeys-9.0.0.txt (DUCET 9.0.0)")
+    ap.add_argument("--verify-uca900", type=Path,
+                    help="MySQL's uca900_data.h pages as YAML (PolarDB-X uca900.yml)")
+    ap.add_argument("--out900", type=Path, default=OUT900)
     args = ap.parse_args(argv)
+
+    ducet = read_allkeys(args.allkeys900)
+    if args.verify_uca900 is not None:
+        n = verify_uca900(args.verify_uca900, ducet)
+        print(f"{args.verify_uca900}: all {n} code points of MySQL's uca900 pages equal "
+              "DUCET 9.0.0 + MySQL's rules")
+    write_uca900(ducet, args.allkeys900, args.out900)
 
     eight = read_xml_collations(args.charsets)
     with tempfile.TemporaryDirectory(prefix="rt-gen-") as tmp:

@@ -157,7 +157,7 @@ def test_odd_buffer_keeps_the_high_byte() -> None:
     assert c.strnxfrm(b"a", 5, 1, False) == bytes.fromhex("0041")
 
 
-@pytest.mark.parametrize("cid", [8, 47, 63, 45, 33, 46, 83, 223, 5, 51])
+@pytest.mark.parametrize("cid", [8, 47, 63, 45, 33, 46, 83, 223, 5, 51, 255, 278])
 def test_sort_key_function_is_field_sort_key(cid: int) -> None:
     c = collation_by_id(cid)
     rng = random.Random(cid)
@@ -183,7 +183,8 @@ def test_ascii_short_path_matches_the_tables() -> None:
 
 
 def test_not_exact() -> None:
-    for name in ("utf8mb4_0900_ai_ci", "utf8mb4_unicode_ci", "utf8mb4_unicode_520_ci",
+    for name in ("utf8mb4_0900_bin", "utf8mb4_de_pb_0900_ai_ci", "utf8mb4_ja_0900_as_cs",
+                 "utf8mb4_unicode_ci", "utf8mb4_unicode_520_ci",
                  "latin1_german2_ci", "latin2_czech_cs", "utf8mb4_german2_ci", "sjis_japanese_ci",
                  "utf8mb4_general_nopad_ci", "utf16_general_ci"):
         c = collation_by_name(name)
@@ -193,6 +194,86 @@ def test_not_exact() -> None:
     assert not UNKNOWN.exact and "--default-collation" in UNKNOWN.reason
     assert not collation_by_id(2047).exact and not collation_by_name("nonsense_ci").exact
     assert BINARY.exact and collation_by_name("utf8_general_ci") == collation_by_id(33)
+
+
+# ---- utf8mb4_0900_ai_ci / _as_ci / _as_cs ----
+
+UCA900 = {255: 1, 305: 2, 278: 3}
+
+
+@pytest.mark.parametrize("name,value,want", [
+    # mysql-test rpl_transaction_write_set_extraction (format-spec §6b): VARCHAR, NO PAD
+    ("utf8mb4_0900_ai_ci", b"aaaa", "1c471c471c471c47"),
+    # MySQL manual (WEIGHT_STRING of 'a' under utf8mb4_0900_as_cs): three levels, 0000 between
+    ("utf8mb4_0900_as_cs", b"a", "1c470000002000000002"),
+    ("utf8mb4_0900_as_ci", b"a", "1c4700000020"),
+    ("utf8mb4_0900_as_cs", b"A", "1c470000002000000008"),
+    ("utf8mb4_0900_ai_ci", b"a ", "1c470209"),                  # NO PAD: the space weighs
+    ("utf8mb4_0900_ai_ci", "\u4e00".encode(), "fb40ce00"),      # implicit: core Han
+    ("utf8mb4_0900_ai_ci", "\U00020000".encode(), "fb848000"),  # implicit: extension B
+    ("utf8mb4_0900_ai_ci", "\u0378".encode(), "fbc08378"),      # implicit: unassigned
+])
+def test_uca900_exact_bytes(name: str, value: bytes, want: str) -> None:
+    c = collation_by_name(name)
+    assert c.exact and not c.pad_space
+    assert field_sort_key(c, value, fixed=False, max_length=40).hex() == want
+
+
+def test_uca900_ascii_short_path_is_the_general_one() -> None:
+    """ASCII values take per-byte tables; a non-ASCII character anywhere takes the
+    general route: both give the same weights for every ASCII character."""
+    for cid in UCA900:
+        c = collation_by_id(cid)
+        for b in range(128):
+            v = bytes([b, 0x61])
+            short = field_sort_key(c, v, fixed=False, max_length=40)
+            general = field_sort_key(c, v + "é".encode(), fixed=False, max_length=40)
+            tail = field_sort_key(c, "aé".encode(), fixed=False, max_length=40)
+            # the general route's weights of v, found by removing those of 'é'
+            assert general != short
+            if c.table.levels == 1:
+                assert general == short + tail[2:]
+
+
+def test_uca900_char_is_stripped_and_zero_filled() -> None:
+    c = collation_by_id(255)
+    k = field_sort_key(c, b"ab  ", fixed=True, max_length=8)                   # CHAR(2)
+    assert len(k) == ((8 + 3) // 4) * 8 * 2 and k == bytes.fromhex("1c471c60") + bytes(28)
+    c3 = collation_by_id(278)
+    assert c3.strnxfrmlen(8) == (((8 + 3) // 4) * 8 * 3 + 2) * 2
+
+
+def test_uca900_issue_examples() -> None:
+    for cid in UCA900:
+        assert key(cid, b"1", 10) == key(cid, "\u0661".encode(), 10)   # '1' = ARABIC-INDIC ONE
+        assert key(cid, "a\u034fb".encode(), 10) == key(cid, b"ab", 10)  # U+034F ignorable
+    assert key(255, b"A") == key(255, "\u00e1".encode())           # ai_ci
+    assert key(305, b"A") == key(305, b"a") != key(305, "\u00e1".encode())
+    assert key(278, b"A") != key(278, b"a")
+    # Hangul syllables weigh as their jamo (page D7 with tertiary 3 as uca900_data.h has it)
+    import unicodedata
+    for syllable in ("\uac00", "\ud6ff", "\ud700", "\ud7a3"):
+        jamo = unicodedata.normalize("NFD", syllable)
+        assert len(jamo) in (2, 3)
+        assert key(255, syllable.encode(), 3) == key(255, jamo.encode(), 3)
+        assert (key(278, syllable.encode(), 3) == key(278, jamo.encode(), 3)) == \
+            (syllable < "\ud700")
+
+
+@pytest.mark.parametrize("cid", sorted(UCA900))
+def test_uca900_pairs_over_the_bmp(cid: int) -> None:
+    """Equal weights on every compared level (DUCET 9.0.0 as MySQL holds it) <=> equal keys."""
+    from repltool.writeset.collation import _elements
+    levels = UCA900[cid]
+    by_key: dict[bytes, set[int]] = {}
+    by_weight: dict[tuple, set[int]] = {}
+    for cp in range(0x10000):
+        by_key.setdefault(key(cid, utf8(cid, cp), 1), set()).add(cp)
+        ces = _elements(cp)
+        w = tuple(tuple(ce[lv] for ce in ces if ce[lv]) if ces[0][lv] else ()
+                  for lv in range(levels))
+        by_weight.setdefault(w, set()).add(cp)
+    assert sorted(map(min, by_key.values())) == sorted(map(min, by_weight.values()))
 
 
 # ---- a live server: WEIGHT_STRING and UNIQUE-key duplicates ----
