@@ -136,30 +136,12 @@ def read_allkeys(path: Path) -> dict[int, list[tuple[int, int, int]]]:
     return out
 
 
-def mysql_implicit(cp: int, ducet: dict[int, list[tuple[int, int, int]]]
-                   ) -> list[tuple[int, int, int]]:
-    """What ``uca900_data.h`` holds for a code point DUCET does not list (the
-    generator's rule, checked by --verify-uca900): Hangul syllables decomposed
-    into their jamo with tertiary weight 3, everything else ``next_implicit``'s
-    two elements."""
-    if 0xAC00 <= cp <= 0xD7AF:
-        si = cp - 0xAC00
-        jamo = [0x1100 + si // 588, 0x1161 + si % 588 // 28] + \
-            ([0x11A7 + si % 28] if si % 28 else [])
-        return [(ducet[j][0][0], ducet[j][0][1], 3) for j in jamo]
-    if 0x17000 <= cp <= 0x18AFF:
-        return [(0xFB00, 0x20, 2), ((cp - 0x17000) | 0x8000, 0, 0)]
-    base = 0xFBC0
-    if 0x3400 <= cp <= 0x4DB5 or 0x20000 <= cp <= 0x2A6D6 or 0x2A700 <= cp <= 0x2B734 \
-            or 0x2B740 <= cp <= 0x2B81D or 0x2B820 <= cp <= 0x2CEA1:
-        base = 0xFB80
-    elif 0x4E00 <= cp <= 0x9FD5 or 0xFA0E <= cp <= 0xFA29:
-        base = 0xFB40
-    return [(base + (cp >> 15), 0x20, 2), ((cp & 0x7FFF) | 0x8000, 0, 0)]
-
-
 def verify_uca900(path: Path, ducet: dict[int, list[tuple[int, int, int]]]) -> int:
-    """Compare every code point of MySQL's uca900 pages with DUCET + the rules above."""
+    """Compare every code point of MySQL's uca900 pages with DUCET + the run-time rule for
+    the code points DUCET does not list (:func:`repltool.writeset.collation.uca900_implicit`:
+    the table holds the same, Hangul syllables in page D7 with tertiary weight 3)."""
+    sys.path.insert(0, str(ROOT))
+    from repltool.writeset.collation import uca900_implicit
     text = path.read_text(encoding="utf-8")
     arrays = [list(map(int, re.findall(r"\d+", c)))
               for c in re.split(r"^- ", text, flags=re.M)[1:]]
@@ -176,7 +158,7 @@ def verify_uca900(path: Path, ducet: dict[int, list[tuple[int, int, int]]]) -> i
             cp = page << 8 | sub
             ces = [(arr[256 + i * 768 + sub], arr[512 + i * 768 + sub],
                     arr[768 + i * 768 + sub]) for i in range(arr[sub])]
-            want = ducet.get(cp) or mysql_implicit(cp, ducet)
+            want = ducet.get(cp) or list(uca900_implicit(cp, lambda j: ducet[j][0]))
             if ces != want:
                 raise SystemExit(f"U+{cp:04X}: MySQL {ces}, derived {want}")
             n += 1

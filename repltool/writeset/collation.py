@@ -52,12 +52,13 @@ import re
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Callable
 
 from . import _collation_data as _data
 from ._collation_ids import COLLATION_NAMES
 
 __all__ = ["Collation", "collation_by_id", "collation_by_name", "field_sort_key",
-           "sort_key_function",
+           "sort_key_function", "uca900_implicit",
            "BINARY", "UNKNOWN"]
 
 #: MySQL 8.0 collation ids not in MariaDB's list (``_0900`` and friends): names for messages.
@@ -301,14 +302,24 @@ def _elements(cp: int) -> tuple[tuple[int, int, int], ...]:
     if hit is not None:
         i, n = hit
         return tuple(tuple(weights[3 * k:3 * k + 3]) for k in range(i, i + n))  # type: ignore[misc]
+    return uca900_implicit(cp, lambda j: _elements(j)[0])
+
+
+def uca900_implicit(cp: int, jamo: Callable[[int], tuple[int, int, int]]
+                    ) -> tuple[tuple[int, int, int], ...]:
+    """The collation elements of a code point DUCET does not list
+    (``uca_scanner_900::next_implicit``; ``jamo``: a jamo's element).
+
+    Hangul syllables decompose into their jamo; in page D7, which
+    ``uca900_data.h`` holds, with tertiary weight 3 (MySQL's generator), in
+    AC..D6, which it does not, with the jamo's own.  Tangut: FB00; Han and
+    unassigned code points: FB40 / FB80 / FBC0 + (cp >> 15), then the low bits.
+    """
     if 0xAC00 <= cp <= 0xD7AF:          # my_decompose_hangul_syllable
         si = cp - 0xAC00
-        jamo = [0x1100 + si // 588, 0x1161 + si % 588 // 28] + \
+        parts = [0x1100 + si // 588, 0x1161 + si % 588 // 28] + \
             ([0x11A7 + si % 28] if si % 28 else [])
-        # page D7 is in uca900_data.h, which holds these syllables with tertiary 3;
-        # AC..D6 are not, and next_implicit takes the jamo's own weights
-        firsts = [_elements(j)[0] for j in jamo]
-        return tuple((p, s, 3 if cp >= 0xD700 else t) for p, s, t in firsts)
+        return tuple((p, s, 3 if cp >= 0xD700 else t) for p, s, t in map(jamo, parts))
     if 0x17000 <= cp <= 0x18AFF:        # Tangut
         return ((0xFB00, 0x20, 2), ((cp - 0x17000) | 0x8000, 0, 0))
     base = 0xFBC0
