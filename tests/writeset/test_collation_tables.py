@@ -184,7 +184,7 @@ def test_ascii_short_path_matches_the_tables() -> None:
 
 def test_not_exact() -> None:
     for name in ("utf8mb4_0900_bin", "utf8mb4_de_pb_0900_ai_ci", "utf8mb4_ja_0900_as_cs",
-                 "utf8mb4_unicode_ci", "utf8mb4_unicode_520_ci",
+                 "utf8mb4_unicode_ci", "utf8mb3_unicode_ci",
                  "latin1_german2_ci", "latin2_czech_cs", "utf8mb4_german2_ci", "sjis_japanese_ci",
                  "utf8mb4_general_nopad_ci", "utf16_general_ci"):
         c = collation_by_name(name)
@@ -276,6 +276,39 @@ def test_uca900_pairs_over_the_bmp(cid: int) -> None:
     assert sorted(map(min, by_key.values())) == sorted(map(min, by_weight.values()))
 
 
+# ---- utf8mb3/utf8mb4_unicode_520_ci ----
+
+def test_uca520_exact_bytes() -> None:
+    c = collation_by_name("utf8mb4_unicode_520_ci")
+    assert c.exact and c.pad_space and c.strnxfrmlen(9) == 72       # strxfrm_multiply 8
+    a, space = c.strnxfrm(b"a", 2, 1, False), c.strnxfrm(b" ", 2, 1, False)
+    assert len(a) == len(space) == 2
+    # VARCHAR(2): pack length 9 -> 72 bytes: 'a', the space weight for the second
+    # character, then PAD_TO_MAXLEN's space weights to the end
+    assert field_sort_key(c, b"a", fixed=False, max_length=8) == a + space * 35
+    assert field_sort_key(c, b"a  ", fixed=False, max_length=12) == \
+        field_sort_key(c, b"a", fixed=False, max_length=12)
+    # the buffer cuts an expansion (U+FDFA: eight primaries) in the middle
+    assert len(c.strnxfrm("\ufdfa".encode(), 5, 1, False)) == 5
+
+
+@pytest.mark.parametrize("cid", [214, 246])
+def test_uca520_pairs(cid: int) -> None:
+    """Equal UCA 5.2.0 primary weight strings <=> equal keys, every BMP code point
+    (PAD SPACE: trailing space weights do not count, so an ignorable = a space)."""
+    from repltool.writeset.collation import _uca520_weights
+    by_key: dict[bytes, set[int]] = {}
+    by_weight: dict[bytes, set[int]] = {}
+    space = _uca520_weights(0x20)
+    for cp in range(0x10000):
+        by_key.setdefault(key(cid, utf8(cid, cp), 1), set()).add(cp)
+        w = _uca520_weights(cp)
+        while w.endswith(space):
+            w = w[:-2]
+        by_weight.setdefault(w, set()).add(cp)
+    assert sorted(map(min, by_key.values())) == sorted(map(min, by_weight.values()))
+
+
 # ---- a live server: WEIGHT_STRING and UNIQUE-key duplicates ----
 
 @pytest.fixture(scope="module")
@@ -316,6 +349,17 @@ def test_general_ci_weight_string_of_the_server(server: Any) -> None:
         assert w == "".join(c.table[cp] for cp in cps).encode("utf-16-be")
 
 
+def test_uca520_weight_string_of_the_server(server: Any) -> None:
+    """MariaDB's utf8mb4_unicode_520_ci (UCA 5.2.0, as MySQL's) weighs every code point
+    U+0000..U+10FFFF as repltool does."""
+    from repltool.writeset.collation import _uca520_weights
+    for start in range(0, 0x110000, 0x4000):
+        cps = [cp for cp in range(start, start + 0x4000) if not 0xD800 <= cp <= 0xDFFF]
+        server.execute("SELECT HEX(WEIGHT_STRING(CONVERT(UNHEX(%s) USING utf8mb4) COLLATE "
+                       "utf8mb4_unicode_520_ci))", ("".join(map(chr, cps)).encode().hex(),))
+        assert bytes.fromhex(server.fetchone()[0]) == b"".join(map(_uca520_weights, cps))
+
+
 def _survivors(server: Any, table: str, values: list[bytes], cs: str) -> list[bytes]:
     """Insert ``values`` in order under a UNIQUE key, ignoring duplicates: the ones kept."""
     for i in range(0, len(values), 500):
@@ -337,6 +381,9 @@ def _survivors(server: Any, table: str, values: list[bytes], cs: str) -> list[by
      + ["😀".encode(), "😁".encode(), "ᾀ".encode(), "α".encode(), b"ab ", b"ab"]),
     ("utf8mb3_general_mysql500_ci", "utf8mb3", [chr(cp).encode() for cp in range(0x2000)]),
     ("utf8mb4_bin", "utf8mb4", [b"a", b"A", b"a ", "é".encode(), "😀".encode(), "😁".encode()]),
+    ("utf8mb4_unicode_520_ci", "utf8mb4",
+     [chr(cp).encode() for cp in range(0x3000) if not 0xD800 <= cp <= 0xDFFF]
+     + ["😀".encode(), "😁".encode(), "\U00020000".encode(), b"ss", "ß".encode()]),
 ])
 def test_unique_key_duplicates_of_the_server(server: Any, name: str, cs: str,
                                              values: list[bytes]) -> None:
