@@ -42,11 +42,18 @@ Sources (nothing is typed in by hand):
   at run time (the pages hold the same).  ``--verify-uca520 DIR`` compares
   with PolarDB-X's ``uca520.yml`` / ``uca520_length.yml``.
 
+* ``utf8mb3/utf8mb4_unicode_ci``: UCA 4.0.0 as MySQL's ``uca_weight`` pages hold it
+  (primary weights only), read from the server as ``WEIGHT_STRING`` of every
+  BMP code point under ``utf8mb4_unicode_ci`` (MariaDB keeps MySQL's table;
+  Unicode's allkeys-4.0.0 is not at hand); only code points whose weights are
+  not ``next_implicit``'s are kept.  ``--verify-uca400 FILE`` compares with
+  PolarDB-X's ``uca.yml`` (MySQL's 59 pages).
+
 Usage::
 
     python scripts/gen_collations.py [--charsets /usr/share/mysql/charsets] [--socket S]
         --allkeys900 allkeys-9.0.0.txt [--verify-uca900 uca900.yml]
-        --allkeys520 allkeys-5.2.0.txt [--verify-uca520 DIR]
+        --allkeys520 allkeys-5.2.0.txt [--verify-uca520 DIR] [--verify-uca400 uca.yml]
 
 The output lists, per collation id, the name, the implementation and (8-bit)
 the 256-byte sort order, and the BMP code points whose general_ci weight is
@@ -65,6 +72,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "repltool" / "writeset" / "_collation_data.py"
 OUT900 = ROOT / "repltool" / "writeset" / "_uca900_data.py"
 OUT520 = ROOT / "repltool" / "writeset" / "_uca520_data.py"
+OUT400 = ROOT / "repltool" / "writeset" / "_uca400_data.py"
 
 #: MySQL 8.0's compiled Unicode collations this generator covers: id -> name.
 UNICASE = {33: "utf8mb3_general_ci", 45: "utf8mb4_general_ci",
@@ -230,24 +238,73 @@ def primaries(ces: list[tuple[int, int, int]]) -> list[int]:
     return [p for p, _, _ in ces if p][:8]
 
 
-def write_uca520(ducet: dict[int, list[tuple[int, int, int]]], source: Path, out: Path) -> None:
+def read_uca400(cursor) -> dict[int, list[int]]:  # type: ignore[no-untyped-def]
+    """BMP code point -> its utf8mb4_unicode_ci weights, where they are not implicit."""
+    sys.path.insert(0, str(ROOT))
+    from repltool.writeset.collation import uca_implicit
+    cps = [cp for cp in range(0x10000) if not 0xD800 <= cp <= 0xDFFF]
+    out: dict[int, list[int]] = {}
+    for i in range(0, len(cps), 1000):
+        chunk = cps[i:i + 1000]
+        cursor.execute("SELECT " + ", ".join(
+            "HEX(WEIGHT_STRING(CONVERT(UNHEX(%s) USING utf8mb4) COLLATE utf8mb4_unicode_ci))"
+            for _ in chunk), [chr(cp).encode().hex() for cp in chunk])
+        for cp, h in zip(chunk, cursor.fetchone()):
+            w = bytes.fromhex(h or "")
+            weights = [int.from_bytes(w[k:k + 2], "big") for k in range(0, len(w), 2)]
+            if weights != list(uca_implicit(cp)):
+                out[cp] = weights
+    return out
+
+
+def verify_uca400(path: Path, table: dict[int, list[int]]) -> int:
+    """Compare MySQL's UCA 4.0.0 pages (PolarDB-X's uca.yml) with ``table``."""
+    from repltool.writeset.collation import uca_implicit
+    arrays = [list(map(int, re.findall(r"\d+", c)))
+              for c in re.split(r"^- ", path.read_text(), flags=re.M)[1:]]
+    pages = [p for r in "000-007 009-019 01D-02B 02E-033 04D 0A0-0A4 0F9-0FF".split()
+             for p in (range(int(r[:3], 16), int(r[4:], 16) + 1) if "-" in r else [int(r, 16)])]
+    if len(pages) != len(arrays):
+        raise SystemExit(f"{path}: {len(arrays)} pages, expected {len(pages)}")
+    by_page = dict(zip(pages, arrays))
+    n = 0
+    for cp in range(0x10000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        arr = by_page.get(cp >> 8)
+        if arr is None:
+            want = list(uca_implicit(cp))
+        else:
+            width = len(arr) // 256
+            w = arr[(cp & 0xFF) * width:(cp & 0xFF) * width + width]
+            want = w[:w.index(0)] if 0 in w else w
+        if table.get(cp, list(uca_implicit(cp))) != want:
+            raise SystemExit(f"U+{cp:04X}: MySQL {want}, server {table.get(cp)}")
+        n += 1
+    return n
+
+
+def write_uca520(ducet: dict[int, list[tuple[int, int, int]]], source: Path, out: Path,
+                 name: str = "UCA520", title: str = "UCA 5.2.0 primary weights as MySQL's "
+                 "uca520 pages hold them", weights_of: dict[int, list[int]] | None = None
+                 ) -> None:
     """As :func:`write_uca900`, with one u16 primary weight an element."""
     import base64
     import struct
     import zlib
-    cps = sorted(ducet)
-    weights = [primaries(ducet[cp]) for cp in cps]
+    cps = sorted(weights_of if weights_of is not None else ducet)
+    weights = [weights_of[cp] for cp in cps] if weights_of is not None else \
+        [primaries(ducet[cp]) for cp in cps]
     blob = bytearray(struct.pack(">I", len(cps)))
     blob += struct.pack(f">{len(cps)}I", *cps)
     blob += bytes(len(w) for w in weights)
     flat = [x for w in weights for x in w]
     blob += struct.pack(f">{len(flat)}H", *flat)
     packed = base64.b64encode(zlib.compress(bytes(blob), 9)).decode("ascii")
-    lines = ['"""UCA 5.2.0 primary weights as MySQL\'s uca520 pages hold them (generated by '
-             'scripts/gen_collations.py: do not edit).', "",
-             f"Source: {source.name} (Unicode's allkeys, UCA 5.2.0); {len(cps)} code points.",
+    lines = [f'"""{title} (generated by scripts/gen_collations.py: do not edit).', "",
+             f"Source: {source}; {len(cps)} code points.",
              '"""', "", "#: zlib + base64 of big-endian n (u32), n code points (u32), n weight",
-             "#: counts (u8), then the u16 primary weights", "UCA520 = ("]
+             "#: counts (u8), then the u16 primary weights", f"{name} = ("]
     for i in range(0, len(packed), 96):
         lines.append(f"    {packed[i:i + 96]!r}")
     lines.append(")")
@@ -285,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="directory with MySQL's uca520 pages as YAML (PolarDB-X uca520.yml "
                          "and uca520_length.yml)")
     ap.add_argument("--out520", type=Path, default=OUT520)
+    ap.add_argument("--verify-uca400", type=Path,
+                    help="MySQL's UCA 4.0.0 pages as YAML (PolarDB-X uca.yml)")
+    ap.add_argument("--out400", type=Path, default=OUT400)
     args = ap.parse_args(argv)
 
     ducet = read_allkeys(args.allkeys900)
@@ -298,7 +358,8 @@ def main(argv: list[str] | None = None) -> int:
         n = verify_uca520(args.verify_uca520, ducet520)
         print(f"{args.verify_uca520}: all {n} code points of MySQL's uca520 pages equal "
               "UCA 5.2.0 + MySQL's rules")
-    write_uca520(ducet520, args.allkeys520, args.out520)
+    write_uca520(ducet520, Path(f"{args.allkeys520.name} (Unicode's allkeys, UCA 5.2.0)"),
+                 args.out520)
 
     eight = read_xml_collations(args.charsets)
     with tempfile.TemporaryDirectory(prefix="rt-gen-") as tmp:
@@ -308,11 +369,20 @@ def main(argv: list[str] | None = None) -> int:
             cur.execute("SELECT VERSION()")
             version = cur.fetchone()[0]
             general = read_unicase(cur, "utf8mb4_general_ci", "utf8mb4")
+            uca400 = read_uca400(cur)
             mysql500 = read_unicase(cur, "utf8mb3_general_mysql500_ci", "utf8mb3")
             conn.close()
         finally:
             if server is not None:
                 server.stop()
+
+    if args.verify_uca400 is not None:
+        n = verify_uca400(args.verify_uca400, uca400)
+        print(f"{args.verify_uca400}: all {n} BMP code points of MySQL's UCA 4.0.0 pages equal "
+              "the server's utf8mb4_unicode_ci weights")
+    write_uca520({}, Path(f"WEIGHT_STRING(... COLLATE utf8mb4_unicode_ci) of a {version} server"),
+                 args.out400, name="UCA400", title="UCA 4.0.0 weights as MySQL's uca_weight "
+                 "pages hold them, where not implicit", weights_of=uca400)
 
     lines = ['"""Collation weight tables (generated by scripts/gen_collations.py: do not edit).',
              "",

@@ -184,7 +184,7 @@ def test_ascii_short_path_matches_the_tables() -> None:
 
 def test_not_exact() -> None:
     for name in ("utf8mb4_0900_bin", "utf8mb4_de_pb_0900_ai_ci", "utf8mb4_ja_0900_as_cs",
-                 "utf8mb4_unicode_ci", "utf8mb3_unicode_ci",
+                 "utf8mb4_german2_ci", "utf8mb4_swedish_ci",
                  "latin1_german2_ci", "latin2_czech_cs", "utf8mb4_german2_ci", "sjis_japanese_ci",
                  "utf8mb4_general_nopad_ci", "utf16_general_ci"):
         c = collation_by_name(name)
@@ -292,17 +292,17 @@ def test_uca520_exact_bytes() -> None:
     assert len(c.strnxfrm("\ufdfa".encode(), 5, 1, False)) == 5
 
 
-@pytest.mark.parametrize("cid", [214, 246])
-def test_uca520_pairs(cid: int) -> None:
-    """Equal UCA 5.2.0 primary weight strings <=> equal keys, every BMP code point
+@pytest.mark.parametrize("cid", [214, 246, 192, 224])
+def test_uca_pairs(cid: int) -> None:
+    """Equal UCA 5.2.0 / 4.0.0 primary weight strings <=> equal keys, every BMP code point
     (PAD SPACE: trailing space weights do not count, so an ignorable = a space)."""
-    from repltool.writeset.collation import _uca520_weights
+    weights = collation_by_id(cid).table.weights
     by_key: dict[bytes, set[int]] = {}
     by_weight: dict[bytes, set[int]] = {}
-    space = _uca520_weights(0x20)
+    space = weights(0x20)
     for cp in range(0x10000):
         by_key.setdefault(key(cid, utf8(cid, cp), 1), set()).add(cp)
-        w = _uca520_weights(cp)
+        w = weights(cp)
         while w.endswith(space):
             w = w[:-2]
         by_weight.setdefault(w, set()).add(cp)
@@ -349,6 +349,19 @@ def test_general_ci_weight_string_of_the_server(server: Any) -> None:
         assert w == "".join(c.table[cp] for cp in cps).encode("utf-16-be")
 
 
+def test_uca400_weight_string_of_the_server(server: Any) -> None:
+    """MariaDB's utf8mb4_unicode_ci (UCA 4.0.0, MySQL's table) weighs every BMP code point
+    as repltool does, and every supplementary one 0xFFFD."""
+    w = collation_by_id(224).table.weights
+    cps = [cp for cp in range(0x10000) if not 0xD800 <= cp <= 0xDFFF] + [0x1F600, 0x20000]
+    for i in range(0, len(cps), 8192):
+        chunk = cps[i:i + 8192]
+        server.execute("SELECT HEX(WEIGHT_STRING(CONVERT(UNHEX(%s) USING utf8mb4) COLLATE "
+                       "utf8mb4_unicode_ci))", ("".join(map(chr, chunk)).encode().hex(),))
+        assert bytes.fromhex(server.fetchone()[0]) == b"".join(map(w, chunk))
+    assert w(0x1F600) == b"\xff\xfd"
+
+
 def test_uca520_weight_string_of_the_server(server: Any) -> None:
     """MariaDB's utf8mb4_unicode_520_ci (UCA 5.2.0, as MySQL's) weighs every code point
     U+0000..U+10FFFF as repltool does."""
@@ -381,6 +394,9 @@ def _survivors(server: Any, table: str, values: list[bytes], cs: str) -> list[by
      + ["😀".encode(), "😁".encode(), "ᾀ".encode(), "α".encode(), b"ab ", b"ab"]),
     ("utf8mb3_general_mysql500_ci", "utf8mb3", [chr(cp).encode() for cp in range(0x2000)]),
     ("utf8mb4_bin", "utf8mb4", [b"a", b"A", b"a ", "é".encode(), "😀".encode(), "😁".encode()]),
+    ("utf8mb4_unicode_ci", "utf8mb4",
+     [chr(cp).encode() for cp in range(0x3000) if not 0xD800 <= cp <= 0xDFFF]
+     + ["😀".encode(), "😁".encode(), b"ss", "ß".encode(), b"a\xcd\x8fb", b"ab"]),
     ("utf8mb4_unicode_520_ci", "utf8mb4",
      [chr(cp).encode() for cp in range(0x3000) if not 0xD800 <= cp <= 0xDFFF]
      + ["😀".encode(), "😁".encode(), "\U00020000".encode(), b"ss", "ß".encode()]),
