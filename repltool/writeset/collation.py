@@ -152,7 +152,8 @@ class Collation:
         raise ValueError(f"collation {self.name or '(unknown)'} is not implemented: {self.reason}")
 
 
-def field_sort_key(coll: Collation, data: bytes, *, fixed: bool, max_length: int) -> bytes:
+def field_sort_key(coll: Collation, data: bytes, *, fixed: bool, max_length: int,
+                   key_length: int | None = None) -> bytes:
     """``Field_string/Field_varstring::make_sort_key`` of a whole-column key part.
 
     :param data: the value's bytes (without the row image's length prefix).
@@ -162,6 +163,11 @@ def field_sort_key(coll: Collation, data: bytes, *, fixed: bool, max_length: int
     :param max_length: the column's length in bytes (``field_length``, the
         Table_map's max length); its pack length adds ``VARCHAR``'s 1 or 2
         length bytes, and it holds ``max_length // mbmaxlen`` characters.
+    :param key_length: the buffer is ``strnxfrmlen(key_length)`` instead of
+        ``strnxfrmlen(pack length)``: 8.0.43's first entry of a whole-column part,
+        whose key-part length is ``max_length`` (format-spec §6b), where the
+        pack length - the 8.0 "old format" entry, and older 8.0's only one -
+        counts ``VARCHAR``'s length bytes.
 
     ``CHAR`` under a NO PAD collation strips trailing spaces first
     (``lengthsp``: the 0900 ones; ``binary``'s strips nothing).  (MySQL skips that strip under
@@ -172,12 +178,14 @@ def field_sort_key(coll: Collation, data: bytes, *, fixed: bool, max_length: int
         if coll.kind == "uca900":
             data = data.rstrip(b" ")
         return coll.strnxfrm(data, coll.strnxfrmlen(max_length), nchars, True)
-    pack = max_length + (1 if max_length < 256 else 2)
+    pack = key_length if key_length is not None else \
+        max_length + (1 if max_length < 256 else 2)
     return coll.strnxfrm(data, coll.strnxfrmlen(pack), nchars, coll.pad_space)
 
 
-def sort_key_function(coll: Collation, *, fixed: bool, max_length: int):  # type: ignore[no-untyped-def]
-    """``data -> field_sort_key(coll, data, fixed=fixed, max_length=max_length)``,
+def sort_key_function(coll: Collation, *, fixed: bool, max_length: int,  # type: ignore[no-untyped-def]
+                      key_length: int | None = None):
+    """``data -> field_sort_key(coll, data, fixed=..., max_length=..., key_length=...)``,
     with the lengths worked out once (the write-set path calls it per value).
 
     A value of at most ``max_length // mbmaxlen`` bytes under a single-byte
@@ -189,7 +197,8 @@ def sort_key_function(coll: Collation, *, fixed: bool, max_length: int):  # type
     if fixed:
         dstlen, pad = coll.strnxfrmlen(max_length), True
     else:
-        dstlen = coll.strnxfrmlen(max_length + (1 if max_length < 256 else 2))
+        dstlen = coll.strnxfrmlen(key_length if key_length is not None else
+                                  max_length + (1 if max_length < 256 else 2))
         pad = coll.pad_space
     xfrm = coll.strnxfrm
     limit = min(nchars, dstlen)

@@ -113,12 +113,14 @@ def string_key_problem(col: ColumnDef, coll: Collation, prefix: int = 0) -> str 
     return None
 
 
-def _string_key(col: ColumnDef, coll: Collation, prefix: int) -> SortKey:
+def _string_key(col: ColumnDef, coll: Collation, prefix: int, key_length: int | None = None
+                ) -> SortKey:
     fixed = col.real_type == T.STRING
     if string_key_problem(col, coll, prefix) is None and not prefix and col.max_length \
             and col.real_type not in BLOB_TYPES:
         lb = 1 if col.max_length < 256 else 2       # the row image's length prefix
-        weights = sort_key_function(coll, fixed=fixed, max_length=col.max_length)
+        weights = sort_key_function(coll, fixed=fixed, max_length=col.max_length,
+                                    key_length=key_length)
 
         def key(value: Any, raw: bytes) -> tuple[bytes, Any]:
             return weights(raw[lb:]), value
@@ -139,19 +141,23 @@ def _string_key(col: ColumnDef, coll: Collation, prefix: int) -> SortKey:
 
 
 def sort_key_builder(col: ColumnDef, *, unsigned: bool | None, collation: Collation,
-                     prefix: int = 0) -> SortKey:
+                     prefix: int = 0, key_length: int | None = None) -> SortKey:
     """The sort-key function of one key part.
 
     :param unsigned: signedness when the Table_map has none (schema), else ignored.
     :param collation: the column's collation (strings only).
     :param prefix: key-part prefix length in characters (0: the whole column).
+    :param key_length: a whole string column's key-part length in bytes: its weight
+        string fills ``strnxfrmlen(key_length)`` (8.0.43's first entry) instead of
+        ``strnxfrmlen(pack length)`` (the "old format" entry; see
+        :func:`repltool.writeset.collation.field_sort_key`).
     """
     t = col.real_type
     if t in _INTS:
         u = col.unsigned if col.unsigned is not None else bool(unsigned)
         return _int_key(not u)
     if t in _STRINGS:
-        return _string_key(col, collation, prefix)
+        return _string_key(col, collation, prefix, key_length)
     if t == T.DOUBLE:
         return lambda value, raw: (double_sort_key(value), value)
     if t == T.FLOAT:

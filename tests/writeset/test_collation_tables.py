@@ -144,6 +144,25 @@ def test_exact_bytes(cid: int, fixed: bool, n: int, value: bytes, want: bytes) -
     assert key(cid, value, n, fixed) == want
 
 
+@pytest.mark.parametrize("cid,n,value,old,new", [
+    (8, 3, b"ab", b"AB  ", b"AB "),
+    (45, 3, b"a", "0041002000200020", "004100200020"),     # ((12+3)/4)*2 = 6
+    (255, 2, b"a", "1c47", "1c47"),                        # NO PAD: only the cut differs
+])
+def test_key_length_buffer(cid: int, n: int, value: bytes, old: object, new: object) -> None:
+    """The pack-length buffer ("old format") and the key-part-length one (8.0.43's first
+    entry of a whole VARCHAR part) differ by VARCHAR's length byte."""
+    c = collation_by_id(cid)
+    ml = n * c.mbmaxlen
+    got_old = field_sort_key(c, value, fixed=False, max_length=ml)
+    got_new = field_sort_key(c, value, fixed=False, max_length=ml, key_length=ml)
+    want_old = old if isinstance(old, bytes) else bytes.fromhex(str(old))
+    want_new = new if isinstance(new, bytes) else bytes.fromhex(str(new))
+    assert (got_old, got_new) == (want_old, want_new)
+    f = sort_key_function(c, fixed=False, max_length=ml, key_length=ml)
+    assert f(value) == got_new
+
+
 def test_long_varchar_has_two_length_bytes() -> None:
     c = collation_by_id(45)
     k = field_sort_key(c, b"x", fixed=False, max_length=400)       # VARCHAR(100)
