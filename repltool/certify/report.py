@@ -64,13 +64,17 @@ class CertifyRun:
         right after the last GTID of each set has been certified.
     :param use_writesets: extract write sets (False: every transaction with
         rows counts as having missing keys, as without a usable key).
+    :param default_collation: the collation of string key columns neither the
+        log nor the schema names (:class:`repltool.writeset.WritesetExtractor`).
     """
 
     def __init__(self, paths: Sequence[str | os.PathLike[str]], mode: Mode | str | None = None,
                  options: CertifyOptions | None = None, *, verify_checksum: bool = True,
                  schema_paths: Sequence[str | os.PathLike[str]] = (),
-                 stable_sets: Sequence[GtidSet] = (), use_writesets: bool = True) -> None:
+                 stable_sets: Sequence[GtidSet] = (), use_writesets: bool = True,
+                 default_collation: str | None = None) -> None:
         self.paths = [os.fspath(p) for p in paths]
+        self.default_collation = default_collation
         self.options = options or CertifyOptions()
         self.stable_sets = tuple(stable_sets)
         self.truncated_skipped = 0
@@ -91,7 +95,8 @@ class CertifyRun:
         if self.extractor is not None and type(self)._pairs is CertifyRun._pairs:
             from ..writeset import read_writesets
             self._fused = read_writesets(self.paths, self.schema, verify_checksum=verify_checksum,
-                                         history_size=self.options.history_size)
+                                         history_size=self.options.history_size,
+                                         default_collation=default_collation)
             self._first_pair = next(self._fused, None)
             self._first = self._first_pair[0] if self._first_pair is not None else None
         else:
@@ -115,7 +120,8 @@ class CertifyRun:
         transactions = self._counting(self._all_transactions())
         if self.extractor is None:
             return ((t, None) for t in transactions)
-        return self.extractor(transactions, self.schema, history_size=self.options.history_size)
+        return self.extractor(transactions, self.schema, history_size=self.options.history_size,
+                              default_collation=self.default_collation)
 
     def _fused_pairs(self, rest: Iterator[tuple[Transaction, Any]]
                      ) -> Iterator[tuple[Transaction, WritesetLike | None]]:

@@ -11,7 +11,9 @@ import click
 from ..certify import Baseline, CertifyOptions, GtidSet, Mode
 from ..errors import CertifyError, UsageError
 from ..escape import json_safe, printable
-from .options import inputs_argument, run_spark, spark_options, verify_checksum_option
+from .options import (
+    default_collation_option, inputs_argument, run_spark, spark_options, verify_checksum_option,
+)
 
 _GR_ONLY = ("gc_every", "gc_interval", "gc_stable_set", "members", "member_lag",
             "session_order")
@@ -55,6 +57,7 @@ MAX_GROUP_MEMBERS = 9
 @click.option("--schema", "schema_paths", multiple=True, type=click.Path(dir_okay=False),
               metavar="FILE", help="CREATE TABLE statements (unique keys, foreign keys, "
                                    "collations) for write-set extraction; repeatable.")
+@default_collation_option
 @click.option("--pk-only", is_flag=True,
               help="Re-tag without --schema, vouching that no table has a UNIQUE or FOREIGN "
                    "key beyond what the Table_maps describe (otherwise --output needs "
@@ -79,8 +82,9 @@ MAX_GROUP_MEMBERS = 9
 def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, history_size: int,
             baseline: str | None, gc_every: int | None, gc_interval: float | None,
             gc_stable_set: tuple[str, ...], members: int, member_lag: int, session_order: bool,
-            schema_paths: tuple[str, ...], pk_only: bool, fmt: str, output_dir: str | None,
-            force: bool, timestamp_encoding: str, check: bool, verify_checksum: bool, spark: Any,
+            schema_paths: tuple[str, ...], default_collation: str | None, pk_only: bool,
+            fmt: str, output_dir: str | None, force: bool, timestamp_encoding: str, check: bool,
+            verify_checksum: bool, spark: Any,
             output_parquet: str | None) -> None:
     """Recompute last_committed/sequence_number from the write sets of the rows.
 
@@ -116,6 +120,8 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
     if force and output_dir is None:
         raise UsageError("--force needs --output")
     stable_sets = tuple(_gtid_set(s) for s in gc_stable_set)
+    if spark is not None and default_collation is not None:
+        raise UsageError("--default-collation is not available with --spark yet")
     if spark is not None and output_dir is not None:
         raise UsageError("--output is not available with --spark: re-tagging rewrites the "
                          "files in order on one machine; run certify --output without --spark")
@@ -157,7 +163,8 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
         report, differences = build(CertifyRun(files, mode, options,
                                                verify_checksum=verify_checksum,
                                                schema_paths=schema_paths,
-                                               stable_sets=stable_sets))
+                                               stable_sets=stable_sets,
+                                               default_collation=default_collation))
     else:
         from ..certify.stitched import PairsRun
         from ..distributed import spark_pairs

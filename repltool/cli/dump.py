@@ -19,7 +19,10 @@ from ..binlog.events import (
 from ..binlog.gtid import GtidFilter
 from ..errors import UsageError
 from ..escape import json_safe, printable
-from .options import damage_exit, files_argument, keep_going_option, verify_checksum_option
+from .options import (
+    damage_exit, default_collation_option, files_argument, keep_going_option,
+    verify_checksum_option,
+)
 
 _CONTROL = frozenset({
     EventType.FORMAT_DESCRIPTION_EVENT, EventType.ROTATE_EVENT, EventType.STOP_EVENT,
@@ -165,13 +168,15 @@ class EventFilter:
               help="With --writesets: CREATE TABLE statements (SHOW CREATE TABLE, mysqldump "
                    "--no-data) for UNIQUE and foreign keys (repeatable).")
 @click.option("--schema-db", help="Database of unqualified tables in --schema files.")
+@default_collation_option
 @verify_checksum_option
 @keep_going_option
 def dump(files: tuple[str, ...], fmt: str, start_position: int | None,
          stop_position: int | None, start_datetime: str | None, stop_datetime: str | None,
          include_gtids: str | None, exclude_gtids: str | None, databases: tuple[str, ...],
          tables: tuple[str, ...], verbose: int, writesets: bool, schema_files: tuple[str, ...],
-         schema_db: str | None, verify_checksum: bool, keep_going: bool) -> None:
+         schema_db: str | None, default_collation: str | None, verify_checksum: bool,
+         keep_going: bool) -> None:
     """Print the events of binlogs / relay logs, read as one ordered sequence.
 
     Times are shown in UTC.  Events inside a Transaction_payload are shown after
@@ -185,10 +190,12 @@ def dump(files: tuple[str, ...], fmt: str, start_position: int | None,
         exclude=GtidFilter(exclude_gtids) if exclude_gtids else None,
         databases=databases, tables=tables)
     damage = _DamageCounter()
-    if writesets or schema_files:
+    if writesets or schema_files or default_collation:
         if not writesets:
-            raise UsageError("--schema needs --writesets")
-        _dump_writesets(files, flt, damage, schema_files, schema_db, verify_checksum, keep_going)
+            raise UsageError("--schema needs --writesets" if schema_files
+                             else "--default-collation needs --writesets")
+        _dump_writesets(files, flt, damage, schema_files, schema_db, verify_checksum, keep_going,
+                        default_collation)
         damage_exit(damage.first, damage.n)
         return
     events = damage.count(flt.apply(read_events(
@@ -220,7 +227,7 @@ def dump(files: tuple[str, ...], fmt: str, start_position: int | None,
 
 def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: "_DamageCounter",
                     schema_files: tuple[str, ...], schema_db: str | None, verify_checksum: bool,
-                    keep_going: bool) -> None:
+                    keep_going: bool, default_collation: str | None = None) -> None:
     """``--writesets``: one JSON line per transaction (always JSON, whatever ``--format``).
 
     Without selection options the logs go through the fused reader
@@ -252,10 +259,12 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: "_DamageCo
             f"repltool: warning: {printable(str(message))}", err=True)
         if flt.active:
             lines: Iterator[str] = (writer.line(trx, ws)
-                                    for trx, ws in iter_writesets(general(), schema))
+                                    for trx, ws in iter_writesets(
+                                        general(), schema, default_collation=default_collation))
         else:
             lines = read_writeset_lines(files, schema, verify_checksum=verify_checksum,
-                                        general=general, writer=writer)
+                                        general=general, writer=writer,
+                                        default_collation=default_collation)
         batch: list[str] = []           # lines, written 256 at a time
         try:
             with _few_collections():

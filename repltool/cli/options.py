@@ -22,6 +22,26 @@ keep_going_option = click.option(
          "first error).")
 
 
+def _check_collation(ctx: click.Context, param: click.Parameter, value: str | None
+                     ) -> str | None:
+    if value is None:
+        return None
+    from ..errors import UsageError
+    from ..writeset import collation_by_name
+    c = collation_by_name(value)
+    if c.name is None or c.reason.endswith("is unknown"):
+        raise UsageError(f"--default-collation {value}: unknown collation name")
+    return c.name
+
+
+default_collation_option = click.option(
+    "--default-collation", metavar="NAME", callback=_check_collation,
+    help="The collation of string key columns whose collation neither the log "
+         "(binlog_row_metadata=MINIMAL, MySQL 5.7, MariaDB's default) nor --schema names, "
+         "e.g. utf8mb4_general_ci. Without it such columns make their tables count as "
+         "having no usable key (missing keys).")
+
+
 def damage_exit(first_error: str | None, count: int) -> None:
     """After a --keep-going run: exit with the status of the first damage found, if any."""
     if first_error is None:

@@ -15,14 +15,15 @@ Public API::
         ...
 
 Rules: format-spec §6b and gotchas 13-16 (see :mod:`repltool.writeset.extract`);
-string keys are canonicalised conservatively per collation
-(:mod:`repltool.writeset.collation`), the other types use MySQL's sort-key
+string keys are MySQL's collation weight strings where repltool reproduces
+the collation exactly (:mod:`repltool.writeset.collation`; other collations
+make their tables "missing keys"), the other types use MySQL's sort-key
 images (:mod:`repltool.writeset.sortkey`).
 """
 
 from __future__ import annotations
 
-from .collation import Collation, canonical_text, collation_by_id, collation_by_name
+from .collation import Collation, collation_by_id, collation_by_name, field_sort_key
 from .extract import (
     READ_OPTIONS, WritesetExtractor, iter_writesets, key_string, writeset_of, writeset_record,
     xxh64,
@@ -41,6 +42,6 @@ __all__ = [
     "WriteKey", "TrxWriteset", "writeset_of", "iter_writesets", "WritesetExtractor", "writeset_record",
     "READ_OPTIONS", "read_writesets", "load_schema", "parse_schema", "Schema", "TableSchema", "ColumnSchema",
     "IndexSchema", "KeyPart", "ForeignKeySchema", "key_string", "xxh64", "jsonable",
-    "Collation", "canonical_text", "collation_by_id", "collation_by_name",
+    "Collation", "field_sort_key", "collation_by_id", "collation_by_name",
     "WritesetError", "WritesetWarning", "SchemaError", "SchemaMismatch", "SchemaWarning",
 ]

@@ -62,14 +62,14 @@ from ..binlog.events import RowsBody, TableMapBody
 from ..binlog.rows import BadValue, iter_row_changes
 from ..binlog.transactions import GROUPING_TYPES
 from ..positions import Position
-from .collation import Collation, collation_by_id, collation_by_name
+from .collation import UNKNOWN, Collation, collation_by_id, collation_by_name
 from .model import (
     SchemaMismatch, SchemaWarning, TrxWriteset, WriteKey, WritesetError, WritesetWarning,
 )
 from .fastkeys import TableKeys
 from .plan import Fk, Key, Part, Plan, add_image, key_string
 from .schema import IndexSchema, KeyPart, Schema, TableSchema
-from .sortkey import sort_key_builder
+from .sortkey import sort_key_builder, string_key_problem
 
 __all__ = ["writeset_of", "iter_writesets", "WritesetExtractor", "READ_OPTIONS",
            "key_string", "xxh64", "writeset_record"]
@@ -110,12 +110,17 @@ class WritesetExtractor:
     :param key_only: decode only the key columns of each row image
         (:mod:`repltool.writeset.fastkeys`; same writesets and errors, several
         times faster); ``False``: decode every column (the general path).
+    :param default_collation: the collation of string key columns whose
+        collation neither the log (``binlog_row_metadata=MINIMAL``, MySQL 5.7,
+        MariaDB's default) nor the schema gives; ``None``: such columns have an
+        unknown collation and their tables count as missing keys.
     """
 
     def __init__(self, schema: Schema | None = None, *, history_size: int = 25000,
                  table_maps: dict[int, TableDef] | None = None, strict: bool = False,
-                 key_only: bool = True) -> None:
+                 key_only: bool = True, default_collation: str | None = None) -> None:
         self.schema = schema
+        self.default_collation = default_collation
         self.key_only = key_only
         #: Rows events the key-only walk handed to the general decoder
         self.fallbacks = 0
@@ -258,6 +263,8 @@ class WritesetExtractor:
         name = f"{td.db}.{td.table}"
         if not td.primary_key:
             return Plan(name, (), (), fk_parent, False)
+        if not self._exact(td, [(td.columns[i], None, p) for i, p in td.primary_key], None):
+            return Plan(name, (), (), fk_parent, False)
         parts = tuple(self._part(td.columns[i], None, prefix) for i, prefix in td.primary_key)
         key = Key("PRIMARY", parts, key_string("PRIMARY", td.db, td.table, ()))
         return Plan(name, (key,), (), fk_parent, True)
@@ -281,6 +288,14 @@ class WritesetExtractor:
         elif ts.primary_key is None:
             return Plan(name, (), (), fk_parent, False)
         keys = []
+        used = [(td.columns[mapping[p.column.lower()]], ts.column(p.column), p.prefix)
+                for ix in unique_keys for p in ix.parts
+                if p.column and p.column.lower() in mapping]
+        used += [(td.columns[mapping[c.lower()]], ts.column(c), 0)
+                 for fk in ts.foreign_keys if fk.ref_index is not None
+                 for c in fk.columns if c.lower() in mapping]
+        if not self._exact(td, used, pos):
+            return Plan(name, (), (), fk_parent, False)
         for ix in unique_keys:
             if ix.functional or any(p.column is None or p.column.lower() not in mapping
                                     for p in ix.parts):
@@ -337,6 +352,22 @@ class WritesetExtractor:
             return None
         return {c.name.lower(): i for i, c in enumerate(ts.columns)}
 
+    def _exact(self, td: TableDef, parts: list[tuple[ColumnDef, Any, int]],
+               pos: Position | None) -> bool:
+        """Whether every key part's sort key is MySQL's own; else warn once (the
+        table then counts as having no usable key: safe, never approximate)."""
+        for col, sc, prefix in parts:
+            why = string_key_problem(col, _collation(col, sc, self.default_collation), prefix)
+            if why is not None:
+                name = f"{td.db}.{td.table}"
+                column = col.name or (sc.name if sc is not None else None) or f"#{col.index}"
+                self._mismatch(("collation", name, column, why), (
+                    f"{name}: key column {column}: {why}; the table is treated as having "
+                    "no usable key (missing keys)"), pos, error=False,
+                    category=WritesetWarning)
+                return False
+        return True
+
     def _part(self, col: ColumnDef, sc: Any, prefix: int) -> Part:
         # one Part per definition: equal keys of successive Table_maps of a table
         # are then equal, and share their entry caches (TableKeys)
@@ -346,9 +377,13 @@ class WritesetExtractor:
         return hit
 
     def _new_part(self, col: ColumnDef, sc: Any, prefix: int) -> Part:
-        coll = _collation(col, sc)
+        coll = _collation(col, sc, self.default_collation)
         unsigned = sc.unsigned if sc is not None else None
-        sk = sort_key_builder(col, unsigned=unsigned, collation=coll, prefix=prefix)
+        # 8.0.43 sizes the first entry of a whole VARCHAR/VARBINARY part by the key-part
+        # length (format-spec §6b); the "old format" entry below by the pack length
+        key_length = col.max_length if not prefix and col.real_type in _VARLEN else None
+        sk = sort_key_builder(col, unsigned=unsigned, collation=coll, prefix=prefix,
+                              key_length=key_length)
         # add_pke's old_pke_needed: strnxfrmlen(key length) != strnxfrmlen(pack length),
         # i.e. a prefix part, or a VARCHAR/VARBINARY (its pack length counts the length bytes)
         old = prefix or col.real_type in _VARLEN
@@ -410,12 +445,15 @@ _FAST_ERRORS = (IndexError, struct.error, BadValue, ValueError, OverflowError, K
                 TypeError)
 
 
-def _collation(col: ColumnDef, sc: Any) -> Collation:
+def _collation(col: ColumnDef, sc: Any, default: str | None = None) -> Collation:
+    """The log's collation id, else the schema's collation, else ``default``
+    (a charset alone does not name a collation: MySQL's and MariaDB's defaults
+    differ), else unknown."""
     if col.collation is not None:
         return collation_by_id(col.collation)
-    if sc is not None and (sc.collation or sc.charset):
-        return collation_by_name(sc.collation)      # charset alone -> conservative
-    return collation_by_id(None)
+    if sc is not None and sc.collation:
+        return collation_by_name(sc.collation)
+    return collation_by_name(default) if default else UNKNOWN
 
 
 # ---- public functions ----

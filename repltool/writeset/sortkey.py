@@ -13,8 +13,10 @@ format-spec §6b):
 * FLOAT / DOUBLE: ``change_double_for_sort`` (IEEE big-endian; negatives
   inverted; positives get the sign bit set and the exponent moved up one; 0
   and -0 both ``80 00 ...``);
-* strings: binary collation -> the bytes; anything else -> the UTF-8 of the
-  conservative canonical text (:mod:`repltool.writeset.collation`).
+* strings: the collation's weight string (``strnxfrm`` with MySQL's lengths
+  and padding, :mod:`repltool.writeset.collation`); a collation or part shape
+  that is not reproduced exactly is reported by :func:`string_key_problem`
+  and its table counts as having no usable key.
 
 Each builder takes ``(value, raw)`` - the decoded value and the value's bytes
 as stored in the row image (:class:`repltool.binlog.rows.RowImage`) - and
@@ -28,9 +30,9 @@ import struct
 from typing import Any, Callable
 
 from ..binlog.coltypes import BLOB_TYPES, ColumnDef, ColumnType as T
-from .collation import Collation, canonical_text
+from .collation import Collation, sort_key_function
 
-__all__ = ["SortKey", "sort_key_builder", "double_sort_key", "float_sort_key"]
+__all__ = ["SortKey", "sort_key_builder", "string_key_problem", "double_sort_key", "float_sort_key"]
 
 #: (value, raw stored bytes) -> (sort key, value as keyed)
 SortKey = Callable[[Any, bytes], "tuple[bytes, Any]"]
@@ -87,46 +89,75 @@ def _int_key(signed: bool) -> SortKey:
     return key
 
 
-def _string_key(col: ColumnDef, coll: Collation, prefix: int) -> SortKey:
-    fixed = col.real_type == T.STRING
+def string_key_problem(col: ColumnDef, coll: Collation, prefix: int = 0) -> str | None:
+    """Why the sort key of a string key part cannot be MySQL's own bytes (``None``: it can).
 
+    Exact: a whole ``CHAR``/``VARCHAR``/``BINARY``/``VARBINARY`` column under a
+    collation :mod:`repltool.writeset.collation` implements, and ``binary``
+    prefix and BLOB parts (their bytes, as before).  Not exact: any other
+    collation, or ``TEXT`` / column-prefix parts under a non-binary collation.
+    The extractor then counts the table as having no usable key (safe).
+    """
+    if col.real_type not in _STRINGS:
+        return None
+    if not coll.exact:
+        return coll.reason
+    if coll.binary:
+        return None
+    if col.real_type in BLOB_TYPES:
+        return f"collation {coll.name}: TEXT key parts are not reproduced"
+    if prefix:
+        return f"collation {coll.name}: column-prefix key parts are not reproduced"
+    if col.max_length is None:
+        return "the column's length is not in the log"
+    return None
+
+
+def _string_key(col: ColumnDef, coll: Collation, prefix: int, key_length: int | None = None
+                ) -> SortKey:
+    fixed = col.real_type == T.STRING
+    if string_key_problem(col, coll, prefix) is None and not prefix and col.max_length \
+            and col.real_type not in BLOB_TYPES:
+        lb = 1 if col.max_length < 256 else 2       # the row image's length prefix
+        weights = sort_key_function(coll, fixed=fixed, max_length=col.max_length,
+                                    key_length=key_length)
+
+        def key(value: Any, raw: bytes) -> tuple[bytes, Any]:
+            return weights(raw[lb:]), value
+        return key
+    if not coll.binary:
+        def unkeyable(value: Any, raw: bytes) -> tuple[bytes, Any]:
+            raise ValueError(string_key_problem(col, coll, prefix) or "not exact")
+        return unkeyable
+
+    # binary prefix and BLOB parts: the (truncated) bytes
     def key(value: Any, raw: bytes) -> tuple[bytes, Any]:
-        if isinstance(value, (bytes, bytearray)) and not coll.binary:
-            # No collation in the Table_map (MINIMAL metadata): the decoder kept
-            # bytes.  Most servers speak UTF-8; anything else stays bytes.
-            try:
-                value = bytes(value).decode("utf-8")
-            except UnicodeDecodeError:
-                pass
-        if isinstance(value, str):
-            if prefix:
-                value = value[:prefix]
-            if coll.binary:
-                return value.encode("utf-8"), value
-            return canonical_text(value, coll, fixed_char=fixed).encode("utf-8"), value
-        data = bytes(value) if isinstance(value, (bytes, bytearray)) else b""
+        data = bytes(value) if isinstance(value, (bytes, bytearray)) else \
+            str(value).encode("utf-8")
         if prefix:
             data = data[:prefix]
-        if fixed:
-            data = data.rstrip(b"\x00" if coll.binary else b" ")
         return data, data
     return key
 
 
 def sort_key_builder(col: ColumnDef, *, unsigned: bool | None, collation: Collation,
-                     prefix: int = 0) -> SortKey:
+                     prefix: int = 0, key_length: int | None = None) -> SortKey:
     """The sort-key function of one key part.
 
     :param unsigned: signedness when the Table_map has none (schema), else ignored.
     :param collation: the column's collation (strings only).
     :param prefix: key-part prefix length in characters (0: the whole column).
+    :param key_length: a whole string column's key-part length in bytes: its weight
+        string fills ``strnxfrmlen(key_length)`` (8.0.43's first entry) instead of
+        ``strnxfrmlen(pack length)`` (the "old format" entry; see
+        :func:`repltool.writeset.collation.field_sort_key`).
     """
     t = col.real_type
     if t in _INTS:
         u = col.unsigned if col.unsigned is not None else bool(unsigned)
         return _int_key(not u)
     if t in _STRINGS:
-        return _string_key(col, collation, prefix)
+        return _string_key(col, collation, prefix, key_length)
     if t == T.DOUBLE:
         return lambda value, raw: (double_sort_key(value), value)
     if t == T.FLOAT:

@@ -63,21 +63,42 @@ def test_writesets_equal_the_ground_truth(synth_sets: dict[str, SynthSet], varia
     assert [t["gtid"] for t in gt["transactions"]] == [r["gtid"] for r in s.records]
     by = {t["gtid"]: t for t in gt["transactions"]}
     schema = ws_mod.load_schema(s.opts.out / "schema.sql")
+    # tables with a string key under a collation repltool does not reproduce
+    # (the synthetic logs use utf8mb4_0900_ai_ci) have no usable key: their keys
+    # are not hashed and they count as missing keys (safe)
+    inexact = _inexact_key_tables(schema)
     n = 0
     with warnings.catch_warnings():
-        warnings.simplefilter("error", ws_mod.WritesetWarning)     # the schema must match
+        warnings.simplefilter("error", ws_mod.SchemaWarning)       # the schema must match
+        warnings.filterwarnings("ignore", "(?s).*missing keys", ws_mod.WritesetWarning)
         trxs = read_transactions(s.files, ws_mod.READ_OPTIONS, keep_events=True)
         for trx, ws in ws_mod.iter_writesets(trxs, schema):
             g = by[trx.gtid] if trx.gtid != "ANONYMOUS" else gt["transactions"][n]
-            assert sorted({k.label for k in ws.keys if not k.parent}) == g["keys"], trx.gtid
+            touched = {t for t in inexact for k in g["keys"] if k.startswith(t + ".")}
+            keys = [k for k in g["keys"] if not any(k.startswith(t + ".") for t in inexact)]
+            assert sorted({k.label for k in ws.keys if not k.parent}) == keys, trx.gtid
             assert sorted({k.label for k in ws.keys if k.parent}) == g["fk_keys"], trx.gtid
-            assert sorted(ws.missing_key_tables) == sorted(g["no_pk_tables"])
+            assert sorted(ws.missing_key_tables) == sorted({*g["no_pk_tables"], *touched})
             assert sorted(ws.fk_parent_tables) == sorted(g["fk_parent_tables"])
             assert ws.ddl == (g["kind"] == "ddl")
             assert (trx.last_committed, trx.sequence_number) == (g["last_committed"],
                                                                  g["sequence_number"])
             n += 1
     assert n == len(by) or variant == "anonymous"
+
+
+def _inexact_key_tables(schema) -> set[str]:  # type: ignore[no-untyped-def]
+    """``db.table`` of the schema's tables with a unique-key string column whose
+    collation repltool does not reproduce (:attr:`Collation.exact`)."""
+    from repltool.writeset import collation_by_name
+    out = set()
+    for (db, name), ts in schema.tables.items():
+        for ix in ts.unique_keys:
+            for p in ix.parts:
+                col = ts.column(p.column) if p.column else None
+                if col is not None and col.collation and not collation_by_name(col.collation).exact:
+                    out.add(f"{db}.{name}")
+    return out
 
 
 @pytest.mark.parametrize("variant", ["mysql80", "mysql57", "relay", "delta16", "hot"])
