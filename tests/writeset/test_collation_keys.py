@@ -47,19 +47,25 @@ def test_default_collation_weighs_the_stored_bytes() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ws = ex.writeset(trx(b"CAF\xc9", b"caf\xe9", b"cafe", b"caf"))
-    a, b, c, d = ws.keys
+    # per row: the entry sized by the key-part length (10), then the VARCHAR's
+    # "old format" entry sized by the pack length (11)
+    a, a_old, b, b_old, c, c_old, d, d_old = ws.keys
     assert a.hash == b.hash == c.hash != d.hash and ws.missing_key_tables == ()
+    assert a_old.hash == b_old.hash == c_old.hash != d_old.hash != a.hash
     sk = field_sort_key(collation_by_name("latin1_swedish_ci"), b"CAF\xc9", fixed=False,
                         max_length=10)
     assert sk == b"CAFE" + b" " * 7                       # 10 weights + 1 (pack length 11)
-    assert a.key.endswith(sk + "½11".encode()) and a.hash == xxhash.xxh64_intdigest(a.key)
+    assert a_old.key.endswith(sk + "½11".encode())
+    assert a_old.hash == xxhash.xxh64_intdigest(a_old.key)
+    assert a.key.endswith(b"CAFE" + b" " * 6 + "½10".encode())
+    assert a.hash == xxhash.xxh64_intdigest(a.key)
 
 
 def test_the_schema_collation_applies() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ws = writeset_of(trx(b"CAF\xc9", b"caf\xe9"), LATIN1)
-    assert ws.keys[0].hash == ws.keys[1].hash
+    assert [k.hash for k in ws.keys[:2]] == [k.hash for k in ws.keys[2:]]   # both entries
 
 
 def test_the_log_collation_wins() -> None:
@@ -67,7 +73,7 @@ def test_the_log_collation_wins() -> None:
     t = transaction((19, table_map(5, "db", "t", cols, pk=[0])),
                     (WRITE, rows(5, cols, WRITE, [[b"CAF\xc9", 1], [b"caf\xe9", 1]])))
     ws = writeset_of(t, LATIN1)
-    assert ws.keys[0].hash != ws.keys[1].hash
+    assert ws.keys[0].hash != ws.keys[2].hash and ws.keys[1].hash != ws.keys[3].hash
 
 
 # ---- the CLI ----
