@@ -693,9 +693,143 @@ def compare_measurements(transactions: Sequence[MariaTransaction],
     return out
 
 
+
+
+# ---- the report ``repltool schedule`` prints for MariaDB logs ----
+
+@dataclass(frozen=True)
+class MariaReport:
+    """One mode swept over thread counts, and what the logs held."""
+
+    files: tuple[str, ...]
+    sweep: MariaSweep
+    config: MariaConfig
+    cost_model: str
+    cost_description: str
+    transactions: int
+    domains: int
+    commit_groups: int
+    flag_counts: dict[str, int]
+    conflicting: int
+    comparisons: tuple[Comparison, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+_FLAG_NAMES = (("waited", MARIA_FL_WAITED), ("ddl", MARIA_FL_DDL),
+               ("non_transactional", -MARIA_FL_TRANSACTIONAL),
+               ("no_allow_parallel", -MARIA_FL_ALLOW_PARALLEL))
+
+
+def maria_reports(paths: Sequence[str | os.PathLike[str]], threads: Sequence[int],
+                  modes: Sequence[ParallelMode], cost_model: object, *,
+                  config: MariaConfig = MariaConfig(), verify_checksum: bool = True,
+                  schema_paths: Sequence[str | os.PathLike[str]] = (),
+                  measurements: Sequence[Measurement] = (),
+                  threshold: float = 0.05) -> list[MariaReport]:
+    """Read MariaDB logs once and sweep ``threads`` in each of ``modes``.
+
+    :param cost_model: a :class:`~repltool.schedule.cost.CostModel`.
+    :param measurements: the user's replica measurements; the report of each
+        mode carries the comparisons of that mode's rows.
+    :raises ReplToolError: from reading, the cost model or the simulation.
+    """
+    import warnings as _w
+    with _w.catch_warnings(record=True) as caught:
+        _w.simplefilter("always")
+        sims = list(cost_model.apply(maria_transactions(  # type: ignore[attr-defined]
+            paths, verify_checksum=verify_checksum, schema_paths=schema_paths)))
+    notes = tuple(dict.fromkeys(str(c.message) for c in caught))
+    groups = 0
+    previous: tuple[int, int | None] | None = None
+    flags = dict.fromkeys((name for name, _ in _FLAG_NAMES), 0)
+    for t in sims:
+        key = (t.domain_id, t.commit_id)
+        if t.commit_id is None or key != previous:
+            groups += 1
+        previous = key
+        for name, bit in _FLAG_NAMES:
+            flags[name] += bool(t.flags2 & bit) if bit > 0 else not t.flags2 & -bit
+    model_name = getattr(cost_model, "name", "")
+    description = getattr(cost_model, "description", "")
+    out = []
+    for mode in modes:
+        cfg = dataclasses.replace(config, mode=mode, trace=False)
+        sw = sweep_mariadb(sims, threads, cfg, threshold=threshold, cost_model=model_name)
+        rows = [m for m in measurements if m.mode is mode or m.threads == 0
+                or m.mode is ParallelMode.NONE]
+        comps = tuple(compare_measurements(sims, rows, cfg)) if any(
+            m.mode is mode and m.threads > 0 for m in rows) else ()
+        out.append(MariaReport(
+            files=tuple(os.fspath(p) for p in paths), sweep=sw, config=cfg,
+            cost_model=model_name, cost_description=description, transactions=len(sims),
+            domains=len({t.domain_id for t in sims}), commit_groups=groups,
+            flag_counts=flags, conflicting=sum(1 for t in sims if t.conflicts),
+            comparisons=comps, warnings=notes))
+    return out
+
+
+def maria_recommendation(report: MariaReport) -> str:
+    """The sentence naming the MariaDB settings to use."""
+    sw = report.sweep
+    k = sw.recommended
+    counts = [r.threads for r in sw.results]
+    mode = report.config.mode.value
+    if report.config.mode is ParallelMode.NONE:
+        return "slave_parallel_mode = none applies serially: thread counts make no difference"
+    if k == counts[-1] and len(counts) > 1:
+        return (f"speed-up still grows up to {k} threads (the largest count tried): "
+                f"slave_parallel_threads = {k} with slave_parallel_mode = {mode}, or try more")
+    return (f"more than {k} thread{'s' if k != 1 else ''} gains < {sw.threshold:.0%}: "
+            f"slave_parallel_threads = {k} with slave_parallel_mode = {mode}")
+
+
+def maria_report_to_dict(report: MariaReport) -> dict[str, object]:
+    """The JSON form: MariaDB's variable names for what was simulated."""
+    sw, cfg = report.sweep, report.config
+    return {
+        "files": list(report.files),
+        "applier": "mariadb",
+        "slave_parallel_mode": cfg.mode.value,
+        "variables": {
+            "slave_parallel_mode": cfg.mode.value,
+            "slave_domain_parallel_threads": cfg.domain_threads,
+            "slave_parallel_max_queued": cfg.max_queued,
+            "slave_parallel_threads": [r.threads for r in sw.results],
+        },
+        "transactions": report.transactions,
+        "domains": report.domains,
+        "commit_groups": report.commit_groups,
+        "flags": dict(report.flag_counts),
+        "conflicting_transactions": report.conflicting,
+        "cost_model": report.cost_model,
+        "cost_description": report.cost_description,
+        "total_cost": sw.results[0].total_cost if sw.results else 0.0,
+        "serial_makespan": sw.serial_makespan,
+        "best_makespan": sw.bound,
+        "ideal_speedup": sw.ideal_speedup,
+        "recommended": {"slave_parallel_threads": sw.recommended,
+                        "slave_parallel_mode": cfg.mode.value},
+        "recommendation": maria_recommendation(report),
+        "knee_threshold": sw.threshold,
+        "runs": [{"slave_parallel_threads": r.threads, "makespan": r.makespan,
+                  "speedup": r.speedup, "gcos": r.gcos, "retries": r.retries,
+                  "utilisation": (sum(r.utilisation) / len(r.utilisation))
+                  if r.utilisation else 0.0,
+                  "waits": dataclasses.asdict(r.waits)} for r in sw.results],
+        "measured": [{"slave_parallel_mode": c.mode.value, "slave_parallel_threads": c.threads,
+                      "measured_seconds": c.measured_seconds,
+                      "measured_speedup": c.measured_speedup,
+                      "predicted_speedup": c.predicted_speedup,
+                      "predicted_makespan": c.predicted_makespan, "error": c.error}
+                     for c in report.comparisons],
+        "warnings": list(report.warnings),
+    }
+
+
 __all__ = [
     "Comparison", "DEFAULT_MAX_QUEUED", "DEFAULT_MODE", "MAX_THREADS", "MariaConfig",
-    "MariaResult", "MariaSpan", "MariaSweep", "MariaTransaction", "MariaWaits", "Measurement",
-    "ParallelMode", "VARIABLES", "compare_measurements", "is_mariadb_log",
-    "maria_transactions", "read_measurements", "simulate_mariadb", "sweep_mariadb",
+    "MariaReport", "MariaResult", "MariaSpan", "MariaSweep", "MariaTransaction", "MariaWaits",
+    "Measurement", "ParallelMode", "VARIABLES", "compare_measurements", "is_mariadb_log",
+    "maria_recommendation", "maria_report_to_dict", "maria_reports", "maria_transactions",
+    "read_measurements", "simulate_mariadb", "sweep_mariadb",
 ]
