@@ -59,8 +59,9 @@ def _window(text: str) -> tuple[int, int]:
               show_default=True, metavar="SECONDS",
               help="replica_checkpoint_period, for --crash-at (0: no timed checkpoints).")
 @click.option("--cost", "cost_spec", default="linear", show_default=True,
-              metavar="constant[:SECONDS]|linear|commit-ts|csv:FILE",
-              help="How long a worker needs per transaction.")
+              metavar="constant[:SECONDS]|linear[:T,R,B,E]|commit-ts|csv:FILE",
+              help="How long a worker needs per transaction (linear:T,R,B,E: your own "
+                   "seconds per transaction, row, byte, event).")
 @click.option("--lenient", is_flag=True,
               help="Schedule inconsistent or missing clocks as barriers, with warnings.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",

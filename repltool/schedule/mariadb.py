@@ -575,7 +575,7 @@ def _to_maria(trx: object, ws: object, writer: dict[object, int], index: int) ->
         keys.extend(("table", name) for name in ws.missing_key_tables)  # type: ignore[attr-defined]
         for key in keys:
             earlier = writer.get(key)
-            if earlier is not None:
+            if earlier is not None and earlier != index:
                 found.add(earlier)
             writer[key] = index
     return MariaTransaction(
