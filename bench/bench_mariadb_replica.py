@@ -85,6 +85,11 @@ def main(argv: list[str] | None = None) -> int:
             logs[name] = pair.workload(args.transactions, hot=hot)
             measured[name] = measure(pair, args.repeat)
     load_after = os.getloadavg()
+    for name, runs in measured.items():       # for `repltool schedule --measured FILE`
+        rows = ["mode,threads,seconds"] + [
+            f"{'conservative' if n == 0 else mode},{n},{statistics.median(secs):.6f}"
+            for (mode, n), secs in runs.items()]
+        (base / f"{name}-measured.csv").write_text("\n".join(dict.fromkeys(rows)) + "\n")
     trxs = {name: list(maria_transactions(paths)) for name, paths in logs.items()}
     samples = [Sample.of(trxs[name], s) for name in trxs for s in measured[name][("none", 0)]]
     cost = fit_linear_cost(samples)
@@ -141,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
                 lines.append(f"| {mode} | {n} | {m:.3f} ({min(secs):.3f}-{max(secs):.3f}) | "
                              f"{meas:.2f}x | {pred:.2f}x | {err:+.1%} |")
         lines.append("")
+    lines += [f"The same comparison for your own replica: `repltool schedule "
+              f"--cost {cost_spec(cost)} --measured FILE LOG` (this run's files: "
+              f"`{base}/<workload>-measured.csv` and the primary's binlogs).", ""]
     within = sum(1 for e, _ in worst if e <= 0.15)
     lines += [f"Within 15%: {within} of {len(worst)} predictions; largest error "
               f"{max(worst)[0]:.1%} ({max(worst)[1]}).", ""]

@@ -57,10 +57,11 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
     """Gaussian elimination with partial pivoting; None when singular."""
     n = len(b)
     m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    scale = max((abs(v) for row in a for v in row), default=0.0)
     for col in range(n):
         pivot = max(range(col, n), key=lambda r: abs(m[r][col]))
-        if abs(m[pivot][col]) < 1e-300:
-            return None
+        if abs(m[pivot][col]) <= 1e-9 * scale:
+            return None                 # (nearly) singular: the data do not determine it
         m[col], m[pivot] = m[pivot], m[col]
         for r in range(n):
             if r != col:

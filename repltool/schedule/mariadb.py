@@ -58,6 +58,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+from array import array
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -312,7 +313,14 @@ class _Thread:
     owner: tuple[int, int] | None = None
     free_at: float = 0.0                # commit of the last group queued to it
     queued: deque[tuple[float, int]] = dataclasses.field(default_factory=deque)
+    queued_bytes: int = 0
     busy: float = 0.0
+
+    def drain(self, now: float) -> None:
+        """Forget the groups whose events were all applied by ``now``."""
+        queued = self.queued
+        while queued and queued[0][0] <= now:
+            self.queued_bytes -= queued.popleft()[1]
 
 
 def simulate_mariadb(transactions: Iterable[MariaTransaction],
@@ -320,8 +328,8 @@ def simulate_mariadb(transactions: Iterable[MariaTransaction],
     """Simulate one MariaDB replica configuration over ``transactions`` (relay order).
 
     One pass; every decision depends on earlier groups only, as in the SQL
-    driver thread.  Memory is linear in the number of groups (their start
-    and commit times, for conflicts).
+    driver thread.  Memory: 24 bytes per group (start and commit times and
+    domain, for the conflicts) plus the queues of the threads.
 
     :raises SimulationError: on an invalid cost.
     :raises UsageError: on an invalid ``config``.
@@ -332,9 +340,9 @@ def simulate_mariadb(transactions: Iterable[MariaTransaction],
     mode = config.mode
     pool = [_Thread() for _ in range(config.threads)]
     domains: dict[int, _Domain] = {}
-    starts: list[float] = []            # per index: when the group's lock run began
-    commits: list[float] = []
-    domain_of: list[int] = []
+    starts = array("d")                 # per index: when the group's lock run began
+    commits = array("d")
+    domain_of = array("q")
     spans: list[MariaSpan] | None = [] if config.trace else None
     now = 0.0                           # the SQL driver thread
     w = dict.fromkeys(("no_thread", "queue_full", "gco", "prior_commit", "lock", "retry",
@@ -365,17 +373,15 @@ def simulate_mariadb(transactions: Iterable[MariaTransaction],
                 assert tid is not None
             pool[tid].owner = (dom_id, dom.rr)
             pool[tid].queued.clear()
+            pool[tid].queued_bytes = 0
             dom.slots[dom.rr] = tid
         thread = pool[tid]
-        queued = thread.queued
-        while queued and queued[0][0] <= now:
-            queued.popleft()
-        while sum(size for _, size in queued) > config.max_queued:
-            until = queued[0][0]
+        thread.drain(now)
+        while thread.queued_bytes > config.max_queued:
+            until = thread.queued[0][0]
             w["queue_full"] += until - now
             now = until
-            while queued and queued[0][0] <= now:
-                queued.popleft()
+            thread.drain(now)
         dispatch = now
         # -- do_event: GCO and speculation
         new_gco = True
@@ -443,7 +449,8 @@ def simulate_mariadb(transactions: Iterable[MariaTransaction],
         dom.last_index = index
         thread.free_at = commit
         thread.busy += cost
-        queued.append((end, trx.size))
+        thread.queued.append((end, trx.size))
+        thread.queued_bytes += trx.size
         starts.append(exec_start)
         commits.append(commit)
         domain_of.append(dom_id)
