@@ -55,14 +55,19 @@ THREADS = (1, 2, 4, 8)
 WORKLOADS = (("low", 0.0), ("high", 0.5))
 
 
-def measure(pair: ReplicaPair, repeat: int) -> dict[tuple[str, int], list[float]]:
-    """Seconds per (mode, threads); threads 0 is the serial SQL thread."""
+def measure(pair: ReplicaPair, repeat: int,
+            retries: dict[tuple[str, int], list[int]]) -> dict[tuple[str, int], list[float]]:
+    """Seconds per (mode, threads); threads 0 is the serial SQL thread.
+
+    ``retries`` gets the replica's Slave_retried_transactions growth per run.
+    """
     out: dict[tuple[str, int], list[float]] = {}
     for _ in range(repeat):
         configs = [("none", 0)] + [(m, n) for m in MODES for n in THREADS] + [("none", 0)]
         for mode, n in configs:
             run = pair.measure("conservative" if n == 0 else mode, n)
             out.setdefault((mode, n), []).append(run.seconds)
+            retries.setdefault((mode, n), []).append(run.retries)
     return out
 
 
@@ -79,11 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     started = time.monotonic()
     measured: dict[str, dict[tuple[str, int], list[float]]] = {}
+    retried: dict[str, dict[tuple[str, int], list[int]]] = {}
     logs: dict[str, list[Path]] = {}
     with ReplicaPair(base, sessions=args.sessions, sleep=args.sleep) as pair:
         for name, hot in WORKLOADS:
             logs[name] = pair.workload(args.transactions, hot=hot)
-            measured[name] = measure(pair, args.repeat)
+            retried[name] = {}
+            measured[name] = measure(pair, args.repeat, retried[name])
     load_after = os.getloadavg()
     for name, runs in measured.items():       # for `repltool schedule --measured FILE`
         rows = ["mode,threads,seconds"] + [
@@ -131,9 +138,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"{', '.join(f'{s:.3f}' for s in measured[name][('none', 0)])}), "
                   f"predicted {serial_pred:.3f} s.",
                   "",
-                  "| slave_parallel_mode | threads | measured s | measured speed-up | "
-                  "predicted speed-up | error |",
-                  "|---|---|---|---|---|---|"]
+                  "| slave_parallel_mode | threads | measured s (min-max) | measured speed-up | "
+                  "predicted speed-up | error | retries measured (per run) | "
+                  "retries predicted |",
+                  "|---|---|---|---|---|---|---|---|"]
         for mode in MODES:
             for n in THREADS:
                 secs = measured[name][(mode, n)]
@@ -143,8 +151,10 @@ def main(argv: list[str] | None = None) -> int:
                 meas = serial / m
                 err = pred / meas - 1
                 worst.append((abs(err), f"{name} {mode} {n}"))
+                tries = "/".join(str(r) for r in retried[name][(mode, n)])
                 lines.append(f"| {mode} | {n} | {m:.3f} ({min(secs):.3f}-{max(secs):.3f}) | "
-                             f"{meas:.2f}x | {pred:.2f}x | {err:+.1%} |")
+                             f"{meas:.2f}x | {pred:.2f}x | {err:+.1%} | {tries} | "
+                             f"{run.retries} |")
         lines.append("")
     lines += [f"The same comparison for your own replica: `repltool schedule "
               f"--cost {cost_spec(cost)} --measured FILE LOG` (this run's files: "

@@ -63,12 +63,17 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from ..binlog.constants import (MARIA_FL_ALLOW_PARALLEL, MARIA_FL_DDL, MARIA_FL_STANDALONE,
                                 MARIA_FL_TRANSACTIONAL, MARIA_FL_WAITED)
 from ..errors import SimulationError, UsageError
 from ..positions import Position
 from .sweep import knee
+
+if TYPE_CHECKING:
+    from ..binlog.transactions import Transaction
+    from ..writeset import TrxWriteset
 
 #: MariaDB's upper bound for ``slave_parallel_threads``.
 MAX_THREADS = 16383
@@ -550,7 +555,7 @@ def maria_transactions(paths: Sequence[str | os.PathLike[str]], *,
         if schema_paths:
             from ..writeset import load_schema
             schema = load_schema([os.fspath(p) for p in schema_paths])
-        pairs: Iterable[tuple[object, object]] = read_writesets(
+        pairs: Iterable[tuple[Transaction, TrxWriteset | None]] = read_writesets(
             names, schema, verify_checksum=verify_checksum)
     else:
         from ..binlog import ReadOptions, read_transactions
@@ -560,36 +565,35 @@ def maria_transactions(paths: Sequence[str | os.PathLike[str]], *,
     writer: dict[object, int] = {}
     index = 0
     for trx, ws in pairs:
-        if trx.truncated:       # type: ignore[attr-defined]
+        if trx.truncated:
             continue
         yield _to_maria(trx, ws, writer, index)
         index += 1
 
 
-def _to_maria(trx: object, ws: object, writer: dict[object, int], index: int) -> MariaTransaction:
-    t = trx  # a repltool.binlog.Transaction
-    gtid = t.gtid  # type: ignore[attr-defined]
+def _to_maria(trx: Transaction, ws: TrxWriteset | None, writer: dict[object, int],
+              index: int) -> MariaTransaction:
+    gtid = trx.gtid
     domain = 0
     if gtid and "-" in gtid and ":" not in gtid:
         head = gtid.split("-", 1)[0]
         domain = int(head) if head.isdigit() else 0
-    flags = t.maria_flags  # type: ignore[attr-defined]
-    if flags is None:           # not a MariaDB group: a serial, non-parallel group
+    flags = trx.maria_flags
+    if flags is None:           # not a MariaDB group: run it after the prior commit
         flags = MARIA_FL_TRANSACTIONAL
     found: set[int] = set()
     if ws is not None:
-        keys: list[object] = list(getattr(ws, "hashes", ()) or ())
-        keys.extend(("table", name) for name in ws.missing_key_tables)  # type: ignore[attr-defined]
+        keys: list[object] = list(ws.hashes)
+        keys.extend(("table", name) for name in ws.missing_key_tables)
         for key in keys:
             earlier = writer.get(key)
             if earlier is not None and earlier != index:
                 found.add(earlier)
             writer[key] = index
     return MariaTransaction(
-        domain_id=domain, flags2=flags, commit_id=t.commit_id,  # type: ignore[attr-defined]
-        conflicts=tuple(sorted(found)), gtid=gtid, pos=t.start,  # type: ignore[attr-defined]
-        size=t.size, rows=sum(n for _, n in t.rows_events),  # type: ignore[attr-defined]
-        events=t.num_events, kind=t.kind)  # type: ignore[attr-defined]
+        domain_id=domain, flags2=flags, commit_id=trx.commit_id, conflicts=tuple(sorted(found)),
+        gtid=gtid, pos=trx.start, size=trx.size, rows=sum(n for _, n in trx.rows_events),
+        events=trx.num_events, kind=trx.kind)
 
 
 def is_mariadb_log(paths: Sequence[str | os.PathLike[str]]) -> bool:

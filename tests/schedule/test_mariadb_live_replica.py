@@ -8,15 +8,20 @@ group commits of about 4) are applied serially and with 2 and 4 threads in
 conservative mode and 8 in optimistic mode.
 
 Tolerance: ``bench/bench_mariadb_replica.py`` (80 transactions, 3 repeats,
-under the load of other suites) measured these configurations within 5% of
-the simulation and repeat-to-repeat spreads of the speed-ups up to about 10%;
-with 32 transactions one slow commit weighs more, so the test allows 25%.
-No wall-clock bound is asserted: only ratios of measured times.
+load average 11-13 on 2 cores) put every prediction within 11.5% of the
+measured median speed-up (optimistic 8 threads: 11.5%, the others <= 3.4%),
+and the spread between repeats of one configuration reached 12% (one outlier
+22%); the test measures each parallel configuration once, with 32
+transactions, so it allows 30%: the largest model error plus the largest
+ordinary spread, rounded up.  No wall-clock bound is asserted: only ratios
+of measured times.
 """
 
 from __future__ import annotations
 
+import shutil
 import statistics
+import tempfile
 from pathlib import Path
 
 from fixtures.mariadb import ReplicaPair
@@ -24,17 +29,21 @@ from repltool.schedule.calibrate import Sample, fit_linear_cost
 from repltool.schedule.mariadb import (MariaConfig, ParallelMode, maria_transactions,
                                        simulate_mariadb)
 
-TOLERANCE = 0.25
+TOLERANCE = 0.30
 CONFIGS = [("conservative", 2), ("conservative", 4), ("optimistic", 8)]
 
 
 def test_live_replica_speedups_match_the_simulation(tmp_path: Path) -> None:
-    base = tmp_path if len(str(tmp_path)) < 60 else Path("/tmp")
-    with ReplicaPair(base / "pair", sessions=4, sleep=0.02) as pair:
-        logs = pair.workload(32)
-        serial = [pair.measure("conservative", 0).seconds for _ in range(2)]
-        runs = {(m, n): pair.measure(m, n) for m, n in CONFIGS}
-    trxs = list(maria_transactions(logs))
+    # a short directory: the Unix socket path must fit sockaddr_un
+    base = Path(tempfile.mkdtemp(prefix="rt-pair-"))
+    try:
+        with ReplicaPair(base, sessions=4, sleep=0.02) as pair:
+            logs = pair.workload(32)
+            serial = [pair.measure("conservative", 0).seconds for _ in range(2)]
+            runs = {(m, n): pair.measure(m, n) for m, n in CONFIGS}
+        trxs = list(maria_transactions(logs))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
     assert len(trxs) == 32
     # the primary group-committed its 4 sessions together: conservative has batches
     assert len({t.commit_id for t in trxs if t.commit_id is not None}) < 16
