@@ -600,10 +600,7 @@ def is_mariadb_log(paths: Sequence[str | os.PathLike[str]]) -> bool:
     """True when the first group of the logs is a MariaDB one (GTID event 162)."""
     from ..binlog import read_transactions
     for trx in read_transactions([os.fspath(p) for p in paths]):
-        if trx.maria_flags is not None:
-            return True
-        if trx.gtid is not None or trx.last_committed is not None:
-            return False
+        return trx.maria_flags is not None      # MariaDB 10+ opens every group with one
     return False
 
 

@@ -78,3 +78,16 @@ def test_bad_measurement_rows_name_file_and_line(cli, corpus: Path, tmp_path: Pa
     bad.write_text("conservative,0,10\noptimistic,four,3\n")
     _, err = cli("schedule", "--measured", bad, corpus / SMALL, expect=ExitStatus.USAGE)
     assert f"{bad}:2:" in err
+
+
+def test_csv_costs_apply_to_mariadb_groups(cli, corpus: Path, tmp_path: Path) -> None:
+    """--cost csv:FILE (a user's own per-GTID measurements) works on MariaDB logs."""
+    from repltool.schedule.mariadb import maria_transactions
+    gtids = [t.gtid for t in maria_transactions([corpus / RMC], conflicts=False)]
+    costs = tmp_path / "costs.csv"
+    costs.write_text("gtid,seconds\n" + "".join(f"{g},0.5\n" for g in gtids))
+    out, _ = cli("schedule", "--format", "json", "--workers", "1", "--cost", f"csv:{costs}",
+                 corpus / RMC)
+    doc = json.loads(out)
+    assert doc["cost_model"] == "csv" and doc["total_cost"] == pytest.approx(0.5 * len(gtids))
+    assert doc["serial_makespan"] == pytest.approx(0.5 * len(gtids))
