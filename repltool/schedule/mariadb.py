@@ -23,7 +23,8 @@ them its own way.  The facts this model follows:
 * **Group commit orderers (GCO).**  A new GCO starts when the mode says so;
   its groups start only once every earlier group of the domain has *started*
   its commit (``mark_start_commit``: at the XID / COMMIT, before waiting for
-  the prior commit; for a standalone group - DDL - only when it finished).
+  the prior commit; for a standalone group - DDL - and an XA PREPARE group,
+  which have neither, only when they finished).
   ``minimal``: every group is a new GCO (only commits overlap).
   ``conservative``: a new GCO whenever ``commit_id`` changes or is absent
   (groups that group-committed on the primary run together).
@@ -448,7 +449,9 @@ def simulate_mariadb(transactions: Iterable[MariaTransaction],
         end = exec_start + cost
         commit = max(end, dom.last_commit)
         w["commit_order"] += commit - end
-        mark = commit if flags & MARIA_FL_STANDALONE else end
+        # mark_start_commit: at the XID / COMMIT; a standalone group (DDL) and an XA
+        # PREPARE group (no XID) only mark it in finish_event_group, after committing
+        mark = commit if flags & MARIA_FL_STANDALONE or trx.kind == "xa-prepare" else end
         dom.marks_max = max(dom.marks_max, mark)
         dom.last_commit = commit
         dom.last_index = index
