@@ -102,7 +102,10 @@ class ParallelMode(str, Enum):
     @property
     def rank(self) -> int:
         """Position in ``enum_slave_parallel_mode`` (none = 0 ... aggressive = 4)."""
-        return list(ParallelMode).index(self)
+        return _RANK[self.value]
+
+
+_RANK = {"none": 0, "minimal": 1, "conservative": 2, "optimistic": 3, "aggressive": 4}
 
 
 #: What ``mariadbd --verbose --help`` of MariaDB 10.11 reports as the default.
@@ -343,7 +346,10 @@ def simulate_mariadb(transactions: Iterable[MariaTransaction],
     config.check()
     if config.serial:
         return _serial(transactions, config)
-    mode = config.mode
+    rank = config.mode.rank
+    minimal = rank <= _RANK["minimal"]
+    speculative = rank >= _RANK["optimistic"]
+    aggressive = rank >= _RANK["aggressive"]
     pool = [_Thread() for _ in range(config.threads)]
     domains: dict[int, _Domain] = {}
     starts = array("d")                 # per index: when the group's lock run began
@@ -360,7 +366,7 @@ def simulate_mariadb(transactions: Iterable[MariaTransaction],
         cost = _check_cost(trx, index)
         total += cost
         flags = trx.flags2
-        dom_id = 0 if mode.rank <= ParallelMode.MINIMAL.rank else trx.domain_id
+        dom_id = 0 if minimal else trx.domain_id
         dom = domains.get(dom_id)
         if dom is None:
             dom = domains[dom_id] = _Domain(slots=[None] * config.slots)
@@ -396,17 +402,17 @@ def simulate_mariadb(transactions: Iterable[MariaTransaction],
         commit_id = trx.commit_id if trx.commit_id is not None else None
         if dom.started:
             gflags = dom.gco_flags
-            if (mode.rank <= ParallelMode.MINIMAL.rank or commit_id is None
+            if (minimal or commit_id is None
                     or dom.last_commit_id != commit_id):
                 gflags |= _MULTI_BATCH
             gflags |= force
             if not gflags & _MULTI_BATCH:
                 new_gco = False
-            elif mode.rank >= ParallelMode.OPTIMISTIC.rank and not gflags & _FORCE_SWITCH:
+            elif speculative and not gflags & _FORCE_SWITCH:
                 new_gco = False
                 if (not flags & MARIA_FL_TRANSACTIONAL or (
                         (not flags & MARIA_FL_ALLOW_PARALLEL or flags & MARIA_FL_WAITED)
-                        and mode.rank < ParallelMode.AGGRESSIVE.rank)):
+                        and not aggressive)):
                     speculation = "wait"
                 else:
                     speculation = "optimistic"
