@@ -91,3 +91,30 @@ def test_csv_costs_apply_to_mariadb_groups(cli, corpus: Path, tmp_path: Path) ->
     doc = json.loads(out)
     assert doc["cost_model"] == "csv" and doc["total_cost"] == pytest.approx(0.5 * len(gtids))
     assert doc["serial_makespan"] == pytest.approx(0.5 * len(gtids))
+
+
+def test_serial_primary_gives_conservative_nothing(cli, corpus: Path) -> None:
+    """corpus mariadb/serial: one session, no group commit, no commit_id at all:
+    conservative cannot overlap anything; optimistic can (no row conflicts kept it)."""
+    out, _ = cli("schedule", "--format", "json", "--workers", "1,4", "--cost", "constant",
+                 "--parallel-mode", "conservative,optimistic",
+                 "--schema", corpus / "mariadb/serial/schema.sql",
+                 corpus / "mariadb/serial/mysql-bin.000001")
+    cons, opt = json.loads(out)["compare"]
+    assert cons["transactions"] == cons["commit_groups"] == 1000
+    assert [r["speedup"] for r in cons["runs"]] == [pytest.approx(1.0), pytest.approx(1.0)]
+    assert opt["runs"][1]["speedup"] > 1.5
+
+
+def test_relay_logs_are_simulated_like_binlogs(cli, corpus: Path) -> None:
+    """The replica's relay log carries the primary's GTIDs and flags: same groups."""
+    relay = sorted((corpus / "mariadb/relay/replica-relay").glob("relay-bin.0*"))
+    primary = sorted((corpus / "mariadb/relay/primary").glob("mysql-bin.0*"))
+    docs = []
+    for files in (relay, primary):
+        out, _ = cli("schedule", "--format", "json", "--workers", "4", "--cost", "constant",
+                     *files)
+        docs.append(json.loads(out))
+    assert docs[0]["transactions"] == docs[1]["transactions"] > 0
+    assert docs[0]["commit_groups"] == docs[1]["commit_groups"]
+    assert docs[0]["runs"][0]["speedup"] == pytest.approx(docs[1]["runs"][0]["speedup"])
