@@ -295,3 +295,113 @@ def compare_renderables(reports: list[Any]) -> list[Any]:
         t.add_row(rep.clocks, *cells, f"{sw.ideal_speedup:.2f}x", str(sw.recommended))
     notes = [w for rep in reports for w in rep.stats.warnings]
     return [t, *(f"warning: {printable(str(w))}" for w in dict.fromkeys(notes))]
+
+
+# ---- MariaDB's applier ----
+
+_MARIA_WAITS = {"gco": "prior group commit start", "prior_commit": "prior commit (wait)",
+                "lock": "row lock", "retry": "retry", "commit_order": "commit order",
+                "no_thread": "no pool thread", "queue_full": "max_queued"}
+
+
+def maria_renderables(reports: Sequence[Any]) -> list[Any]:
+    """rich renderables for :class:`~repltool.schedule.mariadb.MariaReport` values."""
+    from rich.text import Text
+    from ..schedule.mariadb import maria_recommendation
+    if not reports:
+        return []
+    out: list[Any] = [_maria_summary(reports[0])]
+    if len(reports) == 1:
+        out += [_maria_curve(reports[0]), _maria_waits(reports[0])]
+    else:
+        out.append(_maria_modes(reports))
+    for rep in reports:
+        out.append(Text(maria_recommendation(rep), style="bold"))
+    measured = [c for rep in reports for c in rep.comparisons]
+    if measured:
+        out.append(_maria_measured(measured))
+    for warning in list(dict.fromkeys(w for rep in reports for w in rep.warnings))[:20]:
+        out.append(Text(f"warning: {printable(str(warning))}", style="yellow"))
+    return out
+
+
+def _maria_summary(rep: Any) -> Any:
+    from rich.table import Table
+    t = Table(title="Schedule simulation (MariaDB parallel replication)", show_header=False)
+    t.add_column("what")
+    t.add_column("value")
+    t.add_row("files", "\n".join(printable(f) for f in rep.files))
+    t.add_row("event groups", f"{rep.transactions:,} in {rep.domains} domain(s), "
+              f"{rep.commit_groups:,} primary group commits")
+    flags = rep.flag_counts
+    t.add_row("flags", f"FL_WAITED {flags['waited']:,}, FL_DDL {flags['ddl']:,}, "
+              f"not FL_TRANSACTIONAL {flags['non_transactional']:,}, "
+              f"not FL_ALLOW_PARALLEL {flags['no_allow_parallel']:,}")
+    t.add_row("conflicts", f"{rep.conflicting:,} groups write a key an earlier group wrote")
+    t.add_row("cost model", f"{rep.cost_model}: {rep.cost_description}")
+    cfg = rep.config
+    t.add_row("replica", f"slave_domain_parallel_threads {cfg.domain_threads}, "
+              f"slave_parallel_max_queued {cfg.max_queued}")
+    sw = rep.sweep
+    t.add_row("serial (slave_parallel_threads = 0)", seconds(sw.serial_makespan))
+    return t
+
+
+def _maria_curve(rep: Any) -> Any:
+    from rich.table import Table
+    sw = rep.sweep
+    t = Table(title=f"Speed-up over the serial SQL thread, slave_parallel_mode = "
+                    f"{rep.config.mode.value} (cost model: {rep.cost_model})")
+    for col in ("slave_parallel_threads", "makespan", "speed-up", "", "GCOs", "retries",
+                "utilisation"):
+        t.add_column(col, justify="left" if col == "" else "right")
+    top = max([sw.ideal_speedup] + [r.speedup or 0.0 for r in sw.results]) or 1.0
+    for r in sw.results:
+        speedup = r.speedup or 0.0
+        util = sum(r.utilisation) / len(r.utilisation) if r.utilisation else 0.0
+        t.add_row(str(r.threads), seconds(r.makespan), f"{speedup:.2f}x",
+                  "█" * max(1, round(_BAR * speedup / top)), f"{r.gcos:,}", f"{r.retries:,}",
+                  f"{util:.0%}", style="bold green" if r.threads == sw.recommended else None)
+    return t
+
+
+def _maria_waits(rep: Any) -> Any:
+    from rich.table import Table
+    t = Table(title="Waiting time by cause (driver thread: no pool thread, max_queued; "
+                    "the rest summed over groups)")
+    t.add_column("threads", justify="right")
+    for label in _MARIA_WAITS.values():
+        t.add_column(label, justify="right")
+    for r in rep.sweep.results:
+        t.add_row(str(r.threads), *(seconds(getattr(r.waits, w)) for w in _MARIA_WAITS))
+    return t
+
+
+def _maria_modes(reports: Sequence[Any]) -> Any:
+    from rich.table import Table
+    t = Table(title="slave_parallel_mode side by side: makespan (speed-up over serial)")
+    t.add_column("slave_parallel_mode")
+    counts = [r.threads for r in reports[0].sweep.results]
+    for c in counts:
+        t.add_column(f"{c} threads", justify="right")
+    t.add_column("best", justify="right")
+    t.add_column("recommended", justify="right")
+    for rep in reports:
+        sw = rep.sweep
+        t.add_row(rep.config.mode.value,
+                  *(f"{seconds(r.makespan)} ({r.speedup:.2f}x)" for r in sw.results),
+                  f"{sw.ideal_speedup:.2f}x", str(sw.recommended))
+    return t
+
+
+def _maria_measured(comparisons: Sequence[Any]) -> Any:
+    from rich.table import Table
+    t = Table(title="Predicted vs measured speed-up (your replica)")
+    for col in ("slave_parallel_mode", "threads", "measured", "measured speed-up",
+                "predicted speed-up", "error"):
+        t.add_column(col, justify="left" if col == "slave_parallel_mode" else "right")
+    for c in comparisons:
+        t.add_row(c.mode.value, str(c.threads), seconds(c.measured_seconds),
+                  f"{c.measured_speedup:.2f}x", f"{c.predicted_speedup:.2f}x",
+                  f"{c.error:+.0%}", style="red" if abs(c.error) > 0.15 else None)
+    return t

@@ -63,8 +63,9 @@ def _window(text: str) -> tuple[int, int]:
               show_default=True, metavar="SECONDS",
               help="replica_checkpoint_period, for --crash-at (0: no timed checkpoints).")
 @click.option("--cost", "cost_spec", default="linear", show_default=True,
-              metavar="constant[:SECONDS]|linear|commit-ts|csv:FILE",
-              help="How long a worker needs per transaction.")
+              metavar="constant[:SECONDS]|linear[:T,R,B,E]|commit-ts|csv:FILE",
+              help="How long a worker needs per transaction (linear:T,R,B,E: your own "
+                   "seconds per transaction, row, byte, event).")
 @click.option("--lenient", is_flag=True,
               help="Schedule inconsistent or missing clocks as barriers, with warnings.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
@@ -86,6 +87,16 @@ def _window(text: str) -> tuple[int, int]:
 @click.option("--schema", "schema_paths", multiple=True, type=click.Path(dir_okay=False),
               metavar="FILE", help="CREATE TABLE statements for the write sets of --retag / "
                                    "--compare (UNIQUE and FOREIGN keys); repeatable.")
+@click.option("--parallel-mode", "mode_text", metavar="MODE,...|all",
+              help="MariaDB logs: slave_parallel_mode(s) to simulate: none, minimal, "
+                   "conservative (the default), optimistic, aggressive; 'all': every mode.")
+@click.option("--domain-threads", type=click.IntRange(min=0), default=0, show_default=True,
+              metavar="N", help="MariaDB logs: slave_domain_parallel_threads (0: all threads).")
+@click.option("--max-queued", type=click.IntRange(min=0), default=131072, show_default=True,
+              metavar="BYTES", help="MariaDB logs: slave_parallel_max_queued.")
+@click.option("--measured", "measured_path", type=click.Path(dir_okay=False),
+              metavar="FILE", help="MariaDB logs: CSV of mode,threads,seconds your replica "
+                                   "measured (threads 0 = serial): predicted vs measured.")
 @verify_checksum_option
 @spark_options
 @click.pass_context
@@ -94,7 +105,8 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
              checkpoint_period: float, cost_spec: str, lenient: bool, fmt: str,
              plot_path: str | None, force: bool, window_text: str, crash_text: str | None,
              retag: str | None, compare_text: str | None, schema_paths: tuple[str, ...],
-             verify_checksum: bool, spark: SparkOptions | None,
+             mode_text: str | None, domain_threads: int, max_queued: int,
+             measured_path: str | None, verify_checksum: bool, spark: SparkOptions | None,
              output_parquet: str | None) -> None:
     """Simulate the LOGICAL_CLOCK multi-threaded applier over logs.
 
@@ -110,6 +122,11 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
     With --spark, the files are parsed by Spark tasks (one per file; relay
     files whose transactions continue across a boundary are read together)
     and stitched in order; the simulation runs here.
+
+    MariaDB logs are simulated with MariaDB's own applier instead
+    (slave_parallel_mode, --parallel-mode; --workers are slave_parallel_threads
+    counts, speed-ups are against the serial SQL thread); --retag/--compare
+    still simulate MySQL clocks re-computed from their write sets.
     """
     workers = parse_workers(workers_text)
     window = _window(window_text)
@@ -119,6 +136,19 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
     inputs = read_inputs(files, schema_paths, cost_spec)
     if plot_path is not None:
         check_output(plot_path, inputs, force=force, option="--plot")
+    if retag is None and compare_text is None:
+        from ..schedule.mariadb import is_mariadb_log
+        if is_mariadb_log(files):
+            if spark is not None or crash_text or plot_path:
+                raise UsageError("--spark, --crash-at and --plot are for MySQL's LOGICAL_CLOCK "
+                                 "applier: not with MariaDB logs (or add --retag MODE)")
+            _schedule_mariadb(ctx, files, workers, cost_spec, fmt, schema_paths, mode_text,
+                              domain_threads, max_queued, measured_path, verify_checksum)
+            return
+    if mode_text is not None or measured_path is not None:
+        raise UsageError("--parallel-mode and --measured simulate MariaDB's applier: only for "
+                         "MariaDB logs without --retag/--compare (MySQL logs use "
+                         "LOGICAL_CLOCK)")
     config = SimConfig(policy=Policy(policy), preserve_commit_order=preserve_commit_order,
                        coordinator_overhead=coordinator_overhead,
                        checkpoint_group=checkpoint_group, lenient=lenient)
@@ -174,3 +204,45 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
     console = make_console(color)
     for item in schedule_renderables(report):
         console.print(item)
+
+
+def _schedule_mariadb(ctx: click.Context, files: tuple[str, ...], workers: list[int],
+                      cost_spec: str, fmt: str, schema_paths: tuple[str, ...],
+                      mode_text: str | None, domain_threads: int, max_queued: int,
+                      measured_path: str | None, verify_checksum: bool) -> None:
+    """``schedule`` on MariaDB logs: MariaDB's applier in each requested mode."""
+    from ..schedule.mariadb import (DEFAULT_MODE, MariaConfig, maria_report_to_dict,
+                                    maria_reports, read_measurements)
+    modes = _parallel_modes(mode_text) if mode_text is not None else [DEFAULT_MODE]
+    measurements = read_measurements(measured_path) if measured_path is not None else []
+    if measurements and mode_text is None:
+        modes = list(dict.fromkeys(m.mode for m in measurements if m.threads > 0)) or modes
+    config = MariaConfig(domain_threads=domain_threads, max_queued=max_queued)
+    reports = maria_reports(files, workers, modes, parse_cost(cost_spec), config=config,
+                            verify_checksum=verify_checksum, schema_paths=schema_paths,
+                            measurements=measurements)
+    if fmt == "json":
+        doc = (maria_report_to_dict(reports[0]) if len(reports) == 1
+               else {"compare": [maria_report_to_dict(r) for r in reports]})
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    from .render import make_console
+    from .render_schedule import maria_renderables
+    console = make_console((ctx.obj or {}).get("color"))
+    for item in maria_renderables(reports):
+        console.print(item)
+
+
+def _parallel_modes(text: str) -> list:  # type: ignore[type-arg]
+    """The slave_parallel_mode values named in ``text`` (or every one for 'all')."""
+    from ..schedule.mariadb import ParallelMode
+    names = [m.strip().lower() for m in text.split(",") if m.strip()]
+    if names == ["all"]:
+        return list(ParallelMode)
+    valid = [m.value for m in ParallelMode]
+    bad = [m for m in names if m not in valid]
+    if bad or not names:
+        raise UsageError(f"--parallel-mode {text!r}: expected MODE,... from "
+                         f"{', '.join(valid)} or 'all'")
+    return [ParallelMode(m) for m in dict.fromkeys(names)]

@@ -234,7 +234,11 @@ def read_sim_transactions(paths: Sequence[str | os.PathLike[str]],
 # ---- cost models by name ----
 
 def parse_cost(spec: str) -> CostModel:
-    """A cost model from ``constant[:SECONDS]``, ``linear``, ``commit-ts`` or ``csv:FILE``.
+    """A cost model from ``constant[:SECONDS]``, ``linear[:T,R,B,E]``, ``commit-ts`` or ``csv:FILE``.
+
+    ``linear:T,R,B,E`` sets the linear model's seconds per transaction, row,
+    byte and event (missing ones are 0), e.g. coefficients
+    :func:`~repltool.schedule.calibrate.fit_linear_cost` fitted.
 
     :raises UsageError: on an unknown name or a bad number.
     :raises InputError: when the CSV file cannot be read.
@@ -258,12 +262,28 @@ def parse_cost(spec: str) -> CostModel:
         return ConstantCost(seconds)
     if name == "linear" and not sep:
         return LinearCost()
+    if name == "linear":
+        return _linear(spec, arg)
     if name in ("commit-ts", "commit-timestamps") and not sep:
         return CommitTimestampCost()
     if name == "csv" and arg:
         return CsvCost.from_file(arg)
-    raise UsageError(f"--cost {spec!r}: expected constant[:SECONDS], linear, commit-ts "
-                     "or csv:FILE")
+    raise UsageError(f"--cost {spec!r}: expected constant[:SECONDS], linear[:T,R,B,E], "
+                     "commit-ts or csv:FILE")
+
+
+def _linear(spec: str, arg: str) -> LinearCost:
+    """``linear:T,R[,B[,E]]``: seconds per transaction, row, byte and event."""
+    parts = [p.strip() for p in arg.split(",")]
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        values = []
+    if not 1 <= len(values) <= 4 or not all(math.isfinite(v) and v >= 0 for v in values):
+        raise UsageError(f"--cost {spec!r}: expected linear:T,R,B,E (seconds per "
+                         "transaction, row, byte, event; numbers >= 0)")
+    values += [0.0] * (4 - len(values))
+    return LinearCost(*values)
 
 
 def cost_description(model: CostModel) -> str:

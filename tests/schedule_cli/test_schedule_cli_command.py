@@ -232,7 +232,7 @@ def test_bad_options_exit_2(cli, corpus: Path, args: list[str]) -> None:
     cli("schedule", corpus / SHYIKO, *args, expect=ExitStatus.USAGE)
 
 
-@pytest.mark.parametrize("name", [MARIADB, MYSQL56_GTID])
+@pytest.mark.parametrize("name", [MYSQL56_GTID])
 def test_log_without_logical_clock_exits_1(cli, corpus: Path, name: str) -> None:
     for extra in ([], ["--lenient"]):
         out, err = cli("schedule", corpus / name, *extra, expect=ExitStatus.FINDINGS)

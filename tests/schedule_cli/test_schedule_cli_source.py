@@ -145,7 +145,8 @@ def test_parse_cost_csv(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("spec", ["", "quadratic", "constant:x", "constant:-1",
-                                  "constant:inf", "csv:", "linear:3", "commit-ts:1"])
+                                  "constant:inf", "csv:", "linear:x", "linear:1,-2",
+                                  "commit-ts:1"])
 def test_parse_cost_rejects(spec: str) -> None:
     with pytest.raises(UsageError, match="--cost"):
         parse_cost(spec)

@@ -58,9 +58,12 @@ def test_mariadb_logs_compare_without_a_logged_column(corpus: Path, capsys) -> N
     assert all(r["transactions"] == 1977 for r in doc["compare"])
 
 
-def test_recorded_mariadb_log_points_to_retag(corpus: Path, capsys) -> None:
-    out = _json(capsys, "schedule", corpus / "mariadb/small/mysql-bin.000001", expect=1)
-    assert "--retag writeset" in out["stderr"]
+def test_recorded_mariadb_log_is_simulated_with_mariadbs_applier(corpus: Path, capsys) -> None:
+    """Without --retag a MariaDB log gets MariaDB's applier (slave_parallel_mode)."""
+    doc = _json(capsys, "schedule", "--format", "json", "--workers", "1,4",
+                corpus / "mariadb/small/mysql-bin.000001")
+    assert doc["applier"] == "mariadb" and doc["slave_parallel_mode"] == "conservative"
+    assert [r["slave_parallel_threads"] for r in doc["runs"]] == [1, 4]
 
 
 def test_retag_usage_errors(tmp_path: Path, capsys) -> None:

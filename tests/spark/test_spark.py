@@ -183,12 +183,13 @@ def test_schedule_relay_fixture_of_schedule_tests(spark, cli, tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("name", ["mariadb-small", "mariadb-relay"])
-def test_schedule_same_error_on_clockless_logs(spark, cli, name: str) -> None:
-    """MariaDB logs have no logical clocks: the same error and status either way."""
+def test_schedule_mariadb_logs_are_not_for_spark(spark, cli, name: str) -> None:
+    """MariaDB logs are simulated with MariaDB's applier, here; --spark is refused."""
     paths = CORPUS_SETS[name]()
-    _, single = cli("schedule", "--format", "json", *paths, expect=1)
-    _, err = cli("schedule", "--format", "json", "--spark", *paths, expect=1)
-    assert single.strip().splitlines()[-1] == err.strip().splitlines()[-1]
+    out, _ = cli("schedule", "--format", "json", *paths)
+    assert json.loads(out)["applier"] == "mariadb"
+    _, err = cli("schedule", "--format", "json", "--spark", *paths, expect=2)
+    assert len(err.strip().splitlines()) == 1 and "--spark" in err
 
 
 # ---- the transactions DataFrame ----
