@@ -186,6 +186,16 @@ class CertTransaction:
     member: str | None = None
     new_file: bool = False
 
+    @property
+    def keys_unknown(self) -> bool:
+        """Missing keys for a reason other than MySQL's own "no usable key": the server
+        hashed keys the log does not let repltool know (partial images, schema drift,
+        collations not reproduced, no schema ...).  A later transaction may conflict
+        with this one on such a key, so nothing may overtake it: the trackers reset
+        their history here and the GR certifier applies it sequentially."""
+        return self.missing_keys and any(f != Fallback.NO_USABLE_KEY.value
+                                         for f in self.fallback)
+
     def key_at(self, index: int) -> KeyRef | None:
         """The description of ``writeset[index]``, if known."""
         return self.keys[index] if index < len(self.keys) else None

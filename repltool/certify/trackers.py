@@ -114,7 +114,10 @@ class WritesetTracker:
        ``exceeds``; a new hash is inserted only if not ``exceeds``. Unless the
        transaction has missing keys, ``commit_parent = min(last_parent,
        commit_parent)``; with missing keys the commit-order parent is kept and
-       the history is *not* reset.
+       the history is *not* reset.  Not MySQL's: missing keys for a reason other
+       than "no usable key" (``CertTransaction.keys_unknown``: the server hashed
+       keys the log does not tell) cannot use write sets either, so the history
+       is reset and nothing later can overtake the transaction (safe).
     3. If ``exceeds`` or not ``can_use``: ``history_start = sequence_number``
        and the history is cleared, after this transaction's parent was computed.
     4. ``rotate()``: ``history_start = 1``, history cleared, so after a rotation
@@ -158,7 +161,8 @@ class WritesetTracker:
             ``commit_parent`` when write sets cannot be used.
         """
         ws = trx.writeset
-        barrier = trx.ddl or trx.ctas or trx.fk_parent or trx.write_set_limit_reached
+        barrier = (trx.ddl or trx.ctas or trx.fk_parent or trx.write_set_limit_reached
+                   or trx.keys_unknown)
         can_use = (bool(ws) or trx.missing_keys or trx.empty) and not barrier
         exceeds = False
         result = commit_parent
@@ -180,7 +184,10 @@ class WritesetTracker:
                 result = self._explain(last_parent, key_index)
         else:
             result = replace(commit_parent, reason=self._barrier_reason(trx),
-                             detail="no usable write set: commit-order parent, history reset")
+                             detail=("keys the log does not tell (" + ", ".join(sorted(set(
+                                 trx.fallback))) + "): commit-order parent, history reset"
+                                     if trx.keys_unknown else
+                                     "no usable write set: commit-order parent, history reset"))
         if exceeds:
             result = replace(result, detail=(result.detail + "; " if result.detail else "")
                              + "history full: cleared after this transaction")
@@ -201,6 +208,8 @@ class WritesetTracker:
 
     @staticmethod
     def _barrier_reason(trx: CertTransaction) -> Reason:
+        if trx.keys_unknown:
+            return Reason.NO_KEY
         if trx.fk_parent:
             return Reason.FK_PARENT
         if trx.write_set_limit_reached:

@@ -30,8 +30,8 @@ from .extract import (
 )
 from .fused import read_writesets
 from .model import (
-    SchemaError, SchemaMismatch, SchemaWarning, TrxWriteset, WriteKey, WritesetError,
-    WritesetWarning, jsonable,
+    MissingKey, SchemaError, SchemaMismatch, SchemaWarning, TrxWriteset, WriteKey,
+    WritesetError, WritesetWarning, jsonable,
 )
 from .schema import (
     ColumnSchema, ForeignKeySchema, IndexSchema, KeyPart, Schema, TableSchema, load_schema,
@@ -43,5 +43,5 @@ __all__ = [
     "READ_OPTIONS", "read_writesets", "load_schema", "parse_schema", "Schema", "TableSchema", "ColumnSchema",
     "IndexSchema", "KeyPart", "ForeignKeySchema", "key_string", "xxh64", "jsonable",
     "Collation", "field_sort_key", "collation_by_id", "collation_by_name",
-    "WritesetError", "WritesetWarning", "SchemaError", "SchemaMismatch", "SchemaWarning",
+    "MissingKey", "WritesetError", "WritesetWarning", "SchemaError", "SchemaMismatch", "SchemaWarning",
 ]

@@ -64,7 +64,8 @@ from ..binlog.transactions import GROUPING_TYPES
 from ..positions import Position
 from .collation import UNKNOWN, Collation, collation_by_id, collation_by_name
 from .model import (
-    SchemaMismatch, SchemaWarning, TrxWriteset, WriteKey, WritesetError, WritesetWarning,
+    MissingKey, SchemaMismatch, SchemaWarning, TrxWriteset, WriteKey, WritesetError,
+    WritesetWarning,
 )
 from .fastkeys import TableKeys
 from .plan import Fk, Key, Part, Plan, add_image, key_string
@@ -93,7 +94,7 @@ class Acc:
 
     def __init__(self) -> None:
         self.keys: list[WriteKey] = []
-        self.missing: dict[str, None] = {}
+        self.missing: dict[str, str] = {}       # db.table -> MissingKey reason
         self.parents: dict[str, None] = {}
         self.rows = 0
         self.no_fk = False
@@ -161,7 +162,8 @@ class WritesetExtractor:
         return TrxWriteset(
             keys=tuple(acc.keys), ddl=kind == "ddl", empty=acc.rows == 0,
             missing_key_tables=tuple(acc.missing), fk_parent_tables=tuple(acc.parents),
-            limit_reached=len(acc.keys) > self.history_size, no_fk_checks=acc.no_fk)
+            limit_reached=len(acc.keys) > self.history_size, no_fk_checks=acc.no_fk,
+            missing_key_reasons=tuple(acc.missing.values()))
 
     def rows(self, type_code: int, body: Any, table_id: int | None, pos: Position | None,
              acc: Acc) -> None:
@@ -172,7 +174,7 @@ class WritesetExtractor:
             # 5.1 pre-GA rows (20-22): the rows cannot be keyed.  Safe fallback:
             # the table counts as missing a key (commit-order parent kept).
             what = f"{td.db}.{td.table}" if td is not None else f"table_id:{table_id}"
-            acc.missing[what] = None
+            note_missing(acc, what, MissingKey.UNDECODABLE)
             acc.rows += 1
             self._mismatch(("undecodable", what, type_code), (
                 f"rows of {what} cannot be keyed ("
@@ -230,7 +232,7 @@ class WritesetExtractor:
                  acc: Acc) -> None:
         """A row image without some key columns: its keys are unknown (safe: the
         table counts as missing a key; the keys of the columns present are kept)."""
-        acc.missing[plan.name] = None
+        note_missing(acc, plan.name, MissingKey.PARTIAL_IMAGE)
         cols = ", ".join(td.columns[i].name or f"#{i + 1}" for i in _bits(absent))
         self._mismatch(("partial", plan.name), (
             f"rows of {plan.name} lack key column(s) {cols} in their row images "
@@ -262,9 +264,11 @@ class WritesetExtractor:
     def _table_map_plan(self, td: TableDef, fk_parent: bool) -> Plan:
         name = f"{td.db}.{td.table}"
         if not td.primary_key:
-            return Plan(name, (), (), fk_parent, False)
+            # without the table's definition, "no key in the Table_map" is not "no key"
+            why = MissingKey.NO_SCHEMA if self.schema is None else MissingKey.UNKNOWN_TABLE
+            return Plan(name, (), (), fk_parent, False, why)
         if not self._exact(td, [(td.columns[i], None, p) for i, p in td.primary_key], None):
-            return Plan(name, (), (), fk_parent, False)
+            return Plan(name, (), (), fk_parent, False, MissingKey.UNKNOWN_COLLATION)
         parts = tuple(self._part(td.columns[i], None, prefix) for i, prefix in td.primary_key)
         key = Key("PRIMARY", parts, key_string("PRIMARY", td.db, td.table, ()))
         return Plan(name, (key,), (), fk_parent, True)
@@ -276,7 +280,7 @@ class WritesetExtractor:
             # the schema's keys cannot be placed in the log's rows: unsafe to
             # fall back to the Table_map's primary key alone (UNIQUE/FK keys
             # would vanish), so the table counts as missing a key
-            return Plan(name, (), (), False, False)
+            return Plan(name, (), (), False, False, MissingKey.DRIFT)
         fk_parent = self.schema is not None and self.schema.is_fk_parent(td.db, td.table)
         unique_keys = list(ts.unique_keys)
         gipk = _gipk(td, ts, mapping)
@@ -295,7 +299,7 @@ class WritesetExtractor:
                  for fk in ts.foreign_keys if fk.ref_index is not None
                  for c in fk.columns if c.lower() in mapping]
         if not self._exact(td, used, pos):
-            return Plan(name, (), (), fk_parent, False)
+            return Plan(name, (), (), fk_parent, False, MissingKey.UNKNOWN_COLLATION)
         for ix in unique_keys:
             if ix.functional or any(p.column is None or p.column.lower() not in mapping
                                     for p in ix.parts):
@@ -305,7 +309,8 @@ class WritesetExtractor:
                                f"{name}: unique key {ix.name} covers an expression or a "
                                "column the log does not carry; the table is treated as "
                                "having no usable key", pos, error=False)
-                return Plan(name, (), (), fk_parent, False)
+                return Plan(name, (), (), fk_parent, False,
+                            MissingKey.FUNCTIONAL_INDEX if ix.functional else MissingKey.DRIFT)
             parts = tuple(self._part(td.columns[mapping[p.column.lower()]],
                                      ts.column(p.column), p.prefix) for p in ix.parts if p.column)
             keys.append(Key(ix.name, parts, key_string(ix.name, td.db, td.table, ())))
@@ -404,12 +409,19 @@ class WritesetExtractor:
 _ROWS = frozenset(int(t) for t in ROWS_TYPES)
 
 
+def note_missing(acc: Acc, table: str, why: str) -> None:
+    """Book ``table`` as missing keys for ``why`` (a reason that keys are unknown wins
+    over MySQL's own "no usable key")."""
+    if acc.missing.get(table, MissingKey.NO_USABLE_KEY) == MissingKey.NO_USABLE_KEY:
+        acc.missing[table] = why
+
+
 def book(plan: Plan, flags: int, acc: Acc) -> bool:
     """The table-level flags a Rows event adds to ``acc``; whether it skips FK checks."""
     skip_fk = bool(flags & NO_FOREIGN_KEY_CHECKS_F)
     acc.no_fk = acc.no_fk or skip_fk
     if not plan.usable:
-        acc.missing[plan.name] = None
+        note_missing(acc, plan.name, plan.why)
     elif plan.fk_parent:        # add_pke: only inside ``primary_key < MAX_KEY``
         acc.parents[plan.name] = None
     return skip_fk

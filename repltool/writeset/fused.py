@@ -35,7 +35,7 @@ from ..binlog.decode import DecodeContext
 from ..binlog.events import TableMapBody
 from ..binlog.fastpath import FastPathUnsupported, _Scan, fast_rows, fast_table_map
 from ..positions import Position
-from .extract import _FAST_ERRORS, READ_OPTIONS, Acc, WritesetExtractor, book
+from .extract import _FAST_ERRORS, READ_OPTIONS, Acc, WritesetExtractor, book, note_missing
 from .fastkeys import TableKeys
 from .jsonl import RecordWriter, encode_key
 from .model import TrxWriteset
@@ -231,7 +231,7 @@ class _FastRun:
         if parent is not None:
             acc.parents[parent] = None
         if missing is not None:
-            acc.missing[missing] = None
+            note_missing(acc, *missing)
         keys = acc.keys
         mark = len(keys)
         try:
@@ -275,7 +275,7 @@ class _FastRun:
         probe = Acc()
         skip_fk = book(plan, flags, probe)
         shape = (td, run, not skip_fk, probe.no_fk, next(iter(probe.parents), None),
-                 next(iter(probe.missing), None))
+                 next(iter(probe.missing.items()), None))
         if len(self._shapes) >= 4096:
             self._shapes.clear()
         self._shapes[(tc, data[:q])] = shape

@@ -11,7 +11,32 @@ from typing import Any
 from ..errors import ReplToolError
 
 __all__ = ["WriteKey", "TrxWriteset", "WritesetError", "SchemaError", "SchemaMismatch",
-           "SchemaWarning", "WritesetWarning", "jsonable"]
+           "SchemaWarning", "WritesetWarning", "jsonable", "MissingKey"]
+
+
+class MissingKey:
+    """Why a table written by a transaction has no usable key (``missing_key_reasons``).
+
+    Only :attr:`NO_USABLE_KEY` is MySQL's own ``has_missing_keys`` (the server had no
+    key either).  Every other reason means the server *did* hash keys that repltool
+    cannot know from the log: a later transaction may conflict with this one on a
+    key that is not in its write set, so certify must not let anything overtake it
+    (the write-set history is reset there, as for a foreign-key parent).
+    """
+
+    NO_USABLE_KEY = "no-usable-key"          # no PRIMARY / NOT NULL UNIQUE key (MySQL's case)
+    NO_SCHEMA = "no-schema"                  # no key in the Table_map and no --schema
+    UNKNOWN_TABLE = "unknown-table"          # --schema given, the table not in it
+    PARTIAL_IMAGE = "partial-image"          # a row image lacks a key column
+    UNKNOWN_COLLATION = "unknown-collation"  # a key column's sort key is not reproduced
+    DRIFT = "drift"                          # the schema's keys do not fit the Table_map
+    FUNCTIONAL_INDEX = "functional-index"    # a unique key on an expression
+    UNDECODABLE = "undecodable"              # rows without Table_map / of an undecoded type
+
+    @classmethod
+    def keys_unknown(cls, reasons: tuple[str, ...]) -> bool:
+        """Whether any reason means keys the server hashed are unknown here."""
+        return any(r != cls.NO_USABLE_KEY for r in reasons)
 
 
 class WritesetError(ReplToolError):

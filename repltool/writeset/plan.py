@@ -86,6 +86,7 @@ class Plan:
     fks: tuple[Fk, ...]
     fk_parent: bool
     usable: bool
+    why: str = "no-usable-key"      # when not usable: a model.MissingKey reason
 
     @property
     def need(self) -> int:
