@@ -254,12 +254,15 @@ class WritesetExtractor:
         name = f"{td.db}.{td.table}"
         ts = self.schema.table(td.db, td.table) if self.schema is not None else None
         if self.schema is not None and ts is None:
-            self._mismatch(("unknown", name), f"schema has no table {name}; using the "
-                           "Table_map's primary key", pos)
+            # its UNIQUE and FOREIGN keys are unknown: the Table_map's primary key alone
+            # would be a guess, so the table counts as missing keys (safe)
+            self._mismatch(("unknown", name), f"schema has no table {name}; the table is "
+                           "treated as having no usable key (missing keys)", pos)
+            return Plan(name, (), (), self.schema.is_fk_parent(td.db, td.table), False,
+                        MissingKey.UNKNOWN_TABLE)
         if ts is not None:
             return self._schema_plan(td, ts, pos)
-        fk_parent = self.schema is not None and self.schema.is_fk_parent(td.db, td.table)
-        return self._table_map_plan(td, fk_parent)
+        return self._table_map_plan(td, False)
 
     def _table_map_plan(self, td: TableDef, fk_parent: bool) -> Plan:
         name = f"{td.db}.{td.table}"

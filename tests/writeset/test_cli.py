@@ -33,7 +33,10 @@ def test_dump_writesets_jsonl(capsys: pytest.CaptureFixture[str], corpus: Path) 
         want = by[rec["gtid"]]
         got = {f"{k['db']}.{k['table']}.{k['index']}=" + json.dumps(k["values"], ensure_ascii=False)
                for k in rec["keys"] if not k.get("parent")}
-        assert sorted(got) == want["keys"], rec["gtid"]
+        # wl.side_3_1 is not in schema.sql (created during the workload): missing keys
+        unknown = "wl.side_3_1" in rec["flags"]["missing_key_tables"]
+        assert sorted(got) == [k for k in want["keys"]
+                               if not (unknown and k.startswith("wl.side_3_1."))], rec["gtid"]
         assert all(isinstance(k["hash"], int) and 0 <= k["hash"] < 1 << 64 for k in rec["keys"])
     assert "schema has no table wl.side_3_1" in err          # one line per problem
 

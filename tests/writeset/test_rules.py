@@ -7,6 +7,7 @@ import warnings
 import pytest
 
 from repltool.writeset import (
+    MissingKey,
     SchemaMismatch, SchemaWarning, WritesetWarning, parse_schema, writeset_of,
 )
 
@@ -171,7 +172,9 @@ def test_unknown_table_warns_with_name_and_position() -> None:
                     (WRITE, rows(5, cols, WRITE, [[1, 0]])))
     with pytest.warns(SchemaWarning, match=r"test-bin\.000001:\d+: schema has no table db\.pk"):
         ws = writeset_of(t, schema)
-    assert labels(ws) == ["db.pk.PRIMARY=[1]"]          # the Table_map's key is used
+    # its UNIQUE/FOREIGN keys are unknown: missing keys (safe), not the Table_map's key alone
+    assert labels(ws) == [] and ws.missing_key_tables == ("db.pk",)
+    assert ws.missing_key_reasons == (MissingKey.UNKNOWN_TABLE,)
 
 
 def test_column_count_mismatch_without_names() -> None:
