@@ -91,12 +91,15 @@ PARTIAL_UPDATE_ROWS = 39
 
 @dataclass(frozen=True, slots=True)
 class RowImage:
-    """One before- or after-image, with a slot for every column of the table.
+    """One before- or after-image, with a slot for every column the Rows event covers.
 
     ``present`` and ``nulls`` are bitmasks over column indexes (bit i = column
-    i).  ``values[i]``/``raw[i]`` are ``None`` for columns that are absent or
-    NULL; ``raw[i]`` is the value's bytes as stored in the row image (length
-    prefix included).
+    i).  ``values`` and ``raw`` have one slot per column of the event's width
+    (the Table_map's leading columns; the whole table when, as usual, the
+    widths agree), so a row costs what its event says, not what its table
+    holds.  ``values[i]``/``raw[i]`` are ``None`` for columns that are absent
+    or NULL; ``raw[i]`` is the value's bytes as stored in the row image (length
+    prefix included).  ``image[i]`` is ``None`` for columns past the width too.
     """
 
     table: TableDef = field(repr=False, compare=False)
@@ -114,7 +117,7 @@ class RowImage:
 
     def __getitem__(self, key: int | str) -> Any:
         i = key if isinstance(key, int) else self.table.index_of(key)
-        return self.values[i]
+        return self.values[i] if 0 <= i < len(self.values) else None
 
     def columns(self) -> Iterator[tuple[ColumnDef, Any]]:
         """(column, value) for the present columns, in column order."""
@@ -640,13 +643,12 @@ def _plan(table: TableDef, bitmap: bytes, width: int) -> tuple[int, tuple[tuple[
 
 
 def _image(table: TableDef, data: bytes, p: int, mask: int,
-           plan: tuple[tuple[int, Decoder], ...]) -> tuple[RowImage, int]:
+           plan: tuple[tuple[int, Decoder], ...], n: int) -> tuple[RowImage, int]:
     q = p + ((len(plan) + 7) >> 3)
     if q > len(data):
         raise IndexError
     nullbits = int.from_bytes(data[p:q], "little")
     p = q
-    n = len(table.columns)
     values: list[Any] = [None] * n
     raw: list[bytes | None] = [None] * n
     nulls = 0
@@ -728,11 +730,11 @@ def iter_row_changes(table: TableDef, rows: RowsBody, type_code: int, *,
                 _no_columns(end)
                 return
             while p < end:
-                before, p = _image(table, data, p, bmask, bplan)
+                before, p = _image(table, data, p, bmask, bplan, width)
                 plan = aplan
                 if partial:
                     plan, p = _partial_plan(table, data, p, aplan)
-                after, p = _image(table, data, p, amask, plan)
+                after, p = _image(table, data, p, amask, plan, width)
                 yield RowChange("update", before, after)
                 row += 1
         elif not bplan:
@@ -740,12 +742,12 @@ def iter_row_changes(table: TableDef, rows: RowsBody, type_code: int, *,
             return
         elif kind == "insert":
             while p < end:
-                img, p = _image(table, data, p, bmask, bplan)
+                img, p = _image(table, data, p, bmask, bplan, width)
                 yield RowChange("insert", None, img)
                 row += 1
         else:
             while p < end:
-                img, p = _image(table, data, p, bmask, bplan)
+                img, p = _image(table, data, p, bmask, bplan, width)
                 yield RowChange("delete", img, None)
                 row += 1
     except (IndexError, struct.error, BadValue, ValueError, OverflowError) as exc:

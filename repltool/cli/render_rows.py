@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, Iterator
 
 from ..binlog.coltypes import ColumnDef, ColumnType as T, TableDef, decode_table_map, type_label
 from ..binlog.events import Event, RowsBody, TableMapBody
@@ -38,14 +38,15 @@ class RowsRenderer:
             self.tables[ev.body.table_id] = decode_table_map(
                 ev.body, pos=ev.pos, event_type=ev.type_name)
 
-    def changes(self, ev: Event) -> tuple[TableDef | None, list[RowChange]]:
+    def changes(self, ev: Event) -> tuple[TableDef | None, Iterator[RowChange]]:
+        """The event's table and its row changes, decoded as they are iterated."""
         body = ev.body
         if not isinstance(body, RowsBody):
-            return None, []
+            return None, iter(())
         table = self.tables.get(body.table_id)
         if table is None:
-            return None, []
-        return table, list(iter_row_changes(table, body, ev.type_code, pos=ev.pos))
+            return None, iter(())
+        return table, iter_row_changes(table, body, ev.type_code, pos=ev.pos)
 
     # ---- text ----
 
@@ -81,7 +82,7 @@ class RowsRenderer:
             return []
         lines = []
         cols = img.table.columns
-        for i in range(len(cols)):
+        for i in range(len(img.values)):
             if not img.present >> i & 1:
                 continue
             col = cols[i]
@@ -208,7 +209,7 @@ def image_json(img: RowImage | None) -> dict[str, Any] | None:
         return None
     cols = img.table.columns
     out: dict[str, Any] = {}
-    for i in range(len(cols)):
+    for i in range(len(img.values)):
         if img.present >> i & 1:
             out[cols[i].label] = None if img.nulls >> i & 1 else json_value(cols[i], img.values[i])
     return out
