@@ -13,8 +13,10 @@ import struct
 from typing import Any, NamedTuple
 from uuid import UUID
 
+from .bounded import BoundedCache
 from .constants import (
-    COMMIT_TIMESTAMP_FLAG, LOGICAL_TIMESTAMP_TYPECODE, SERVER_VERSION_FLAG, EventType,
+    COMMIT_TIMESTAMP_FLAG, LOGICAL_TIMESTAMP_TYPECODE, MAX_COLUMNS, SERVER_VERSION_FLAG,
+    EventType,
 )
 from ..positions import Position
 from .decode import (
@@ -120,7 +122,9 @@ def _packed(data: bytes, p: int) -> tuple[int, int]:
     return int.from_bytes(data[p + 1:p + 1 + width], "little"), p + 1 + width
 
 
-_TABLE_MAP_CACHE: dict[bytes, TableMapBody] = {}
+#: decoded Table_map bodies by their bytes: at most 4096 of them and 16 MiB of keys
+_TABLE_MAP_CACHE: BoundedCache[bytes, TableMapBody] = BoundedCache(
+    4096, 16 << 20, lambda data, _b: 2 * len(data) + 200)
 
 
 def fast_table_map(data: bytes, ctx: DecodeContext) -> TableMapBody:
@@ -135,8 +139,6 @@ def fast_table_map(data: bytes, ctx: DecodeContext) -> TableMapBody:
     if ctx.structs.post_header(EventType.TABLE_MAP_EVENT, 8) != 8:
         return decode_table_map(data, ctx)
     body = _parse_table_map(data, ctx)
-    if len(_TABLE_MAP_CACHE) >= 4096:
-        _TABLE_MAP_CACHE.clear()
     _TABLE_MAP_CACHE[bytes(data)] = body
     return body
 
@@ -156,6 +158,8 @@ def _parse_table_map(data: bytes, ctx: DecodeContext) -> TableMapBody:
         if data[t_end] != 0:
             raise ValueError
         count, p = _packed(data, t_end + 1)
+        if count > MAX_COLUMNS:
+            raise ValueError        # decode_table_map says why
         types = data[p:p + count]
         p += count
         if p == n:
@@ -367,7 +371,9 @@ class _Scan:
         self.opts = ReadOptions(verify_checksum=verify)
         self.seg = _Segments()
         self.table_names: dict[int, str] = {}
-        self.tm_cache: dict[bytes, tuple[int, str] | None] = {}
+        #: Table_map bytes -> (table id, name): bounded in entries and key bytes
+        self.tm_cache: BoundedCache[bytes, tuple[int, str] | None] = BoundedCache(
+            4096, 16 << 20, lambda data, _hit: len(data) + 100)
         self.g: list | None = None  # type: ignore[type-arg]
         #: ``hook(type_code, body bytes, path, offset)`` sees every Table_map and Rows
         #: event in log order, before the transaction holding it is yielded
@@ -586,8 +592,6 @@ class _Scan:
                             tm = decoders[tc](data, DecodeContext(structs, pos, tc))
                             hit = (tm.table_id, f"{tm.db}.{tm.table}") \
                                 if isinstance(tm, TableMapBody) else None
-                            if len(tm_cache) >= 4096:
-                                tm_cache.clear()
                             tm_cache[data] = hit
                         if g is None:
                             g = self.g = self.new_group(new_pos(Position, (path, p, None)), ts,

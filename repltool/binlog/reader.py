@@ -25,6 +25,7 @@ from ..errors import (
     ReplToolError, TruncatedLog, UnsupportedLog,
 )
 from ..positions import Position
+from .bounded import BoundedCache
 from .constants import (
     BINLOG_MAGIC, CHECKSUM_LEN, ENCRYPTED_MAGIC, HEADER_LEN, V3_POST_HEADER_LEN, ChecksumAlg,
     EventFlag, EventType, type_name,
@@ -92,11 +93,14 @@ class FileInfo:
     encryption: str | None = None
 
 
-_STRUCTS_CACHE: dict[bytes, BinlogStructs] = {}
+#: struct factories by FDE post-header table: a log has one or two layouts, a
+#: flood of distinct FDEs only makes the oldest go (the construct structs they
+#: share are cached per post-header length in :mod:`.structs`)
+_STRUCTS_CACHE: BoundedCache[bytes, BinlogStructs] = BoundedCache(64)
 
 
 def structs_for(fde: FormatDescriptionBody) -> BinlogStructs:
-    """The (cached) struct factory for an FDE's post-header table."""
+    """The (cached, bounded) struct factory for an FDE's post-header table."""
     s = _STRUCTS_CACHE.get(fde.post_header_len)
     if s is None:
         s = _STRUCTS_CACHE[fde.post_header_len] = BinlogStructs(fde.post_header_len)

@@ -49,6 +49,7 @@ Decoded values by column type:
 from __future__ import annotations
 
 import struct
+from functools import lru_cache
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
@@ -144,6 +145,7 @@ class RowChange:
 # Each: (data, pos) -> (value, next pos).  Short reads raise IndexError or
 # struct.error, impossible values BadValue; iter_row_changes translates both.
 
+@lru_cache(maxsize=64)
 def _fixed(fmt: str) -> Decoder:
     s = struct.Struct(fmt)
     unpack, n = s.unpack_from, s.size
@@ -153,6 +155,7 @@ def _fixed(fmt: str) -> Decoder:
     return dec
 
 
+@lru_cache(maxsize=2)
 def _int24(signed: bool) -> Decoder:
     def dec(d: bytes, p: int) -> tuple[Any, int]:
         q = p + 3
@@ -635,6 +638,7 @@ def _plan(table: TableDef, bitmap: bytes, width: int) -> tuple[int, tuple[tuple[
     key = (bitmap, width)
     hit = table._cache.get(key)
     if hit is None:
+        table.trim_cache()
         mask = int.from_bytes(bitmap, "little") & ((1 << width) - 1)
         decs = table.decoders
         plan = tuple((i, decs[i]) for i in range(width) if mask >> i & 1)
