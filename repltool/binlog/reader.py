@@ -687,9 +687,12 @@ def read_payload_events(body: TransactionPayloadBody, pos: Position, structs: Bi
             off = 0
         raw = buf[off:off + size]
         off += size
-        body_obj = None
-        if types is None or tc in types:
-            decoder = decode_unknown if tc in opaque else table.get(tc, decode_unknown)
-            body_obj = decoder(raw[HEADER_LEN:], DecodeContext(structs, inner, tc))
+        # Every inner event is decoded, wanted or not: with no CRC32 inside a
+        # payload, decoding is the only check of its bytes, and every command
+        # must see the same damage (`stats` reads fewer types than `dump`).
+        decoder = decode_unknown if tc in opaque else table.get(tc, decode_unknown)
+        body_obj = decoder(raw[HEADER_LEN:], DecodeContext(structs, inner, tc))
+        if types is not None and tc not in types:
+            body_obj = None
         yield Event(inner, ts, tc, sid, size, log_pos, flags, body_obj, None,
                     raw if keep_raw else b"")
