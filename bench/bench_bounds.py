@@ -11,8 +11,9 @@ Two parts, each a table appended to ``--record`` (default: print only):
   binlogs of those sizes (built by ``repltool synth``, cached in ``--out``).
 
 Every run is a subprocess; peak RSS comes from ``/usr/bin/time -f %M`` through
-``bench/run.py``'s ``timed`` (one run each: these are memory figures).  Run the
-"before" figures by pointing ``PYTHONPATH`` at an older tree.
+``bench/run.py``'s ``timed`` (one run each: these are memory figures).  The
+commands run in this checkout's root, so its ``repltool`` is the one measured:
+for "before" figures, run an older checkout's copy of this script.
 
 Usage::
 
