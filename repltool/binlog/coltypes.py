@@ -26,10 +26,13 @@ from construct import (
 
 from ..errors import MalformedEvent
 from ..positions import Position
+from .bounded import BoundedCache
+from .constants import MAX_COLUMNS
 from .events import TableMapBody
 from .structs import PackedInt
 
 __all__ = ["ColumnType", "OptionalMetadata", "ColumnDef", "TableDef", "decode_table_map",
+           "table_def_cache",
            "collation_codec", "type_label"]
 
 
@@ -235,6 +238,13 @@ class TableDef:
     def column_count(self) -> int:
         return len(self.columns)
 
+    def trim_cache(self) -> None:
+        """Empty the per-layout cache of row plans and walks (call before adding to it)
+        when it holds ~2^18 column slots: one plan per distinct columns-present
+        bitmap, and a log can give every Rows event its own bitmap."""
+        if len(self._cache) * (len(self.columns) + 1) >= 1 << 18:
+            self._cache.clear()
+
     @property
     def qualified_name(self) -> str:
         return f"`{self.db}`.`{self.table}`"
@@ -314,9 +324,22 @@ def _msb_bits(data: bytes, count: int) -> list[bool]:
 
 
 #: Servers repeat an identical Table_map before every statement: decoded
-#: tables are kept by body (bounded; cleared when full).
-_TABLE_CACHE: dict[TableMapBody, TableDef] = {}
+#: tables are kept by body, at most TABLE_CACHE_SIZE of them and
+#: TABLE_CACHE_COLUMNS columns in all (a decoded column costs ~750 bytes: a
+#: flood of distinct 4096-column Table_maps stays within ~25 MB).
 TABLE_CACHE_SIZE = 4096
+TABLE_CACHE_COLUMNS = 1 << 15
+_TABLE_CACHE: BoundedCache[TableMapBody, TableDef] = BoundedCache(
+    TABLE_CACHE_SIZE, TABLE_CACHE_COLUMNS, lambda body, _t: body.column_count + 1)
+
+
+def table_def_cache() -> BoundedCache[Any, TableDef]:
+    """A map to decoded tables (table id -> TableDef, Table_map bytes -> TableDef)
+    with the bounds of the decoded-table cache: a log that maps thousands of
+    distinct tables keeps only the latest (a table id's mapping lasts a
+    statement in MySQL: Rows_log_event's STMT_END_F clears them)."""
+    return BoundedCache(TABLE_CACHE_SIZE, TABLE_CACHE_COLUMNS,
+                        lambda _key, table: len(table.columns) + 1)
 
 
 def decode_table_map(body: TableMapBody, *, pos: Position | None = None,
@@ -335,8 +358,6 @@ def decode_table_map(body: TableMapBody, *, pos: Position | None = None,
     if hit is not None:
         return hit
     table = _decode_table_map(body, _Ctx(pos, event_type))
-    if len(_TABLE_CACHE) >= TABLE_CACHE_SIZE:
-        _TABLE_CACHE.clear()
     _TABLE_CACHE[body] = table
     return table
 
@@ -346,6 +367,8 @@ def _decode_table_map(body: TableMapBody, ctx: _Ctx) -> TableDef:
 
     n = body.column_count
     types = body.column_types
+    if n > MAX_COLUMNS:
+        raise ctx.error(f"{n} columns: more than MySQL's {MAX_COLUMNS} (MAX_FIELDS)")
     if len(types) != n:
         raise ctx.error(f"{len(types)} column types for {n} columns")
     block = body.metadata

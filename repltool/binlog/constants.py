@@ -171,3 +171,8 @@ MARIA_FL_ROLLBACK_ALTER = 0x08
 # have no Format_description_event).  Index i holds type i+1
 # (sql/log_event.cc Format_description_log_event ctor, binlog_ver 3).
 V3_POST_HEADER_LEN = (56, 11, 0, 8, 0, 18, 0, 22, 4, 4, 4, 18, 0, 0)
+
+
+#: MySQL's MAX_FIELDS (sql/sql_const.h, "Maximum number of columns"; MariaDB's
+#: is the same): no server writes a Table_map with more columns.
+MAX_COLUMNS = 4096

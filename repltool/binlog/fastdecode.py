@@ -13,8 +13,10 @@ import struct
 from typing import Any, NamedTuple
 from uuid import UUID
 
+from .bounded import BoundedCache
 from .constants import (
-    COMMIT_TIMESTAMP_FLAG, LOGICAL_TIMESTAMP_TYPECODE, SERVER_VERSION_FLAG, EventType,
+    COMMIT_TIMESTAMP_FLAG, LOGICAL_TIMESTAMP_TYPECODE, MAX_COLUMNS, SERVER_VERSION_FLAG,
+    EventType,
 )
 from ..positions import Position
 from .decode import (
@@ -119,7 +121,9 @@ def _packed(data: bytes, p: int) -> tuple[int, int]:
     return int.from_bytes(data[p + 1:p + 1 + width], "little"), p + 1 + width
 
 
-_TABLE_MAP_CACHE: dict[bytes, TableMapBody] = {}
+#: decoded Table_map bodies by their bytes: at most 4096 of them and 16 MiB of keys
+_TABLE_MAP_CACHE: BoundedCache[bytes, TableMapBody] = BoundedCache(
+    4096, 16 << 20, lambda data, _b: 2 * len(data) + 200)
 
 
 def fast_table_map(data: bytes, ctx: DecodeContext) -> TableMapBody:
@@ -134,8 +138,6 @@ def fast_table_map(data: bytes, ctx: DecodeContext) -> TableMapBody:
     if ctx.structs.post_header(EventType.TABLE_MAP_EVENT, 8) != 8:
         return decode_table_map(data, ctx)
     body = _parse_table_map(data, ctx)
-    if len(_TABLE_MAP_CACHE) >= 4096:
-        _TABLE_MAP_CACHE.clear()
     _TABLE_MAP_CACHE[bytes(data)] = body
     return body
 
@@ -155,6 +157,8 @@ def _parse_table_map(data: bytes, ctx: DecodeContext) -> TableMapBody:
         if data[t_end] != 0:
             raise ValueError
         count, p = _packed(data, t_end + 1)
+        if count > MAX_COLUMNS:
+            raise ValueError        # decode_table_map says why
         types = data[p:p + count]
         p += count
         if p == n:

@@ -10,6 +10,7 @@ from typing import Any
 from uuid import UUID
 
 from ..positions import Position
+from .bounded import BoundedCache
 from .constants import LOGICAL_TIMESTAMP_TYPECODE, EventType
 from .decode import DecodeContext
 from .engine import Unsupported
@@ -107,7 +108,9 @@ class _Scan:
         self.opts = ReadOptions(verify_checksum=verify)
         self.seg = Segments()
         self.table_names: dict[int, str] = {}
-        self.tm_cache: dict[bytes, tuple[int, str] | None] = {}
+        #: Table_map bytes -> (table id, name): bounded in entries and key bytes
+        self.tm_cache: BoundedCache[bytes, tuple[int, str] | None] = BoundedCache(
+            4096, 16 << 20, lambda data, _hit: len(data) + 100)
         self.g: list | None = None  # type: ignore[type-arg]
         #: ``hook(type_code, body bytes, path, offset)`` sees every Table_map and Rows
         #: event in log order, before the transaction holding it is yielded
@@ -323,8 +326,6 @@ class _Scan:
                             tm = decoders[tc](data, DecodeContext(structs, pos, tc))
                             hit = (tm.table_id, f"{tm.db}.{tm.table}") \
                                 if isinstance(tm, TableMapBody) else None
-                            if len(tm_cache) >= 4096:
-                                tm_cache.clear()
                             tm_cache[data] = hit
                         if g is None:
                             g = self.g = self.new_group(new_pos(Position, (path, p, None)), ts,

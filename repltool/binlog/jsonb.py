@@ -78,14 +78,25 @@ class _Parser:
 
     def __init__(self, buf: bytes) -> None:
         self.buf = buf
-        # A well-formed document has fewer nodes than bytes; crafted offsets
-        # that share subtrees would otherwise cost exponential time.
-        self.budget = len(buf) + 1
+        # What a document decodes to is bounded by its bytes: MySQL's serializer
+        # (json_binary.cc serialize) writes every value once, so the values and
+        # the key and string bytes decoded from a well-formed document add up to
+        # less than its size.  Crafted offsets that point several entries at one
+        # sub-document would otherwise decode it again and again (quadratic, or
+        # exponential when nested): every value costs 1, every key or string
+        # byte 1, and the budget is twice the document's size.
+        self.budget = 2 * len(buf) + 16
+
+    def _spend(self, n: int) -> None:
+        self.budget -= n
+        if self.budget < 0:
+            raise JsonError(f"JSON document of {len(self.buf)} bytes decodes to more than "
+                            "twice its size (entries sharing sub-documents)")
 
     def value(self, t: int, pos: int, end: int, depth: int) -> Any:
         self.budget -= 1
         if self.budget < 0:
-            raise JsonError("JSON document references more values than it has bytes")
+            self._spend(0)
         if depth > MAX_DEPTH:
             raise JsonError(f"JSON nesting deeper than {MAX_DEPTH}")
         buf = self.buf
@@ -118,12 +129,14 @@ class _Parser:
         if t == STRING:
             n, pos = self._varlen(pos, end)
             self._need(pos, n, end)
+            self._spend(n)
             return buf[pos:pos + n].decode("utf-8", "replace")
         if t == OPAQUE:
             self._need(pos, 1, end)
             ftype = buf[pos]
             n, pos = self._varlen(pos + 1, end)
             self._need(pos, n, end)
+            self._spend(n)
             return opaque_value(ftype, buf[pos:pos + n])
         raise JsonError(f"unknown JSON value type 0x{t:02x}")
 
@@ -142,6 +155,7 @@ class _Parser:
         header = 2 * osz + count * (key_entry + value_entry)
         if header > size:
             raise JsonError(f"JSON container of {size} bytes cannot hold {count} entries")
+        self._spend(count)
         values_at = base + 2 * osz + count * key_entry
         out_values = []
         for i in range(count):
@@ -173,6 +187,7 @@ class _Parser:
             klen = _U16(buf, ke + osz)[0]
             if koff < header or koff + klen > size:
                 raise JsonError(f"JSON key at {koff}+{klen} outside its container")
+            self._spend(klen)
             key = buf[base + koff:base + koff + klen].decode("utf-8", "replace")
             out[key] = out_values[i]
         return out

@@ -26,6 +26,7 @@ from ..errors import (
 )
 from ..outputs import open_regular
 from ..positions import Position
+from .bounded import BoundedCache
 from .constants import (
     BINLOG_MAGIC, CHECKSUM_LEN, ENCRYPTED_MAGIC, HEADER_LEN, V3_POST_HEADER_LEN, ChecksumAlg,
     EventFlag, EventType, type_name,
@@ -42,7 +43,7 @@ HEADER = struct.Struct("<IBIIIH")
 CHUNK = 1 << 20
 MAX_EVENT_SIZE = 1 << 30 + 1          # 1 GiB max_allowed_packet plus headroom
 MAX_PAYLOAD_PLAINTEXT = 1 << 30       # MySQL's binlog_transaction_compression cap
-_ZSTD_PIECE = 1024                    # compressed bytes per call: at most ~32 MiB out
+_ZSTD_PIECE = 256                     # compressed bytes per call: at most ~8 MiB out
 
 _FDE = EventType.FORMAT_DESCRIPTION_EVENT
 _PAYLOAD = EventType.TRANSACTION_PAYLOAD_EVENT
@@ -93,11 +94,14 @@ class FileInfo:
     encryption: str | None = None
 
 
-_STRUCTS_CACHE: dict[bytes, BinlogStructs] = {}
+#: struct factories by FDE post-header table: a log has one or two layouts, a
+#: flood of distinct FDEs only makes the oldest go (the construct structs they
+#: share are cached per post-header length in :mod:`.structs`)
+_STRUCTS_CACHE: BoundedCache[bytes, BinlogStructs] = BoundedCache(64)
 
 
 def structs_for(fde: FormatDescriptionBody) -> BinlogStructs:
-    """The (cached) struct factory for an FDE's post-header table."""
+    """The (cached, bounded) struct factory for an FDE's post-header table."""
     s = _STRUCTS_CACHE.get(fde.post_header_len)
     if s is None:
         s = _STRUCTS_CACHE[fde.post_header_len] = BinlogStructs(fde.post_header_len)
@@ -568,11 +572,19 @@ def _v3_fde(raw: bytes, pos: Position) -> FormatDescriptionBody:
 
 # ---- Transaction_payload (format-spec §4.13) ----
 
-def decompress_payload(body: TransactionPayloadBody, pos: Position,
-                       limit: int = MAX_PAYLOAD_PLAINTEXT) -> bytes:
-    """Plaintext of a payload event; the declared size is a claim, never an allocation size."""
+def payload_chunks(body: TransactionPayloadBody, pos: Position,
+                   limit: int = MAX_PAYLOAD_PLAINTEXT) -> Iterator[bytes]:
+    """The plaintext of a payload event, in pieces as zstd produces them.
+
+    Nothing is allocated from a claim: ``uncompressed_size`` (and MySQL's 1 GiB
+    cap when it is absent) is only a bound the produced bytes may not pass, and
+    each decompressor call gets at most ``_ZSTD_PIECE`` compressed bytes, so one
+    piece of plaintext is at most ~``_ZSTD_PIECE`` x 512 bytes (a 4-byte RLE
+    block expands to 128 KiB) however much the frame claims.
+    """
     if body.compression_type == 255:
-        return body.payload
+        yield body.payload
+        return
     if body.compression_type != 0:
         raise UnsupportedLog(f"unknown payload compression type {body.compression_type}",
                              pos=pos, event_type="TRANSACTION_PAYLOAD_EVENT")
@@ -580,12 +592,12 @@ def decompress_payload(body: TransactionPayloadBody, pos: Position,
     claim = body.uncompressed_size
     if claim is not None:
         # The plaintext may not outgrow its own declared size (a zstd frame can
-        # expand ~10^4-fold: a small event must not allocate gigabytes).
+        # expand ~10^4-fold: a small event must not produce gigabytes).
         if claim > limit:
             raise MalformedEvent(f"uncompressed_size {claim} exceeds the {limit}-byte maximum",
                                  pos=pos, event_type="TRANSACTION_PAYLOAD_EVENT")
         limit = claim
-    out = bytearray()
+    produced = 0
     payload = memoryview(body.payload)
     n, p = len(payload), 0
     dctx = zstandard.ZstdDecompressor()
@@ -593,14 +605,15 @@ def decompress_payload(body: TransactionPayloadBody, pos: Position,
         while p < n:
             d = dctx.decompressobj()
             while p < n:
-                # Small input pieces bound what one call can produce (a 4-byte RLE
-                # block expands to 128 KiB), so the limit is checked in time.
                 piece = payload[p:p + _ZSTD_PIECE]
                 p += len(piece)
-                out += d.decompress(piece)
-                if len(out) > limit:
+                out = d.decompress(piece)
+                produced += len(out)
+                if produced > limit:
                     raise MalformedEvent(f"payload decompresses to more than {limit} bytes",
                                          pos=pos, event_type="TRANSACTION_PAYLOAD_EVENT")
+                if out:
+                    yield out
                 if d.eof:
                     p -= len(d.unused_data)        # the next frame starts there
                     break
@@ -611,36 +624,88 @@ def decompress_payload(body: TransactionPayloadBody, pos: Position,
     except zstandard.ZstdError as exc:
         raise MalformedEvent(f"zstd: {exc}", pos=pos,
                              event_type="TRANSACTION_PAYLOAD_EVENT") from exc
-    return bytes(out)
+
+
+def decompress_payload(body: TransactionPayloadBody, pos: Position,
+                       limit: int = MAX_PAYLOAD_PLAINTEXT) -> bytes:
+    """The whole plaintext of a payload event (:func:`payload_chunks` joined)."""
+    return b"".join(payload_chunks(body, pos, limit))
 
 
 def read_payload_events(body: TransactionPayloadBody, pos: Position, structs: BinlogStructs,
                         opts: ReadOptions) -> Iterator[Event]:
-    """The events inside a payload: no CRC, log_pos 0, positioned by ``payload_offset``."""
-    plain = decompress_payload(body, pos)
-    p = 0
-    n = len(plain)
+    """The events inside a payload: no CRC, log_pos 0, positioned by ``payload_offset``.
+
+    Streamed: the plaintext is decompressed piece by piece and each inner event
+    is yielded as soon as its bytes are there, so memory follows the largest
+    inner event, not the payload's (claimed or real) size, and a payload of
+    millions of tiny events costs linear time.  A Transaction_payload inside a
+    payload is damage: MySQL compresses a transaction's cached events
+    (binlog_cache_data::compress), which never include a payload event.
+    """
+    from .decode import DECODERS, decode_unknown
+    table = FAST_DECODERS if opts.fast else DECODERS
+    opaque = structs.opaque
     types = opts.types
-    while p < n:
+    keep_raw = opts.keep_raw
+    unpack = HEADER.unpack_from
+    buf = b""
+    off = 0             # first unread byte of buf
+    base = 0            # payload offset of buf[0]
+    chunks = payload_chunks(body, pos)
+    done = False
+    while True:
+        while len(buf) - off < HEADER_LEN and not done:
+            more = next(chunks, None)
+            if more is None:
+                done = True
+            else:
+                buf = buf[off:] + more
+                base += off
+                off = 0
+        left = len(buf) - off
+        if left == 0 and done:
+            return
+        p = base + off
         inner = Position(pos.file, pos.offset, p)
-        if n - p < HEADER_LEN:
-            raise MalformedEvent(f"payload ends with {n - p} stray bytes", pos=inner,
+        if left < HEADER_LEN:
+            raise MalformedEvent(f"payload ends with {left} stray bytes", pos=inner,
                                  event_type="TRANSACTION_PAYLOAD_EVENT")
-        ts, tc, sid, size, log_pos, flags = HEADER.unpack_from(plain, p)
-        if size < HEADER_LEN or size > n - p:
+        ts, tc, sid, size, log_pos, flags = unpack(buf, off)
+        if size < HEADER_LEN or size > MAX_EVENT_SIZE:
             raise MalformedEvent(f"inner event_size {size} does not fit the payload",
                                  pos=inner, event_type=type_name(tc))
-        raw = plain[p:p + size]
-        body_obj = None
-        if types is None or tc in types:
-            from .decode import DECODERS, decode_unknown
-            decoder = (FAST_DECODERS if opts.fast else DECODERS).get(tc, decode_unknown)
-            if tc in structs.opaque:
-                decoder = decode_unknown
-            body_obj = decoder(raw[HEADER_LEN:], DecodeContext(structs, inner, tc))
+        if tc == _PAYLOAD:
+            raise MalformedEvent("a Transaction_payload inside a Transaction_payload "
+                                 "(MySQL never nests them)", pos=inner,
+                                 event_type=type_name(tc))
+        if left < size:
+            parts = [buf[off:]]
+            have = left
+            while have < size and not done:
+                more = next(chunks, None)
+                if more is None:
+                    done = True
+                else:
+                    parts.append(more)
+                    have += len(more)
+            if have < size:
+                raise MalformedEvent(f"inner event_size {size} does not fit the payload",
+                                     pos=inner, event_type=type_name(tc))
+            buf = b"".join(parts)
+            base += off
+            off = 0
+        raw = buf[off:off + size]
+        off += size
+        # Every inner event is decoded, wanted or not: with no CRC32 inside a
+        # payload, decoding is the only check of its bytes, and every command
+        # must see the same damage (`stats` reads fewer types than `dump`).
+        decoder = decode_unknown if tc in opaque else table.get(tc, decode_unknown)
+        body_obj = decoder(raw[HEADER_LEN:], DecodeContext(structs, inner, tc))
+        if types is not None and tc not in types:
+            body_obj = None
         yield Event(inner, ts, tc, sid, size, log_pos, flags, body_obj, None,
-                    raw if opts.keep_raw else b"")
-        p += size
+                    raw if keep_raw else b"")
 
 
 def apply_format_description(fi: FileInfo, raw: bytes, pos: Position, *,

@@ -49,6 +49,7 @@ Decoded values by column type:
 from __future__ import annotations
 
 import struct
+from functools import lru_cache
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
@@ -91,12 +92,15 @@ PARTIAL_UPDATE_ROWS = 39
 
 @dataclass(frozen=True, slots=True)
 class RowImage:
-    """One before- or after-image, with a slot for every column of the table.
+    """One before- or after-image, with a slot for every column the Rows event covers.
 
     ``present`` and ``nulls`` are bitmasks over column indexes (bit i = column
-    i).  ``values[i]``/``raw[i]`` are ``None`` for columns that are absent or
-    NULL; ``raw[i]`` is the value's bytes as stored in the row image (length
-    prefix included).
+    i).  ``values`` and ``raw`` have one slot per column of the event's width
+    (the Table_map's leading columns; the whole table when, as usual, the
+    widths agree), so a row costs what its event says, not what its table
+    holds.  ``values[i]``/``raw[i]`` are ``None`` for columns that are absent
+    or NULL; ``raw[i]`` is the value's bytes as stored in the row image (length
+    prefix included).  ``image[i]`` is ``None`` for columns past the width too.
     """
 
     table: TableDef = field(repr=False, compare=False)
@@ -114,7 +118,7 @@ class RowImage:
 
     def __getitem__(self, key: int | str) -> Any:
         i = key if isinstance(key, int) else self.table.index_of(key)
-        return self.values[i]
+        return self.values[i] if 0 <= i < len(self.values) else None
 
     def columns(self) -> Iterator[tuple[ColumnDef, Any]]:
         """(column, value) for the present columns, in column order."""
@@ -141,6 +145,7 @@ class RowChange:
 # Each: (data, pos) -> (value, next pos).  Short reads raise IndexError or
 # struct.error, impossible values BadValue; iter_row_changes translates both.
 
+@lru_cache(maxsize=64)
 def _fixed(fmt: str) -> Decoder:
     s = struct.Struct(fmt)
     unpack, n = s.unpack_from, s.size
@@ -150,6 +155,7 @@ def _fixed(fmt: str) -> Decoder:
     return dec
 
 
+@lru_cache(maxsize=2)
 def _int24(signed: bool) -> Decoder:
     def dec(d: bytes, p: int) -> tuple[Any, int]:
         q = p + 3
@@ -632,6 +638,7 @@ def _plan(table: TableDef, bitmap: bytes, width: int) -> tuple[int, tuple[tuple[
     key = (bitmap, width)
     hit = table._cache.get(key)
     if hit is None:
+        table.trim_cache()
         mask = int.from_bytes(bitmap, "little") & ((1 << width) - 1)
         decs = table.decoders
         plan = tuple((i, decs[i]) for i in range(width) if mask >> i & 1)
@@ -640,13 +647,12 @@ def _plan(table: TableDef, bitmap: bytes, width: int) -> tuple[int, tuple[tuple[
 
 
 def _image(table: TableDef, data: bytes, p: int, mask: int,
-           plan: tuple[tuple[int, Decoder], ...]) -> tuple[RowImage, int]:
+           plan: tuple[tuple[int, Decoder], ...], n: int) -> tuple[RowImage, int]:
     q = p + ((len(plan) + 7) >> 3)
     if q > len(data):
         raise IndexError
     nullbits = int.from_bytes(data[p:q], "little")
     p = q
-    n = len(table.columns)
     values: list[Any] = [None] * n
     raw: list[bytes | None] = [None] * n
     nulls = 0
@@ -728,11 +734,11 @@ def iter_row_changes(table: TableDef, rows: RowsBody, type_code: int, *,
                 _no_columns(end)
                 return
             while p < end:
-                before, p = _image(table, data, p, bmask, bplan)
+                before, p = _image(table, data, p, bmask, bplan, width)
                 plan = aplan
                 if partial:
                     plan, p = _partial_plan(table, data, p, aplan)
-                after, p = _image(table, data, p, amask, plan)
+                after, p = _image(table, data, p, amask, plan, width)
                 yield RowChange("update", before, after)
                 row += 1
         elif not bplan:
@@ -740,12 +746,12 @@ def iter_row_changes(table: TableDef, rows: RowsBody, type_code: int, *,
             return
         elif kind == "insert":
             while p < end:
-                img, p = _image(table, data, p, bmask, bplan)
+                img, p = _image(table, data, p, bmask, bplan, width)
                 yield RowChange("insert", None, img)
                 row += 1
         else:
             while p < end:
-                img, p = _image(table, data, p, bmask, bplan)
+                img, p = _image(table, data, p, bmask, bplan, width)
                 yield RowChange("delete", img, None)
                 row += 1
     except (IndexError, struct.error, BadValue, ValueError, OverflowError) as exc:

@@ -102,6 +102,7 @@ def walker(table: TableDef, bitmap: bytes, width: int, wanted: tuple[int, ...]) 
     key = ("walk", bitmap, width, wanted)
     hit = table._cache.get(key, _MISS)
     if hit is _MISS:
+        table.trim_cache()
         hit = table._cache[key] = _compile(table, bitmap, width, wanted)
     return hit  # type: ignore[no-any-return]
 

@@ -13,6 +13,7 @@ footer, when present, has already been cut off.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from construct import (
@@ -459,36 +460,19 @@ class BinlogStructs:
         # A zero length only says "this server never writes that type" (MariaDB and
         # MySQL's GTID types); another length means a foreign numbering: decode leniently.
         self.lenient = any(ph(t) != 0 for t in self.opaque)
-        query_ph = ph(EventType.QUERY_EVENT, 13)
-        self.query_body = self._query(query_ph)
-        self.execute_load_query_body = self._query(ph(EventType.EXECUTE_LOAD_QUERY_EVENT, 26))
-        rotate_ph = ph(EventType.ROTATE_EVENT, 8)
-        self.rotate_body = Struct(
-            "position" / IfThenElse(rotate_ph >= 8, Int64ul, Computed(4)),
-            "skip" / Bytes(max(0, rotate_ph - 8)),
-            "new_log_ident" / GreedyBytes,
-        )
-        tm_ph = ph(EventType.TABLE_MAP_EVENT, 8)
-        self.table_map_body = Struct(
-            "table_id" / (Int32ul if tm_ph == 6 else Int48ul),
-            "flags" / Int16ul,
-            "skip" / Bytes(max(0, tm_ph - 8)),
-            "db" / _len_string, Const(b"\x00"),
-            "table" / _len_string, Const(b"\x00"),
-            "column_count" / PackedInt,
-            "column_types" / Bytes(this.column_count),
-            # 5.1 pre-GA servers wrote neither metadata nor null bitmap: both
-            # are read only if bytes remain, as Table_map_event's ctor does.
-            "metadata" / Optional(Prefixed(PackedInt, GreedyBytes)),
-            "null_bitmap" / Optional(Bytes((this.column_count + 7) // 8)),
-            "optional_metadata" / GreedyRange(Struct(
-                "type" / Int8ul, "value" / Prefixed(PackedInt, GreedyBytes))),
-        )
-        self.rows_v1_body = self._rows(ph(EventType.WRITE_ROWS_EVENT_V1, 8), v2=False)
-        self.rows_v2_body = self._rows(ph(EventType.WRITE_ROWS_EVENT, 10), v2=True)
+        # The construct structs depend on one post-header length each (0..255):
+        # shared between FDEs (lru_cache), so a flood of distinct FDEs costs a
+        # table lookup each, not a construct build (format-spec §2.5).
+        self.query_body = _query_struct(ph(EventType.QUERY_EVENT, 13))
+        self.execute_load_query_body = _query_struct(ph(EventType.EXECUTE_LOAD_QUERY_EVENT, 26))
+        self.rotate_body = _rotate_struct(ph(EventType.ROTATE_EVENT, 8))
+        self.table_map_body = _table_map_struct(ph(EventType.TABLE_MAP_EVENT, 8))
+        self.rows_v1_body = _rows_struct(ph(EventType.WRITE_ROWS_EVENT_V1, 8), False)
+        self.rows_v2_body = _rows_struct(ph(EventType.WRITE_ROWS_EVENT, 10), True)
 
     @staticmethod
     def _query(post_header: int) -> Struct:
+        """The Query body struct for a post-header length (uncached)."""
         # QUERY_HEADER_MINIMAL_LEN = 11 (binlog v3: no status variables).
         return Struct(
             "thread_id" / Int32ul,
@@ -504,6 +488,7 @@ class BinlogStructs:
 
     @staticmethod
     def _rows(post_header: int, *, v2: bool) -> Struct:
+        """The Rows body struct for a post-header length (uncached)."""
         # rows_event.cpp Rows_event ctor: 6-byte table id unless post-header is 6.
         return Struct(
             "table_id" / (Int32ul if post_header == 6 else Int48ul),
@@ -515,3 +500,41 @@ class BinlogStructs:
             "columns_after" / If(this._.is_update, Bytes((this.width + 7) // 8)),
             "rows" / GreedyBytes,
         )
+
+
+@lru_cache(maxsize=512)
+def _query_struct(post_header: int) -> Struct:
+    return BinlogStructs._query(post_header)
+
+
+@lru_cache(maxsize=512)
+def _rows_struct(post_header: int, v2: bool) -> Struct:
+    return BinlogStructs._rows(post_header, v2=v2)
+
+
+@lru_cache(maxsize=256)
+def _rotate_struct(rotate_ph: int) -> Struct:
+    return Struct(
+        "position" / IfThenElse(rotate_ph >= 8, Int64ul, Computed(4)),
+        "skip" / Bytes(max(0, rotate_ph - 8)),
+        "new_log_ident" / GreedyBytes,
+    )
+
+
+@lru_cache(maxsize=256)
+def _table_map_struct(tm_ph: int) -> Struct:
+    return Struct(
+        "table_id" / (Int32ul if tm_ph == 6 else Int48ul),
+        "flags" / Int16ul,
+        "skip" / Bytes(max(0, tm_ph - 8)),
+        "db" / _len_string, Const(b"\x00"),
+        "table" / _len_string, Const(b"\x00"),
+        "column_count" / PackedInt,
+        "column_types" / Bytes(this.column_count),
+        # 5.1 pre-GA servers wrote neither metadata nor null bitmap: both
+        # are read only if bytes remain, as Table_map_event's ctor does.
+        "metadata" / Optional(Prefixed(PackedInt, GreedyBytes)),
+        "null_bitmap" / Optional(Bytes((this.column_count + 7) // 8)),
+        "optional_metadata" / GreedyRange(Struct(
+            "type" / Int8ul, "value" / Prefixed(PackedInt, GreedyBytes))),
+    )

@@ -35,16 +35,16 @@ from .model import (
     Mode,
     Reason,
 )
-from .safety import Violation, check_safety
+from .safety import SafetyChecker, Violation, check_safety
 from .summary import Parallelism, Summary, summarise
 from .trackers import CommitOrderTracker, Parent, WritesetSessionTracker, WritesetTracker
 
 __all__ = [
     "Baseline", "CertResult", "CertTransaction", "Certifier", "CertifyOptions",
     "CommitOrderTracker", "Dependency", "GarbageCollect", "GtidSet", "KeyRef", "Mode",
-    "Parallelism", "Parent", "Reason", "Summary", "TransactionDependencyTracker",
-    "Violation", "WritesetSessionTracker", "WritesetTracker", "certify", "check_safety",
-    "summarise",
+    "Parallelism", "Parent", "Reason", "SafetyChecker", "Summary",
+    "TransactionDependencyTracker", "Violation", "WritesetSessionTracker", "WritesetTracker",
+    "certify", "check_safety", "summarise",
 ]
 
 

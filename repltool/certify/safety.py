@@ -42,29 +42,33 @@ class Violation:
                 f"both write key {self.key_hash:#x}")
 
 
-def check_safety(results: Iterable[CertResult],
-                 writesets: Iterable[Sequence[int]] | None = None) -> list[Violation]:
-    """Return every pair that breaks the safety rule (one entry per pair).
+class SafetyChecker:
+    """:func:`check_safety` one result at a time: ``add`` each result in log order and
+    get the violations it completes, so a caller keeps no list of results (memory
+    follows the number of distinct keys in a segment, as for the whole-list form)."""
 
-    Runs in one pass with a map key -> last writer, so memory follows the
-    number of distinct keys in a segment.
+    __slots__ = ("_last", "_prev_seq")
 
-    :param results: certification results in log order.
-    :param writesets: write sets parallel to ``results``; default: each
-        result's ``trx.writeset``.
-    """
-    violations: list[Violation] = []
-    last: dict[int, CertResult] = {}
-    prev_seq: int | None = None
-    sets = iter(writesets) if writesets is not None else None
-    for r in results:
-        ws = next(sets) if sets is not None else r.trx.writeset
+    def __init__(self) -> None:
+        self._last: dict[int, CertResult] = {}
+        self._prev_seq: int | None = None
+
+    def add(self, r: CertResult, ws: Sequence[int] | None = None) -> list[Violation]:
+        """The violations between ``r`` and the results before it.
+
+        :param ws: ``r``'s write set; default ``r.trx.writeset``.
+        """
+        if ws is None:
+            ws = r.trx.writeset
+        last = self._last
         if r.computed is None:
             if r.reason is Reason.LOCAL:
                 for h in ws:
                     last.pop(h, None)
-            continue
+            return []
+        violations: list[Violation] = []
         lc, seq = r.computed
+        prev_seq = self._prev_seq
         gap = prev_seq is not None and prev_seq != 0 and seq > prev_seq + 1
         if (lc == 0 or seq == 0 or gap or prev_seq == 0
                 or (prev_seq is not None and seq <= prev_seq)):
@@ -81,5 +85,24 @@ def check_safety(results: Iterable[CertResult],
                     violations.append(Violation(earlier, r, h))
         for h in ws:
             last[h] = r
-        prev_seq = seq
+        self._prev_seq = seq
+        return violations
+
+
+def check_safety(results: Iterable[CertResult],
+                 writesets: Iterable[Sequence[int]] | None = None) -> list[Violation]:
+    """Return every pair that breaks the safety rule (one entry per pair).
+
+    Runs in one pass with a map key -> last writer, so memory follows the
+    number of distinct keys in a segment (:class:`SafetyChecker`).
+
+    :param results: certification results in log order.
+    :param writesets: write sets parallel to ``results``; default: each
+        result's ``trx.writeset``.
+    """
+    checker = SafetyChecker()
+    violations: list[Violation] = []
+    sets = iter(writesets) if writesets is not None else None
+    for r in results:
+        violations += checker.add(r, next(sets) if sets is not None else None)
     return violations

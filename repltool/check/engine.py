@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import zlib
+from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Callable, Iterator
@@ -95,8 +96,12 @@ class _Span:
 
     def __init__(self) -> None:
         self.work = self.depth = 0
-        self._sns: list[int] = []
-        self._pref: list[int] = []
+        # Between barriers sequence numbers go up by one (anything else is a
+        # barrier), so the k-th transaction since the last barrier has number
+        # first_sn + k: the prefix maxima of the depths are all that is kept, as
+        # int64s (8 bytes per transaction of a barrier-free stretch).
+        self._first_sn = 0
+        self._pref = array("q")
         self._base = 0
         self._prev: int | None = None
 
@@ -106,16 +111,16 @@ class _Span:
     def add(self, lc: int, sn: int) -> None:
         self.work += 1
         prev = self._prev
+        pref = self._pref
         if lc == 0 or sn == 0 or not prev or sn > prev + 1 or sn <= prev:
             depth = self.depth + 1
-            self._sns.clear()
-            self._pref.clear()
+            del pref[:]
+            self._first_sn = sn
             self._base = depth
         else:
-            i = bisect_right(self._sns, lc) - 1
-            depth = (self._pref[i] if i >= 0 else self._base) + 1
-        self._sns.append(sn)
-        self._pref.append(max(depth, self._pref[-1] if self._pref else 0))
+            i = min(lc - self._first_sn, len(pref) - 1)
+            depth = (pref[i] if i >= 0 else self._base) + 1
+        pref.append(max(depth, pref[-1]) if pref else depth)
         self.depth = max(self.depth, depth)
         self._prev = sn
 
@@ -183,9 +188,10 @@ class _Checker:
         self.gr: bool | None = {"yes": True, "no": False}.get(cfg.gr_applier)
         self.total = _Span()
         self.total_barriers = 0
-        self.seen: dict[str, str] = {}                   # complete GTID -> where
+        self.seen = _Committed()                         # complete GTIDs -> where
         self.truncated: list[Transaction] = []
-        self.cert: list[object] = []
+        self.safety: object = None                       # W001's SafetyChecker
+        self.violations: list[object] = []
         self.ws_unknown = 0
         self.last_gtid_pos: object = None
         ws_events = provider is not None and getattr(provider, "needs_events", False)
@@ -321,13 +327,15 @@ class _Checker:
         else:                                            # MariaDB domain-server-seq
             domain, _, rest = gtid.partition("-")
             key, gno = int(domain), int(rest.rpartition("-")[2])
-        earlier = self.seen.get(gtid)
+        seen_key, seen_no = _seen_key(trx)  # type: ignore[misc]
+        earlier = self.seen.get(seen_key, seen_no)
         if trx.truncated:
             pass                            # not committed: re-delivery is not a duplicate
         elif earlier is not None:
-            self.emit("G001", f.path, where, f"GTID {gtid} was already committed at {earlier}")
+            self.emit("G001", f.path, where, f"GTID {gtid} was already committed at "
+                      f"{self.paths[earlier[0]]}:{earlier[1]}")
         else:
-            self.seen[gtid] = f"{f.path}:{where}"
+            self.seen.add(seen_key, seen_no, f.index, where)
         self._gno(f, key, gno, gtid, where)
 
     def _gno(self, f: _File, key: object, gno: int, gtid: str, where: int) -> None:
@@ -403,10 +411,17 @@ class _Checker:
             for table in ws.missing_key_tables:
                 n, first = f.nokey.get(table, (0, trx.start.offset))
                 f.nokey[table] = (n + 1, first)
+        if "W001" not in self.on:
+            return
+        if self.safety is None:
+            from ..certify import SafetyChecker
+            self.safety = SafetyChecker()
         gtid = trx.gtid if trx.gtid and trx.gtid != "ANONYMOUS" else None
         ct = CertTransaction(gtid=gtid, pos=trx.start, file=f.path, recorded=(lc, sn),
                              writeset=hashes)
-        self.cert.append(CertResult(trx=ct, computed=(lc, sn), reason=Reason.KEY))
+        # streamed: only the violations are kept, and the checker's last writer per key
+        self.violations += self.safety.add(  # type: ignore[attr-defined]
+            CertResult(trx=ct, computed=(lc, sn), reason=Reason.KEY))
 
     # ---- the end ----
 
@@ -430,8 +445,10 @@ class _Checker:
                 self.emit("W002", f.path, first, f"table {table} has no usable key "
                           f"({n} transactions): writeset tracking cannot see its conflicts")
         for trx in self.truncated:
-            again = self.seen.get(trx.gtid) if trx.gtid and trx.gtid != "ANONYMOUS" else None
-            tail = f"; re-delivered complete at {again}" if again else ""
+            k = _seen_key(trx)
+            again = self.seen.get(*k) if k is not None else None
+            tail = (f"; re-delivered complete at {self.paths[again[0]]}:{again[1]}"
+                    if again else "")
             self.emit("R002", trx.start.file, trx.start.offset,
                       f"transaction {trx.gtid or ''} has no end event (XID/COMMIT) before the "
                       f"next GTID or the end of the input{tail}".replace("  ", " "))
@@ -467,12 +484,66 @@ class _Checker:
                           f"last_committed=0, longest chain {span}")
 
     def _safety(self) -> None:
-        from ..certify import check_safety
-        for v in check_safety(self.cert):  # type: ignore[arg-type]
-            pos = v.later.trx.pos
+        for v in self.violations:
+            pos = v.later.trx.pos  # type: ignore[attr-defined]
             assert pos is not None
             self.emit("W001", pos.file, pos.offset, f"{v}: the replica may run them in "
                       "parallel")
+
+
+def _seen_key(trx: Transaction) -> tuple[object, int] | None:
+    """(GTID source, number) of a transaction's GTID for :class:`_Committed`: MySQL
+    (uuid, tag) and gno, MariaDB (domain, server_id) and seq_no; None if it has none."""
+    gtid = trx.gtid
+    if not gtid or gtid == "ANONYMOUS":
+        return None
+    if trx.maria_flags is None:
+        head, _, gno_text = gtid.rpartition(":")
+        return head, int(gno_text)
+    head, _, seq = gtid.rpartition("-")
+    return ("maria", head), int(seq)
+
+
+class _Committed:
+    """The GTIDs committed so far and where, for G001 and R002, in ~8 bytes per GTID.
+
+    Per GTID source, runs of consecutive numbers in one file: the run's first
+    number and an int64 array of the transactions' offsets.  A source's numbers
+    normally follow each other, so a log costs one run per source and file (a
+    dict of GTID texts cost ~870 bytes per transaction).
+    """
+
+    def __init__(self) -> None:
+        self._starts: dict[object, list[int]] = {}     # source -> sorted run starts
+        self._runs: dict[object, list[tuple[int, array]]] = {}   # parallel: (file, offsets)
+        self._tail: dict[object, tuple[int, int, array]] = {}    # source -> last run
+
+    def add(self, key: object, no: int, file: int, offset: int) -> None:
+        tail = self._tail.get(key)
+        if tail is not None and tail[1] == file and no == tail[0] + len(tail[2]):
+            tail[2].append(offset)
+            return
+        offsets = array("q", (offset,))
+        starts = self._starts.setdefault(key, [])
+        runs = self._runs.setdefault(key, [])
+        i = bisect_right(starts, no)
+        starts.insert(i, no)
+        runs.insert(i, (file, offsets))
+        self._tail[key] = (no, file, offsets)
+
+    def get(self, key: object, no: int) -> tuple[int, int] | None:
+        """(file index, offset) of the committed GTID, or None."""
+        starts = self._starts.get(key)
+        if not starts:
+            return None
+        # runs never overlap: a number is added only when no run holds it
+        i = bisect_right(starts, no) - 1
+        if i < 0:
+            return None
+        file, offsets = self._runs[key][i]
+        if no < starts[i] + len(offsets):
+            return file, offsets[no - starts[i]]
+        return None
 
 
 def _previous_key(key: object) -> object:

@@ -15,9 +15,11 @@ from __future__ import annotations
 import math
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, Iterator
 
-from ..binlog.coltypes import ColumnDef, ColumnType as T, TableDef, decode_table_map, type_label
+from ..binlog.coltypes import (
+    ColumnDef, ColumnType as T, TableDef, decode_table_map, table_def_cache, type_label,
+)
 from ..binlog.events import Event, RowsBody, TableMapBody
 from ..binlog.jsonb import JsonDiffList, JsonOpaque, json_to_text
 from ..binlog.rows import Geometry, RowChange, RowImage, format_time, iter_row_changes
@@ -31,7 +33,7 @@ class RowsRenderer:
 
     def __init__(self, verbosity: int = 1) -> None:
         self.verbosity = verbosity
-        self.tables: dict[int, TableDef] = {}
+        self.tables = table_def_cache()
 
     def observe(self, ev: Event) -> None:
         """Remember a Table_map (call for every event, in order)."""
@@ -39,50 +41,51 @@ class RowsRenderer:
             self.tables[ev.body.table_id] = decode_table_map(
                 ev.body, pos=ev.pos, event_type=ev.type_name)
 
-    def changes(self, ev: Event) -> tuple[TableDef | None, list[RowChange]]:
+    def changes(self, ev: Event) -> tuple[TableDef | None, Iterator[RowChange]]:
+        """The event's table and its row changes, decoded as they are iterated."""
         body = ev.body
         if not isinstance(body, RowsBody):
-            return None, []
+            return None, iter(())
         table = self.tables.get(body.table_id)
         if table is None:
-            return None, []
-        return table, list(iter_row_changes(table, body, ev.type_code, pos=ev.pos))
+            return None, iter(())
+        return table, iter_row_changes(table, body, ev.type_code, pos=ev.pos)
 
     # ---- text ----
 
-    def text_lines(self, ev: Event) -> list[str]:
-        """``###`` lines for a Rows event (empty for other events)."""
+    def text_lines(self, ev: Event) -> Iterator[str]:
+        """``###`` lines for a Rows event (none for other events), produced as the rows
+        are decoded: an event's rows are never all held at once."""
         body = ev.body
         if not isinstance(body, RowsBody):
-            return []
+            return
         table, changes = self.changes(ev)
         if table is None:
-            return [f"### (rows of table id {body.table_id} not shown: no Table_map seen)"]
-        out: list[str] = []
+            yield f"### (rows of table id {body.table_id} not shown: no Table_map seen)"
+            return
         name = printable(f"{sql_identifier(table.db)}.{sql_identifier(table.table)}")
         for ch in changes:
             if ch.kind == "insert":
-                out.append(f"### INSERT INTO {name}")
-                out.append("### SET")
-                out.extend(self._image_lines(ch.after))
+                yield f"### INSERT INTO {name}"
+                yield "### SET"
+                yield from self._image_lines(ch.after)
             elif ch.kind == "delete":
-                out.append(f"### DELETE FROM {name}")
-                out.append("### WHERE")
-                out.extend(self._image_lines(ch.before))
+                yield f"### DELETE FROM {name}"
+                yield "### WHERE"
+                yield from self._image_lines(ch.before)
             else:
-                out.append(f"### UPDATE {name}")
-                out.append("### WHERE")
-                out.extend(self._image_lines(ch.before))
-                out.append("### SET")
-                out.extend(self._image_lines(ch.after))
-        return out
+                yield f"### UPDATE {name}"
+                yield "### WHERE"
+                yield from self._image_lines(ch.before)
+                yield "### SET"
+                yield from self._image_lines(ch.after)
 
     def _image_lines(self, img: RowImage | None) -> list[str]:
         if img is None:
             return []
         lines = []
         cols = img.table.columns
-        for i in range(len(cols)):
+        for i in range(len(img.values)):
             if not img.present >> i & 1:
                 continue
             col = cols[i]
@@ -215,7 +218,7 @@ def image_json(img: RowImage | None) -> dict[str, Any] | None:
         return None
     cols = img.table.columns
     out: dict[str, Any] = {}
-    for i in range(len(cols)):
+    for i in range(len(img.values)):
         if img.present >> i & 1:
             out[cols[i].label] = None if img.nulls >> i & 1 else json_value(cols[i], img.values[i])
     return out

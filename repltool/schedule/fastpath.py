@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from heapq import heappop, heappush
 
+from .columns import clock_rows, transaction_at
 from .logical_clock import build_result, check_cost, classify
 from .model import Policy, SimConfig, SimResult, SimTransaction, Span, WaitTimes
 
@@ -66,28 +67,28 @@ def simulate_fast(transactions: Iterable[SimTransaction],
     total = clock = all_done = last_commit = 0.0
     last_seq = seg_start = seg_seq = 0
     barriers = index = 0
-    for index, trx in enumerate(transactions):
-        lc = trx.last_committed
-        sn = trx.sequence_number
-        cost = trx.cost
+    # columns (SimColumns) are read as such; a transaction object is rebuilt
+    # from them only for a message or a trace span
+    for index, (lc, sn, cost, new_file, trx) in enumerate(clock_rows(transactions)):
         try:
             valid = 0.0 <= cost < _INF
         except TypeError:
             valid = False
         if not valid:
-            check_cost(trx, index)
+            check_cost(transaction_at(transactions, trx, index), index)
         t = clock
         if index >= gaq_size:
             ready = ring[(index - gaq_size) % ring_size]
             if ready > t:
                 w_gaq += ready - t
                 t = ready
-        if (0 < lc < sn and sn == last_seq + 1 and not trx.new_source_file
+        if (0 < lc < sn and sn == last_seq + 1 and not new_file
                 and index):
             barrier = False
             last_seq = sn
         else:
-            barrier, last_seq = classify(trx, index, last_seq, lenient, warnings)
+            barrier, last_seq = classify(transaction_at(transactions, trx, index), index,
+                                         last_seq, lenient, warnings)
         if barrier:
             barriers += 1
             if all_done > t:
@@ -130,6 +131,7 @@ def simulate_fast(transactions: Iterable[SimTransaction],
             all_done = commit
         ring[index % ring_size] = all_done
         if trace is not None:
+            trx = transaction_at(transactions, trx, index)
             trace.append(Span(worker, sn, trx.gtid, dispatch, start, end, commit,
                               barrier, trx.pos))
     count = index + 1 if barriers else 0     # the first transaction is always a barrier

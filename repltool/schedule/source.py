@@ -43,6 +43,7 @@ from ..binlog.events import Event
 from ..binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
 from ..errors import SimulationError, UsageError
 from ..positions import Position
+from .columns import SimColumns
 from .cost import CommitTimestampCost, ConstantCost, CostModel, CsvCost, LinearCost
 from .fastpath import simulate_fast
 from .model import SimConfig, SimResult, SimTransaction, SweepResult
@@ -418,19 +419,21 @@ def schedule_report(paths: Sequence[str | os.PathLike[str]], workers: Sequence[i
     :raises ReplToolError: from reading, mapping, simulating or recovering.
     """
     stats = SourceStats()
+    # kept for the sweep as int64/float64 columns, not objects (SimColumns)
     if retag is not None:
-        sims = list(certified_sim_transactions(paths, retag, cost_model,
-                                               verify_checksum=verify_checksum,
-                                               schema_paths=schema_paths, stats=stats))
+        sims = SimColumns(certified_sim_transactions(paths, retag, cost_model,
+                                                     verify_checksum=verify_checksum,
+                                                     schema_paths=schema_paths, stats=stats))
     else:
-        sims = list(read_sim_transactions(paths, cost_model, verify_checksum=verify_checksum,
-                                          lenient=config.lenient, stats=stats))
+        sims = SimColumns(read_sim_transactions(paths, cost_model,
+                                                verify_checksum=verify_checksum,
+                                                lenient=config.lenient, stats=stats))
     return report_from_sims(paths, sims, stats, workers, config, cost_model, trace=trace,
                             crash=crash, checkpoint_period=checkpoint_period,
                             threshold=threshold, clocks=retag or "recorded")
 
 
-def report_from_sims(paths: Sequence[str | os.PathLike[str]], sims: list[SimTransaction],
+def report_from_sims(paths: Sequence[str | os.PathLike[str]], sims: Sequence[SimTransaction],
                      stats: SourceStats, workers: Sequence[int], config: SimConfig,
                      cost_model: CostModel, *, trace: bool = False,
                      crash: CrashSpec | None = None, checkpoint_period: float | None = 0.3,

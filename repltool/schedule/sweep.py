@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
@@ -66,8 +67,8 @@ def critical_path(transactions: Iterable[SimTransaction], *, lenient: bool = Fal
 
     :raises SimulationError: as :func:`classify`, unless ``lenient``.
     """
-    run_seq: list[int] = []         # sequence numbers of the current run
-    run_finish: list[float] = []    # running max of finish times in the run
+    run_seq = array("q")            # sequence numbers of the current run
+    run_finish = array("d")         # running max of finish times in the run
     longest = 0.0
     last_seq = 0
     warnings: list[str] = []
@@ -76,7 +77,7 @@ def critical_path(transactions: Iterable[SimTransaction], *, lenient: bool = Fal
         barrier, last_seq = classify(trx, index, last_seq, lenient, warnings)
         sn = trx.sequence_number
         if trx.new_source_file or not run_seq or sn <= run_seq[-1]:
-            run_seq, run_finish = [], []
+            run_seq, run_finish = array("q"), array("d")
         if barrier:
             finish = longest + trx.cost
         else:

@@ -56,7 +56,7 @@ from typing import Any, Iterable, Iterator
 import xxhash
 
 from ..binlog import ReadOptions, Transaction
-from ..binlog.coltypes import ColumnDef, ColumnType, TableDef, decode_table_map
+from ..binlog.coltypes import ColumnDef, ColumnType, TableDef, decode_table_map, table_def_cache
 from ..binlog.constants import ROWS_TYPES, EventType
 from ..binlog.events import RowsBody, TableMapBody
 from ..binlog.rows import BadValue, iter_row_changes
@@ -129,7 +129,8 @@ class WritesetExtractor:
         self._entry_caches: dict[Any, Any] = {}
         self._parts: dict[tuple[ColumnDef, Any, int], Part] = {}
         self.history_size = history_size
-        self.table_maps: dict[int, TableDef] = table_maps if table_maps is not None else {}
+        self.table_maps: dict[int, TableDef] = (table_maps if table_maps is not None
+                                                else table_def_cache())  # type: ignore[assignment]
         self.strict = strict
         self._plans: dict[int, tuple[TableDef, Plan]] = {}
         self._warned: set[Any] = schema._warned if schema is not None else set()

@@ -29,7 +29,7 @@ import struct
 from typing import Any, Callable, Iterable, Iterator
 
 from ..binlog import Transaction, read_transactions
-from ..binlog.coltypes import TableDef, decode_table_map
+from ..binlog.coltypes import TableDef, decode_table_map, table_def_cache
 from ..binlog.constants import EventType
 from ..binlog.decode import DecodeContext
 from ..binlog.events import TableMapBody
@@ -151,13 +151,13 @@ class _FastRun:
         self.acc = Acc()
         self._structs: Any = None
         self._ctxs: dict[int, DecodeContext] = {}
-        self._tds: dict[bytes, TableDef] = {}      # Table_map body bytes -> its TableDef
+        self._tds = table_def_cache()      # Table_map body bytes -> its TableDef (bounded)
         self._v2 = False                           # the FDE gives Rows v2 the 10-byte post-header
         self._shapes: dict[tuple[int, bytes], tuple[Any, ...]] = {}   # see _rows
 
     def _new_structs(self) -> None:
         structs = self._structs = self.scan.structs
-        self._ctxs, self._tds, self._shapes = {}, {}, {}
+        self._ctxs, self._tds, self._shapes = {}, table_def_cache(), {}
         self._v2 = all(structs.post_header(t, 10) == 10 for t in _ROWS_V2)
 
     def _hook(self, tc: int, data: bytes, path: str, offset: int) -> None:
@@ -172,8 +172,6 @@ class _FastRun:
             if not isinstance(body, TableMapBody):
                 raise FastPathUnsupported("Table_map not decoded")
             td = decode_table_map(body, pos=Position(path, offset, None))
-            if len(self._tds) >= 4096:
-                self._tds.clear()
             self._tds[data] = td
         self.extractor.table_maps[td.table_id] = td
 

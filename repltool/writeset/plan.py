@@ -147,13 +147,18 @@ def fk_entry(fk: Fk, values: Sequence[Any], raws: Sequence[bytes | None]) -> Wri
 
 def add_image(plan: Plan, values: Sequence[Any], raw: Sequence[bytes | None], db: str,
               table: str, fks: tuple[Fk, ...] | None, out: list[WriteKey]) -> None:
-    """The entries of one fully decoded row image (the general path)."""
+    """The entries of one fully decoded row image (the general path).
+
+    ``raw`` has a slot per column of the Rows event's width; a column past it
+    is absent from the image, like a NULL.
+    """
+    n = len(raw)
     for key in plan.keys:
-        rs = [raw[p.column] for p in key.parts]
-        if None in rs:              # NULL: never conflicts
+        rs = [raw[p.column] if p.column < n else None for p in key.parts]
+        if None in rs:              # NULL (or absent from the image): never conflicts
             continue
         out += key_entries(key, db, table, [values[p.column] for p in key.parts], rs)  # type: ignore[arg-type]
     if fks:
         for fk in fks:
-            out.append(fk_entry(fk, [values[c] for c in fk.columns],
-                                [raw[c] for c in fk.columns]))
+            out.append(fk_entry(fk, [values[c] if c < n else None for c in fk.columns],
+                                [raw[c] if c < n else None for c in fk.columns]))

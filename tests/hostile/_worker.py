@@ -25,6 +25,30 @@ def _limit(mib: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
+def _reset_peak() -> None:
+    """Start this job's peak-RSS count afresh (``5`` > clear_refs resets VmHWM, Linux 4.0+).
+
+    ``ru_maxrss`` is no use per job: it is the worker's lifetime peak, and it even
+    survives exec, so it starts at the size of the pytest process that forked it."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
+
+
+def _peak() -> int | None:
+    """VmHWM of this process in KiB (its peak RSS since :func:`_reset_peak`)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def job_read(path: str, label: str | None = None, clean_path: str | None = None,
              damage_at: int = 4, extras: bool = True) -> dict:
     """Every contract check on one file (hypothesis / atheris inputs)."""
@@ -157,6 +181,7 @@ def main() -> None:
     import hostile._checks  # noqa: F401 - import (and its SIGALRM handler) before any job
     for line in sys.stdin:
         job = json.loads(line)
+        _reset_peak()
         t0 = time.monotonic()
         try:
             result = JOBS[job["kind"]](**job.get("args", {}))
@@ -165,6 +190,7 @@ def main() -> None:
                                    f"{traceback.format_exc(limit=-8)}"]}
         result["seconds"] = round(time.monotonic() - t0, 3)
         result["maxrss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        result["peak_rss_kib"] = _peak()
         sys.stdout.write(json.dumps(result, default=str) + "\n")
         sys.stdout.flush()
 

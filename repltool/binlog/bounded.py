@@ -1,0 +1,73 @@
+"""A cache bounded in entries and in weight, so that floods of distinct keys cannot grow it.
+
+The reader and the row decoders keep what servers repeat (Table_maps decoded
+once per distinct body, struct factories once per FDE layout).  A crafted log
+can make every key distinct and every value big (a 4096-column table, an FDE
+with a 255-entry post-header table), so each cache counts both its entries and
+a weight (bytes or columns) and drops its oldest entries when either passes its
+bound.  Hits are plain ``dict.get`` calls: ``get`` is the dict's own method.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Generic, Hashable, TypeVar
+
+__all__ = ["BoundedCache"]
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class BoundedCache(Generic[K, V]):
+    """A mapping that keeps at most ``max_entries`` entries of total ``weigh`` at most
+    ``max_weight``; inserting past either bound drops the oldest entries first."""
+
+    __slots__ = ("get", "_data", "_weights", "max_entries", "max_weight", "weight", "_weigh")
+
+    def __init__(self, max_entries: int, max_weight: int | None = None,
+                 weigh: Callable[[K, V], int] | None = None) -> None:
+        self._data: dict[K, V] = {}
+        self._weights: dict[K, int] = {}
+        #: the dict's own ``get``: a hit costs what a dict lookup costs
+        self.get = self._data.get
+        self.max_entries = max_entries
+        self.max_weight = max_weight if max_weight is not None else max_entries
+        self._weigh = weigh
+        self.weight = 0
+
+    def __setitem__(self, key: K, value: V) -> None:
+        w = self._weigh(key, value) if self._weigh is not None else 1
+        data, weights = self._data, self._weights
+        if key in data:
+            self._drop(key)
+        while data and (len(data) >= self.max_entries or self.weight + w > self.max_weight):
+            self._drop(next(iter(data)))
+        if w > self.max_weight:
+            return                  # heavier than the whole cache: not kept
+        data[key] = value
+        weights[key] = w
+        self.weight += w
+
+    def _drop(self, key: K) -> None:
+        del self._data[key]
+        self.weight -= self._weights.pop(key)
+
+    def __getitem__(self, key: K) -> V:
+        return self._data[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def values(self) -> Any:
+        return self._data.values()
+
+    def items(self) -> Any:
+        return self._data.items()
+
+    def clear(self) -> None:
+        self._data.clear()
+        self._weights.clear()
+        self.weight = 0
