@@ -11,6 +11,8 @@ signedness of the column and of the sort key, and any stored bytes.
 from __future__ import annotations
 
 import json
+from functools import partial
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -19,7 +21,9 @@ from hypothesis import strategies as st
 from repltool.binlog.coltypes import ColumnDef, ColumnType as T
 from repltool.binlog.rows import column_decoder
 from repltool.writeset.collation import collation_by_id
-from repltool.writeset.fastkeys import _Unsupported, _int_entry, _int_text_miss, _text_miss1
+from repltool.writeset.fastkeys import (
+    TableKeys, _Unsupported, _int_entry, _int_text_miss, _text_miss1,
+)
 from repltool.writeset.jsonl import encode_key
 from repltool.writeset.plan import Fk, Key, Part, fk_entry, key_entries, key_string
 from repltool.writeset.sortkey import _int_key, sort_key_builder
@@ -79,6 +83,16 @@ def test_one_part_string_key_text(text: str, prefix: int, coll: int) -> None:
                 sort_key_builder(col, unsigned=None, collation=c) if prefix else None)
     key = Key("uk", (part,), key_string("uk", "d", "t", ()))
     want = key_entries(key, "d", "t", (value,), (raw,))
-    if prefix:
-        return                  # two entries: the text path leaves such keys to key_entries
-    assert _text_miss1(key, dec, "d", "t", {})(raw) == tuple(map(encode_key, want))
+    assert len(want) == (2 if prefix else 1)
+    # the builder the text path of TableKeys picks for this key, and what it gives
+    keys = SimpleNamespace(td=SimpleNamespace(decoders=[dec], columns=[col], db="d", table="t"),
+                           text=True)
+    keys._int_layout = partial(TableKeys._int_layout, keys)
+    keys._int_miss = partial(TableKeys._int_miss, keys)
+    miss = TableKeys._key_miss(keys, key, {})
+    assert miss(raw) == tuple(map(encode_key, want))
+    if prefix:      # two entries (prefix and full value): left to key_entries, not unrolled
+        assert miss.__qualname__ == "TableKeys._key_miss.<locals>.miss1"
+    else:           # one entry: the unrolled text builder
+        assert miss.__qualname__ == "_text_miss1.<locals>.miss"
+        assert _text_miss1(key, dec, "d", "t", {})(raw) == tuple(map(encode_key, want))
