@@ -26,12 +26,13 @@ from repltool.binlog.decode import DECODERS, DecodeContext
 from repltool.binlog.events import FormatDescriptionBody
 from repltool.binlog.fastpath import FAST_DECODERS
 from repltool.binlog.reader import ReadOptions, read_events, structs_for
-from repltool.binlog.transactions import GROUPING_TYPES
 from repltool.binlog.structs import BinlogStructs, encode_packed_int
 from repltool.errors import ReplToolError
 from repltool.positions import Position
 
 from ._corpus import is_normal, read_all
+from ._refusals import general_transactions as _general
+from ._refusals import refusal_is_true as _refusal_is_true
 
 #: the types whose fast decoder is not simply the construct one
 FAST_TYPES = frozenset(t for t, f in FAST_DECODERS.items() if DECODERS.get(t) is not f)
@@ -365,15 +366,6 @@ def test_fast_rows_property() -> None:
 
 # ---- the fused scanner (`stats`) against read_events + group_transactions ----
 
-def _general(paths: list[Path], verify: bool):  # type: ignore[no-untyped-def]
-    from repltool.binlog import read_transactions
-    try:
-        return ("ok", list(read_transactions(paths, ReadOptions(verify_checksum=verify,
-                                                                types=GROUPING_TYPES))))
-    except ReplToolError as exc:
-        return ("error", type(exc).__name__, str(exc))
-
-
 def _scan_agrees(paths: list[Path], verify: bool = True) -> bool:
     """scan_transactions yields exactly what the general path yields, or gives up for a
     reason that is true of the input (asserted).
@@ -404,43 +396,6 @@ def _scan_agrees(paths: list[Path], verify: bool = True) -> bool:
     assert [(i.path, i.size, i.first_fde, i.fde, i.in_use, i.relay_log) for i in infos] == \
         [(str(p), p.stat().st_size, *_info(p, verify)) for p in paths]
     return True
-
-
-def _refusal_is_true(paths: list[Path], verify: bool, reason: str) -> None:
-    """The scanner's reason for giving up holds for the input."""
-    from repltool.binlog.fastpath import SCAN_TYPES
-    general = _general(paths, verify)
-    m = re.fullmatch(r"event type (\d+)", reason)
-    if m:
-        tc = int(m.group(1))
-        assert tc not in SCAN_TYPES
-        if general[0] == "error":           # e.g. no FDE first: the reader refuses it too
-            return
-        seen = set()
-        try:
-            for ev in read_events(paths, ReadOptions(verify_checksum=False, types=frozenset())):
-                seen.add(ev.type_code)
-        except ReplToolError:               # e.g. encrypted after START_ENCRYPTION (164)
-            pass
-        assert tc in seen, (tc, seen)
-    elif reason == "CRC mismatch":
-        assert verify and general[0] == "error" and general[1] == "ChecksumMismatch", general
-    elif reason in ("truncated tail", "bad event size", "event too small"):
-        assert general[0] == "error" or any(t.truncated for t in general[1]), reason
-    elif reason == "non-standard FDE":
-        # a v1/v3 file, or pre-GA numbering (structs.lenient), or a scanned type kept opaque
-        from repltool.binlog.fastpath import SCAN_TYPES as scanned
-        fdes = []
-        try:
-            for ev in read_events(paths, ReadOptions(verify_checksum=False, types=frozenset(
-                    {EventType.FORMAT_DESCRIPTION_EVENT}))):
-                fdes.append(ev.body)
-        except ReplToolError:               # e.g. encrypted after the FDE
-            pass
-        assert any(f.binlog_version != 4 or structs_for(f).lenient
-                   or structs_for(f).opaque & scanned for f in fdes), fdes
-    else:                                   # the reader's own error, passed through
-        assert general[0] == "error" and general[2] == reason, (reason, general)
 
 
 def _info(path: Path, verify: bool) -> tuple:  # type: ignore[type-arg]

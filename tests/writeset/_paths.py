@@ -12,6 +12,13 @@ plus a :class:`~repltool.writeset.WritesetExtractor` that decodes every column
 * :func:`repltool.writeset.fused.read_writeset_lines` (``repltool dump
   --writesets``, keys built as JSON text): ``json.dumps(writeset_record(...))``
   of every general pair, and the same error.
+
+Which path really produced the pairs is not left to the results (equal either
+way): a spy on the fused reader's scan (``fused._FastRun.__iter__``) and on its
+general path (``fused.read_transactions``) records, for ``read_writesets`` and
+``read_writeset_lines``, how many pairs the fused scan yielded, why it gave up
+(the ``FastPathUnsupported`` message, or None) and whether the general path was
+started; :func:`check_paths` asserts they agree with ``iter_fast_writesets``.
 """
 
 from __future__ import annotations
@@ -21,7 +28,9 @@ import json
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
+
+import pytest
 
 from repltool.binlog import read_transactions
 from repltool.binlog.fastpath import FastPathUnsupported
@@ -29,6 +38,7 @@ from repltool.errors import ReplToolError
 from repltool.writeset import (
     READ_OPTIONS, Schema, WritesetExtractor, read_writesets, writeset_record,
 )
+from repltool.writeset import fused
 from repltool.writeset.fused import iter_fast_writesets, read_writeset_lines
 
 
@@ -41,6 +51,56 @@ class Checked:
     fast_complete: bool = False     # the fused reader took the whole input
     fallbacks: int = 0              # Rows events the key-only extractor left to the general one
     error: str | None = None        # the general path's error, if it raised
+    fast_reason: str | None = None  # why the fused reader gave up (FastPathUnsupported), or None
+
+
+@dataclass
+class FusedRun:
+    """What the spy saw of one ``read_writesets``/``read_writeset_lines`` call."""
+    fast_pairs: int = 0             # pairs the fused scan yielded
+    reason: str | None = None       # its FastPathUnsupported message, if it gave up
+    general: int = 0                # times the general path (read_transactions) was started
+
+
+class FusedSpy:
+    """Records every fused scan and general-path start while active (:meth:`watch`)."""
+
+    def __init__(self) -> None:
+        self.runs: list[FusedRun] = []
+
+    def watch(self) -> Any:
+        mp = pytest.MonkeyPatch()
+        spy, scan, general = self, fused._FastRun.__iter__, fused.read_transactions
+
+        def counted_scan(run: Any) -> Iterator[Any]:
+            rec = FusedRun()
+            spy.runs.append(rec)
+            try:
+                for pair in scan(run):
+                    rec.fast_pairs += 1
+                    yield pair
+            except FastPathUnsupported as exc:
+                rec.reason = str(exc)
+                raise
+
+        def counted_general(*a: Any, **kw: Any) -> Any:
+            spy.runs[-1].general += 1
+            return general(*a, **kw)
+
+        mp.setattr(fused._FastRun, "__iter__", counted_scan)
+        mp.setattr(fused, "read_transactions", counted_general)
+        return mp
+
+    def one(self, pairs: Any) -> tuple[FusedRun, tuple[list[Any], str | None]]:
+        """Consume ``pairs`` (a fused reader's iterator) under the spy: its run, its outcome."""
+        self.runs.clear()
+        mp = self.watch()
+        try:
+            out = _outcome(pairs)
+        finally:
+            mp.undo()
+        assert len(self.runs) == 1, self.runs
+        return self.runs[0], out
 
 
 def _outcome(pairs: Any) -> tuple[list[tuple[Any, Any]], str | None]:
@@ -79,16 +139,17 @@ def check_paths(files: Sequence[Path], schema: Schema | None, *,
         assert (ko_error is None) == (len(general) == len(trxs))
         out.fallbacks = key_only_ex.fallbacks
 
-        fused, fused_error = _outcome(read_writesets(paths, schema,
-                                                     verify_checksum=verify_checksum))
+        spy = FusedSpy()
+        pairs_run, (fused_pairs, fused_error) = spy.one(
+            read_writesets(paths, schema, verify_checksum=verify_checksum))
         assert fused_error == error
-        assert len(fused) == len(general)
-        for (ft, fw), (gt, gw) in zip(fused, general):
+        assert len(fused_pairs) == len(general)
+        for (ft, fw), (gt, gw) in zip(fused_pairs, general):
             assert _same_trx(ft, gt), (ft.start, gt.start)
             assert fw == gw, ft.start
 
-        lines, lines_error = _outcome(read_writeset_lines(paths, schema,
-                                                          verify_checksum=verify_checksum))
+        lines_run, (lines, lines_error) = spy.one(
+            read_writeset_lines(paths, schema, verify_checksum=verify_checksum))
         assert lines_error == error
         assert lines == [json.dumps(writeset_record(gt, gw), ensure_ascii=False)
                          for gt, gw in general]
@@ -98,9 +159,14 @@ def check_paths(files: Sequence[Path], schema: Schema | None, *,
             for pair in iter_fast_writesets(paths, schema, verify_checksum=verify_checksum):
                 fast.append(pair)
             out.fast_complete = True
-        except FastPathUnsupported:
-            pass
+        except FastPathUnsupported as exc:
+            out.fast_reason = str(exc)
         out.fast_pairs = len(fast)
+        # the readers took the fused scan as far as iter_fast_writesets goes, and the
+        # general path only where it gave up (once, for the rest)
+        for run in (pairs_run, lines_run):
+            assert (run.fast_pairs, run.reason, run.general) == \
+                (len(fast), out.fast_reason, int(out.fast_reason is not None)), (run, paths)
         assert len(fast) <= len(general)
         for (ft, fw), (gt, gw) in zip(fast, general):
             assert ft == dataclasses.replace(gt, events=()) and fw == gw, ft.start

@@ -2,9 +2,11 @@
 
 Key-only extraction (:mod:`repltool.writeset.fastkeys`) and the fused reader
 (:func:`repltool.writeset.read_writesets`) against the general path, which
-decodes every column of every row (``tests/writeset/_paths.py``): the MariaDB
-corpus sets (with their schemas: the fused reader falls back at once), every
-MySQL corpus file, and synthetic logs of every shape - transaction by
+decodes every column of every row (``tests/writeset/_paths.py``, which also
+spies on which path really ran): the MariaDB corpus sets (with their schemas: the
+fused reader falls back at once, for a MariaDB event), every MySQL corpus file
+(handled by the fused reader alone - with a floor on how many - or handed back for
+a reason true of the file), and synthetic logs of every shape - transaction by
 transaction, writeset by writeset, errors included.  Then the fallback in the
 middle of a stream, damage with and without a valid checksum, and
 ``table_maps`` given by the caller.
@@ -13,8 +15,11 @@ middle of a stream, damage with and without a valid checksum, and
 from __future__ import annotations
 
 import random
+import re
 import shutil
+import warnings
 import zlib
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -23,15 +28,38 @@ from repltool.binlog import ReadOptions, read_events
 from repltool.binlog.coltypes import TableDef
 from repltool.binlog.fastpath import FastPathUnsupported, LightTransaction
 from repltool.binlog import read_transactions
+import repltool.errors
 from repltool.errors import ReplToolError
 from repltool.writeset import READ_OPTIONS, iter_writesets, load_schema, read_writesets
 from repltool.writeset.fused import iter_fast_writesets
 
-from ._paths import check_paths
+from tests.binlog._refusals import refusal_is_true as scan_refusal_is_true
+from ._paths import Checked, FusedSpy, check_paths
 from .test_corpus import SETS
 
 FAST_SHAPES = ("uniform", "zipf", "hot", "relay", "tagged", "mysql57", "full-metadata",
                "anonymous")
+
+
+def _is_binlog(path: Path) -> bool:
+    """Collection-time selection: files that start with a binlog/relay-log magic."""
+    with open(path, "rb") as f:
+        return f.read(4) in (b"\xfebin", b"\xfdbin")
+
+
+def _refusal_is_true(files: list[Path], verify: bool, got: Checked) -> None:
+    """The fused reader handed the input to the general path for a reason true of it:
+    the reader's own error, which the general path raises alike (``Type: message``), or
+    one of the fused scanner's refusals (checked as ``tests/binlog/test_fastpath.py``
+    checks them)."""
+    reason = got.fast_reason
+    assert reason is not None and not got.fast_complete
+    m = re.fullmatch(r"(\w+): .*", reason, re.S)
+    if m and not reason.startswith("event type"):
+        assert isinstance(getattr(repltool.errors, m.group(1), None), type), reason
+        assert got.error == reason, (reason, got.error)
+    else:
+        scan_refusal_is_true(files, verify, reason)
 
 
 @pytest.mark.parametrize("name", list(SETS))
@@ -43,23 +71,51 @@ def test_mariadb_sets(corpus: Path, name: str) -> None:
     assert got.error is None and got.transactions > 100 and got.keys > 100
     assert got.fast_pairs == 0 and not got.fast_complete     # MariaDB: the general path
     assert got.fallbacks == 0
+    # handed back at once: the scanner refuses a MariaDB FDE (its event numbering)
+    assert got.fast_reason == "non-standard FDE", got.fast_reason
+    _refusal_is_true(files, True, got)
 
 
-def test_every_mysql_corpus_file(corpus: Path) -> None:
-    files = sorted(p for p in (corpus / "mysql").glob("*/*") if p.is_file())
-    assert len(files) >= 100
-    transactions = with_rows = fast = 0
+@pytest.mark.corpus_files("path", "mysql/*/*", select=_is_binlog)
+@pytest.mark.parametrize("verify", [True, False], ids=["crc", "no-crc"])
+def test_mysql_corpus_file(path: Path, verify: bool) -> None:
+    """Every MySQL corpus file: the fused reader yields the general path's pairs; it either
+    handled the whole file itself (the spy in ``check_paths`` saw no general path) or handed
+    it back for a reason true of the file."""
+    got = check_paths([path], None, verify_checksum=verify)
+    if got.fast_complete:
+        assert got.fast_reason is None and got.fast_pairs == got.transactions
+    else:
+        _refusal_is_true([path], verify, got)
+
+
+#: floors on the MySQL corpus files the fused reader handles alone (measured: 49 with
+#: transactions + 20 without, checksums verified; 50 + 20 unverified)
+HANDLED_WITH_TRANSACTIONS = 45
+HANDLED = 65
+
+
+@pytest.mark.parametrize("verify", [True, False], ids=["crc", "no-crc"])
+def test_fused_reader_handles_most_of_the_mysql_corpus(corpus: Path, verify: bool) -> None:
+    """A floor on the files ``read_writesets`` really reads with the fused scan alone (the
+    spy: no general path started), not just on equal results."""
+    spy = FusedSpy()
+    handled: Counter[bool] = Counter()
+    reasons: Counter[str] = Counter()
+    files = [p for p in sorted(corpus.glob("mysql/*/*")) if p.is_file() and _is_binlog(p)]
+    assert len(files) >= 90
     for path in files:
-        with open(path, "rb") as f:
-            if f.read(4) not in (b"\xfebin", b"\xfdbin"):
-                continue
-        for verify in (True, False):
-            got = check_paths([path], None, verify_checksum=verify)
-            transactions += got.transactions
-            with_rows += got.with_rows
-            fast += got.fast_pairs
-    # (most of these files have no FULL metadata: their tables count as keyless)
-    assert transactions > 1000 and with_rows > 300 and fast > 500, (transactions, with_rows, fast)
+        with warnings.catch_warnings():     # keyless tables of files read alone
+            warnings.simplefilter("ignore")
+            run, (pairs, _) = spy.one(read_writesets([path], None, verify_checksum=verify))
+        if run.reason is None:
+            assert run.general == 0 and run.fast_pairs == len(pairs)
+            handled[bool(pairs)] += 1
+        else:
+            assert run.general == 1
+            reasons[run.reason.split(":")[0]] += 1
+    assert handled[True] >= HANDLED_WITH_TRANSACTIONS and sum(handled.values()) >= HANDLED, \
+        (handled, reasons)
 
 
 @pytest.mark.parametrize("name", FAST_SHAPES)
@@ -69,6 +125,7 @@ def test_synthetic_logs_take_the_fast_path(synth_logs: dict, name: str) -> None:
         got = check_paths(files, sch)
         assert got.error is None and got.transactions > 250 and got.with_rows > 250
         assert got.fast_complete and got.fast_pairs == got.transactions, name
+        assert got.fast_reason is None                  # the spy: no general path
         assert got.fallbacks == 0
         # keys: from the schema, or without it from FULL Table_map metadata only
         assert got.keys > 500 if sch is not None or name == "full-metadata" else got.keys == 0
@@ -79,6 +136,8 @@ def test_compressed_log_falls_back(synth_logs: dict) -> None:
     got = check_paths(files, load_schema(schema))
     assert got.error is None and got.transactions > 250 and got.keys > 500
     assert got.fast_pairs == 0 and not got.fast_complete
+    assert got.fast_reason == "event type 40"           # Transaction_payload
+    _refusal_is_true(files, True, got)
 
 
 def test_fallback_in_the_middle_of_the_stream(synth_logs: dict) -> None:
@@ -175,8 +234,6 @@ def test_light_transactions(synth_logs: dict) -> None:
 def test_warnings_as_errors_reach_the_caller(synth_logs: dict, tmp_path: Path) -> None:
     """A schema that lacks a table warns; under ``-W error`` the fused reader's fallback
     must raise that warning as the general path does, not swallow it."""
-    import warnings
-
     from repltool.writeset import SchemaWarning, iter_writesets
 
     files, schema = synth_logs["uniform"]
