@@ -6,7 +6,7 @@ import contextlib
 import json
 import sys
 from datetime import datetime, timezone
-from typing import Iterator
+from typing import Any, BinaryIO, Iterator
 
 import click
 
@@ -19,6 +19,7 @@ from ..binlog.events import (
 from ..binlog.gtid import GtidFilter
 from ..errors import UsageError
 from ..escape import json_safe, printable
+from .render_replay import BASE64_MODES
 from .options import damage_exit, files_argument, keep_going_option, verify_checksum_option
 
 _CONTROL = frozenset({
@@ -165,18 +166,90 @@ class EventFilter:
               help="With --writesets: CREATE TABLE statements (SHOW CREATE TABLE, mysqldump "
                    "--no-data) for UNIQUE and foreign keys (repeatable).")
 @click.option("--schema-db", help="Database of unqualified tables in --schema files.")
+@click.option("--base64-output", type=click.Choice(BASE64_MODES), default="auto",
+              show_default=True,
+              help="Text: auto prints the FDE and row events as BINLOG '...' statements "
+                   "(replayable); decode-rows prints rows only as ### comments (with -v; not "
+                   "replayable); never prints no BINLOG statement and refuses row events.")
+@click.option("--skip-gtids", is_flag=True,
+              help="Text: leave out the GTID statements (SET @@SESSION.GTID_NEXT, MariaDB "
+                   "SET @@session.gtid_*), so that the server assigns new GTIDs.")
+@click.option("--text-mode", type=click.Choice(["auto", "replay", "terminal"]),
+              default="auto", show_default=True,
+              help="Text: replay writes each statement's bytes exactly as logged (to pipe "
+                   "into mysql/mariadb); terminal shows control characters as visible "
+                   "escapes and comments out statements that hold them.  auto: terminal "
+                   "when stdout is a terminal, else replay.")
+@click.option("--result-file", "-r", type=click.Path(dir_okay=False),
+              help="Write the output to this file (atomically; never one of the inputs).")
+@click.option("--force", is_flag=True, help="With --result-file: replace an existing file.")
 @verify_checksum_option
 @keep_going_option
 def dump(files: tuple[str, ...], fmt: str, start_position: int | None,
          stop_position: int | None, start_datetime: str | None, stop_datetime: str | None,
          include_gtids: str | None, exclude_gtids: str | None, databases: tuple[str, ...],
          tables: tuple[str, ...], verbose: int, writesets: bool, schema_files: tuple[str, ...],
-         schema_db: str | None, verify_checksum: bool, keep_going: bool) -> None:
+         schema_db: str | None, base64_output: str, skip_gtids: bool, text_mode: str,
+         result_file: str | None, force: bool, verify_checksum: bool,
+         keep_going: bool) -> None:
     """Print the events of binlogs / relay logs, read as one ordered sequence.
 
+    The text output is what mysqlbinlog / mariadb-binlog print and can be piped
+    into a server (point-in-time recovery): `repltool dump LOGS | mariadb`.
     Times are shown in UTC.  Events inside a Transaction_payload are shown after
     it with their offset inside the payload (`payload_pos`).
     """
+    with output_stream(result_file, files, force) as out:
+        _dump(files, fmt, start_position, stop_position, start_datetime, stop_datetime,
+              include_gtids, exclude_gtids, databases, tables, verbose, writesets,
+              schema_files, schema_db, base64_output, skip_gtids,
+              text_mode == "terminal" or (text_mode == "auto" and result_file is None
+                                          and sys.stdout.isatty()),
+              out, verify_checksum, keep_going)
+
+
+@contextlib.contextmanager
+def output_stream(result_file: str | None, inputs: tuple[str, ...],
+                  force: bool) -> Iterator[BinaryIO]:
+    """stdout's byte stream, or a temporary file beside ``result_file`` that replaces
+    it when everything was written (an error leaves no partial file)."""
+    if result_file is None:
+        buffer = getattr(sys.stdout, "buffer", None)
+        if buffer is None:              # a text-only stdout (an embedding caller's)
+            yield _TextSink(sys.stdout)  # type: ignore[misc]
+            return
+        sys.stdout.flush()
+        yield buffer
+        buffer.flush()
+        return
+    import os
+    import tempfile
+    target = os.path.abspath(result_file)
+    for f in inputs:
+        try:
+            if os.path.exists(f) and os.path.samefile(f, target):
+                raise UsageError(f"--result-file {result_file} is one of the input logs")
+        except OSError:
+            continue
+    if os.path.exists(target) and not force:
+        raise UsageError(f"--result-file {result_file} exists (--force replaces it)")
+    fd, tmp = tempfile.mkstemp(prefix=".repltool-", dir=os.path.dirname(target))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            yield fh
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def _dump(files: tuple[str, ...], fmt: str, start_position: int | None,
+          stop_position: int | None, start_datetime: str | None, stop_datetime: str | None,
+          include_gtids: str | None, exclude_gtids: str | None, databases: tuple[str, ...],
+          tables: tuple[str, ...], verbose: int, writesets: bool,
+          schema_files: tuple[str, ...], schema_db: str | None, base64_output: str,
+          skip_gtids: bool, terminal: bool, out: BinaryIO, verify_checksum: bool,
+          keep_going: bool) -> None:
     flt = EventFilter(
         list(files), start=start_position, stop=stop_position,
         start_dt=_parse_datetime(start_datetime, "--start-datetime"),
@@ -188,12 +261,12 @@ def dump(files: tuple[str, ...], fmt: str, start_position: int | None,
     if writesets or schema_files:
         if not writesets:
             raise UsageError("--schema needs --writesets")
-        _dump_writesets(files, flt, damage, schema_files, schema_db, verify_checksum, keep_going)
+        _dump_writesets(files, flt, damage, schema_files, schema_db, verify_checksum, keep_going,
+                        out)
         damage_exit(damage.first, damage.n)
         return
     events = damage.count(flt.apply(read_events(
         files, ReadOptions(verify_checksum=verify_checksum, keep_going=keep_going))))
-    out = sys.stdout
     rows = None
     if verbose:
         from .render_rows import RowsRenderer
@@ -205,22 +278,19 @@ def dump(files: tuple[str, ...], fmt: str, start_position: int | None,
                 rows.observe(ev)
                 if isinstance(ev.body, RowsBody):
                     d["rows"] = rows.json_rows(ev)
-            out.write(json_safe(json.dumps(d, ensure_ascii=False)))
-            out.write("\n")
+            out.write(json_safe(json.dumps(d, ensure_ascii=False)).encode("utf-8"))
+            out.write(b"\n")
     else:
-        from .render import event_text
-        for ev in events:
-            out.write(event_text(ev))
-            if rows is not None:
-                rows.observe(ev)
-                for line in rows.text_lines(ev):
-                    out.write(line + "\n")
+        from .render_replay import ReplayPrinter, print_events
+        printer = ReplayPrinter(out, base64_output=base64_output, rows=rows,
+                                terminal=terminal, skip_gtids=skip_gtids)
+        print_events(printer, events)
     damage_exit(damage.first, damage.n)
 
 
 def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: "_DamageCounter",
                     schema_files: tuple[str, ...], schema_db: str | None, verify_checksum: bool,
-                    keep_going: bool) -> None:
+                    keep_going: bool, out: BinaryIO) -> None:
     """``--writesets``: one JSON line per transaction (always JSON, whatever ``--format``).
 
     Without selection options the logs go through the fused reader
@@ -243,7 +313,6 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: "_DamageCo
         return group_transactions(damage.count(flt.apply(read_events(files, opts))),
                                   keep_events=True)
 
-    out = sys.stdout
     writer = RecordWriter()
     import warnings
     with warnings.catch_warnings():
@@ -263,12 +332,12 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: "_DamageCo
                     batch.append(text)
                     if len(batch) >= 256:
                         batch.append("")
-                        out.write(json_safe("\n".join(batch)))
+                        out.write(json_safe("\n".join(batch)).encode("utf-8"))
                         batch.clear()
         finally:                        # what came before an error is printed, as before
             if batch:
                 batch.append("")
-                out.write(json_safe("\n".join(batch)))
+                out.write(json_safe("\n".join(batch)).encode("utf-8"))
 
 
 @contextlib.contextmanager
@@ -286,6 +355,17 @@ def _few_collections() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*before)
+
+
+class _TextSink:
+    """A byte sink over a text stream (undecodable bytes as lone surrogates)."""
+
+    def __init__(self, text: Any) -> None:
+        self.text = text
+
+    def write(self, data: bytes) -> int:
+        self.text.write(data.decode("utf-8", "surrogateescape"))
+        return len(data)
 
 
 class _DamageCounter:

@@ -50,6 +50,16 @@ def _usec(ts: int | None) -> str:
         f".{ts % 1_000_000:06d} UTC"
 
 
+def event_header(ev: Event) -> str:
+    """The ``# at N`` line and the ``#YYMMDD hh:mm:ss server id ...`` description line
+    of an event (terminal-safe), as :func:`event_text` begins."""
+    at = f"# at {ev.pos.offset}\n" if ev.pos.payload_offset is None else \
+        f"# at {ev.pos.offset} payload_pos {ev.pos.payload_offset}\n"
+    crc = f" CRC32 0x{ev.crc:08x}" if ev.crc is not None else ""
+    head = f"#{_when(ev.timestamp)} server id {ev.server_id}  end_log_pos {ev.log_pos}{crc} \t"
+    return at + head + describe(ev)[0] + "\n"
+
+
 def event_text(ev: Event) -> str:
     """mysqlbinlog-like lines for one event (``# at N`` header, description, SQL)."""
     if isinstance(ev.body, DamagedBody):
@@ -73,7 +83,7 @@ NOT_REPLAYABLE = ("# repltool: the statement below is commented out: control cha
                   "its text or names are shown as \\xNN escapes, so it is not SQL as printed")
 
 
-def _sql(lines: list[str], names: tuple[str, ...], text: str | None = None) -> list[str]:
+def terminal_sql(lines: list[str], names: tuple[str, ...], text: str | None = None) -> list[str]:
     """SQL ``lines`` as they are, or commented out when a name holds a control character
     (a line feed or tab too) or the query ``text`` (one of the lines) holds one a terminal
     would act on (line feeds, tabs and CR LF are SQL white space)."""
@@ -124,7 +134,7 @@ def describe(ev: Event) -> tuple[str, list[str]]:
         text = b.text
         return (f"Query\tthread_id={b.thread_id}\texec_time={b.exec_time}\t"
                 f"error_code={b.error_code}",
-                _sql(([f"use {sql_identifier(b.db)}/*!*/;"] if b.db else [])
+                terminal_sql(([f"use {sql_identifier(b.db)}/*!*/;"] if b.db else [])
                      + [f"SET TIMESTAMP={ev.timestamp}/*!*/;", text, "/*!*/;"], (b.db,), text))
     if isinstance(b, XidBody):
         return f"Xid = {b.xid}", ["COMMIT/*!*/;"]
@@ -160,7 +170,7 @@ def describe(ev: Event) -> tuple[str, list[str]]:
     if isinstance(b, RandBody):
         return "Rand", [f"SET @@RAND_SEED1={b.seed1}, @@RAND_SEED2={b.seed2}/*!*/;"]
     if isinstance(b, UserVarBody):
-        return "User_var", _sql([f"SET @{sql_identifier(b.name)}:="
+        return "User_var", terminal_sql([f"SET @{sql_identifier(b.name)}:="
                                  f"{'NULL' if b.is_null else '...'}/*!*/;"], (b.name,))
     if isinstance(b, IncidentBody):
         return f"Incident: {b.incident} {printable(b.message)}", []
