@@ -180,6 +180,11 @@ class EventFilter:
                    "into mysql/mariadb); terminal shows control characters as visible "
                    "escapes and comments out statements that hold them.  auto: terminal "
                    "when stdout is a terminal, else replay.")
+@click.option("--flashback", "-B", is_flag=True,
+              help="Text: the inverse of the selected window of row events, last "
+                   "transaction first (Write<->Delete, Update images swapped), replayable; "
+                   "refuses DDL, statement-based events and images without every column "
+                   "(exit 1).")
 @click.option("--result-file", "-r", type=click.Path(dir_okay=False),
               help="Write the output to this file (atomically; never one of the inputs).")
 @click.option("--force", is_flag=True, help="With --result-file: replace an existing file.")
@@ -190,7 +195,7 @@ def dump(files: tuple[str, ...], fmt: str, start_position: int | None,
          include_gtids: str | None, exclude_gtids: str | None, databases: tuple[str, ...],
          tables: tuple[str, ...], verbose: int, writesets: bool, schema_files: tuple[str, ...],
          schema_db: str | None, base64_output: str, skip_gtids: bool, text_mode: str,
-         result_file: str | None, force: bool, verify_checksum: bool,
+         flashback: bool, result_file: str | None, force: bool, verify_checksum: bool,
          keep_going: bool) -> None:
     """Print the events of binlogs / relay logs, read as one ordered sequence.
 
@@ -199,13 +204,16 @@ def dump(files: tuple[str, ...], fmt: str, start_position: int | None,
     Times are shown in UTC.  Events inside a Transaction_payload are shown after
     it with their offset inside the payload (`payload_pos`).
     """
+    if flashback and (fmt != "text" or writesets or base64_output != "auto"):
+        raise UsageError("--flashback prints replayable text: not with --format jsonl, "
+                         "--writesets or --base64-output other than auto")
     with output_stream(result_file, files, force) as out:
         _dump(files, fmt, start_position, stop_position, start_datetime, stop_datetime,
               include_gtids, exclude_gtids, databases, tables, verbose, writesets,
               schema_files, schema_db, base64_output, skip_gtids,
               text_mode == "terminal" or (text_mode == "auto" and result_file is None
                                           and sys.stdout.isatty()),
-              out, verify_checksum, keep_going)
+              flashback, out, verify_checksum, keep_going)
 
 
 @contextlib.contextmanager
@@ -248,8 +256,8 @@ def _dump(files: tuple[str, ...], fmt: str, start_position: int | None,
           include_gtids: str | None, exclude_gtids: str | None, databases: tuple[str, ...],
           tables: tuple[str, ...], verbose: int, writesets: bool,
           schema_files: tuple[str, ...], schema_db: str | None, base64_output: str,
-          skip_gtids: bool, terminal: bool, out: BinaryIO, verify_checksum: bool,
-          keep_going: bool) -> None:
+          skip_gtids: bool, terminal: bool, flashback: bool, out: BinaryIO,
+          verify_checksum: bool, keep_going: bool) -> None:
     flt = EventFilter(
         list(files), start=start_position, stop=stop_position,
         start_dt=_parse_datetime(start_datetime, "--start-datetime"),
@@ -281,10 +289,15 @@ def _dump(files: tuple[str, ...], fmt: str, start_position: int | None,
             out.write(json_safe(json.dumps(d, ensure_ascii=False)).encode("utf-8"))
             out.write(b"\n")
     else:
-        from .render_replay import ReplayPrinter, print_events
+        from .render_replay import ReplayPrinter, print_events, print_flashback
         printer = ReplayPrinter(out, base64_output=base64_output, rows=rows,
                                 terminal=terminal, skip_gtids=skip_gtids)
-        print_events(printer, events)
+        if flashback:
+            from ..binlog.flashback import invert_window
+            fde, trxs = invert_window(events)
+            print_flashback(printer, fde, trxs)
+        else:
+            print_events(printer, events)
     damage_exit(damage.first, damage.n)
 
 

@@ -37,7 +37,7 @@ import zlib
 from typing import Any, BinaryIO, Callable, Iterable
 
 from ..binlog.constants import (
-    CHECKSUM_LEN, HEADER_LEN, MARIA_FL_ALLOW_PARALLEL, MARIA_FL_COMPLETED_XA,
+    CHECKSUM_LEN, MARIA_FL_ALLOW_PARALLEL, MARIA_FL_COMPLETED_XA,
     MARIA_FL_PREPARED_XA, MARIA_FL_STANDALONE, EventType,
 )
 from ..binlog.decode import parse_status_vars
@@ -47,10 +47,11 @@ from ..binlog.events import (
     XidBody,
 )
 from ..binlog.rows import decode_decimal
-from ..escape import printable, printable_lines, sql_identifier, sql_string
+from ..escape import printable, sql_identifier, sql_string
 from .render import event_header, terminal_sql
 
-__all__ = ["ReplayPrinter", "BASE64_MODES", "charset_name", "collation_name"]
+__all__ = ["ReplayPrinter", "BASE64_MODES", "charset_name", "collation_name", "print_events",
+           "print_flashback", "base64_lines"]
 
 BASE64_MODES = ("auto", "never", "decode-rows")
 DELIM = "/*!*/;"
@@ -553,6 +554,28 @@ class ReplayPrinter:
         self.pending_rows.clear()
 
 
+def print_flashback(printer: ReplayPrinter, fde: Event | None, trxs: list[Any]) -> None:
+    """``--flashback``: the FDE, then each inverted transaction (from
+    :func:`repltool.binlog.flashback.invert_window`) as BEGIN, one BINLOG statement
+    per inverted Rows event (with its Table_map), COMMIT.  No GTID statements: the
+    server gives the undoing transactions GTIDs of their own."""
+    try:
+        if fde is not None:
+            printer.event(fde)
+        elif not printer.started:
+            printer._begin(False)
+        for trx in trxs:
+            gtid = f" of {printable(trx.gtid)}" if trx.gtid else ""
+            printer._w(f"# repltool flashback: undoes the transaction{gtid}\n"
+                       f"BEGIN\n{DELIM}\n")
+            for table_map, rows in trx.statements:
+                printer._w("BINLOG '\n" + base64_lines(table_map) + base64_lines(rows)
+                           + f"'{DELIM}\n")
+            printer._w(f"COMMIT{DELIM}\n")
+    finally:
+        printer.finish()
+
+
 def _xid(gtrid: bytes, bqual: bytes, format_id: int) -> str:
     return f"X'{gtrid.hex()}',X'{bqual.hex()}',{format_id}"
 
@@ -567,5 +590,3 @@ def print_events(printer: ReplayPrinter, events: Iterable[Event]) -> None:
     finally:
         printer.finish()
 
-
-_ = (HEADER_LEN, printable_lines)
