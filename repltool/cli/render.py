@@ -107,6 +107,16 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
+#: Rows event names as mysqlbinlog prints them (MySQL's get_type_str; mariadb-binlog
+#: prints the v1 types, the only ones MariaDB writes, without ``_v1``).
+ROWS_EVENT_NAMES = {23: "Write_rows_v1", 24: "Update_rows_v1", 25: "Delete_rows_v1",
+                    30: "Write_rows", 31: "Update_rows", 32: "Delete_rows",
+                    39: "Update_rows_partial",
+                    166: "Write_rows_compressed_v1", 167: "Update_rows_compressed_v1",
+                    168: "Delete_rows_compressed_v1", 169: "Write_rows_compressed",
+                    170: "Update_rows_compressed", 171: "Delete_rows_compressed"}
+
+
 def describe(ev: Event) -> tuple[str, list[str]]:
     """(description after the header line, SQL-ish lines) for an event.
 
@@ -152,7 +162,7 @@ def describe(ev: Event) -> tuple[str, list[str]]:
                 f"{printable(sql_identifier(b.table))} mapped to number {b.table_id}", [])
     if isinstance(b, RowsBody):
         flags = " flags: STMT_END_F" if b.flags & 1 else ""
-        name = ev.type_name.replace("_EVENT", "").title()
+        name = ROWS_EVENT_NAMES.get(ev.type_code) or ev.type_name
         return f"{name}: table id {b.table_id}{flags}", []
     if isinstance(b, RowsQueryBody):
         return ("Annotate_rows:" if ev.type_code == 160 else "Rows_query",

@@ -37,7 +37,7 @@ import zlib
 from typing import Any, BinaryIO, Callable, Iterable
 
 from ..binlog.constants import (
-    CHECKSUM_LEN, MARIA_FL_ALLOW_PARALLEL, MARIA_FL_COMPLETED_XA,
+    CHECKSUM_LEN, HEADER_LEN, MARIA_FL_ALLOW_PARALLEL, MARIA_FL_COMPLETED_XA,
     MARIA_FL_PREPARED_XA, MARIA_FL_STANDALONE, EventType,
 )
 from ..binlog.decode import parse_status_vars
@@ -51,7 +51,7 @@ from ..escape import printable, sql_identifier, sql_string
 from .render import event_header, terminal_sql
 
 __all__ = ["ReplayPrinter", "BASE64_MODES", "charset_name", "collation_name", "print_events",
-           "print_flashback", "base64_lines"]
+           "print_flashback", "base64_lines", "hexdump_lines"]
 
 BASE64_MODES = ("auto", "never", "decode-rows")
 DELIM = "/*!*/;"
@@ -101,6 +101,23 @@ def base64_lines(raw: bytes) -> str:
     return base64.encodebytes(raw).decode("ascii")
 
 
+def hexdump_lines(raw: bytes, offset: int, *, mariadb: bool = False) -> str:
+    """mysqlbinlog --hexdump's comment lines for an event's bytes: the 19-byte
+    header by field, then 16 bytes a line with their ASCII (``.`` for the rest);
+    offsets in hexadecimal, as mysqlbinlog prints them."""
+    who = ("Master ID", "Master Pos") if mariadb else ("Source ID", "Source Pos")
+    h = raw[:HEADER_LEN].hex(" ").split(" ")
+    out = [f"# Position  Timestamp   Type   {who[0]}        Size      {who[1]}    Flags",
+           f"# {offset:8x} {' '.join(h[0:4])}   {h[4]}   {' '.join(h[5:9])}   "
+           f"{' '.join(h[9:13])}   {' '.join(h[13:17])}   {' '.join(h[17:19])}"]
+    for i in range(HEADER_LEN, len(raw), 16):
+        chunk = raw[i:i + 16]
+        hx = chunk[:8].hex(" ") + ("  " + chunk[8:].hex(" ") if len(chunk) > 8 else "")
+        text = "".join(chr(c) if 32 <= c < 127 else "." for c in chunk)
+        out.append(f"# {offset + i:8x} {hx:<48} |{text}|")
+    return "".join(line + "\n" for line in out)
+
+
 class _Session:
     """What the printed statements have set so far (mysqlbinlog's PRINT_EVENT_INFO)."""
 
@@ -138,7 +155,7 @@ class ReplayPrinter:
 
     def __init__(self, out: BinaryIO, *, base64_output: str = "auto", rows: Any = None,
                  terminal: bool = False, skip_gtids: bool = False, short_form: bool = False,
-                 row_count: bool = True, table_metadata: bool = False,
+                 row_count: bool = True, table_metadata: bool = False, hexdump: bool = False,
                  transform: Callable[[Event, bytes], bytes] | None = None) -> None:
         if base64_output not in BASE64_MODES:
             raise ValueError(base64_output)
@@ -150,6 +167,7 @@ class ReplayPrinter:
         self.short_form = short_form
         self.row_count = row_count
         self.table_metadata = table_metadata
+        self.hexdump = hexdump
         self.transform = transform
         self.s = _Session()
         self.mariadb: bool | None = None
@@ -171,7 +189,12 @@ class ReplayPrinter:
 
     def _comment(self, ev: Event) -> None:
         if not self.short_form:
-            self._w(event_header(ev))
+            text = event_header(ev)
+            if self.mariadb and ev.type_code in (23, 24, 25):
+                text = text.replace("_rows_v1: table id", "_rows: table id", 1)
+            self._w(text)
+        if self.hexdump and ev.raw:
+            self._w(hexdump_lines(ev.raw, ev.pos.offset, mariadb=bool(self.mariadb)))
 
     # ---- prologue / epilogue ----
 
@@ -491,18 +514,19 @@ class ReplayPrinter:
             from ..errors import UsageError
             raise UsageError("--base64-output=never: the logs hold row events, which can "
                              "only be printed as BINLOG statements (use auto or decode-rows)",
-                             pos=ev.pos)
+                             pos=ev.pos, event_type=ev.type_name)
         if self.base64_output == "auto" and not self.short_form:
             self.pending.append(base64_lines(self._raw_for_binlog(ev)))
 
     def _metadata_lines(self, ev: Event) -> str:
         from ..binlog.coltypes import decode_table_map, type_label
         table = decode_table_map(ev.body, pos=ev.pos, event_type=ev.type_name)  # type: ignore[arg-type]
-        out = [f"# Columns({', '.join(printable(c.label) + ' ' + type_label(c) for c in table.columns)})"]
-        pk = getattr(table, "primary_key", None)
-        if pk:
-            out.append("# Primary Key(" + ", ".join(printable(table.columns[i].label)
-                                                   for i in pk) + ")")
+        cols = ", ".join(printable(c.label) + " " + type_label(c) for c in table.columns)
+        out = [f"# Columns({cols})"]
+        if table.primary_key:
+            out.append("# Primary Key(" + ", ".join(
+                printable(table.columns[i].label) + (f"({n})" if n else "")
+                for i, n in table.primary_key) + ")")
         return "".join(line + "\n" for line in out)
 
     def _rows_event(self, ev: Event, b: RowsBody) -> None:
@@ -510,7 +534,8 @@ class ReplayPrinter:
         if self.base64_output == "never":
             from ..errors import UsageError
             raise UsageError("--base64-output=never: the logs hold row events, which can "
-                             "only be printed as BINLOG statements", pos=ev.pos)
+                             "only be printed as BINLOG statements", pos=ev.pos,
+                             event_type=ev.type_name)
         if self.base64_output == "auto" and not self.short_form:
             self.pending.append(base64_lines(self._raw_for_binlog(ev)))
         if self.rows is not None:
