@@ -25,9 +25,10 @@ The window is held in memory (a flashback must reverse it).
 
 from __future__ import annotations
 
+import re
 import zlib
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Iterable
 
 from ..errors import ReplToolError
 from .coltypes import TableDef, decode_table_map
@@ -280,14 +281,9 @@ def _xid_key(gtrid: bytes, bqual: bytes, format_id: int) -> str:
 
 def _query_xid(q: bytes) -> str | None:
     """The xid of ``XA COMMIT X'..',X'..',n`` as the server logs it, normalised."""
-    import re
     m = re.search(rb"X'([0-9a-fA-F]*)',\s*X'([0-9a-fA-F]*)',\s*(\d+)", q)
     if m is None:
         return None
     return _xid_key(bytes.fromhex(m.group(1).decode()), bytes.fromhex(m.group(2).decode()),
                     int(m.group(3)))
 
-
-def iter_flat(trxs: list[InvertedTransaction]) -> Iterator[tuple[bytes, bytes]]:
-    for t in trxs:
-        yield from t.statements

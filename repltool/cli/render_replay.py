@@ -34,7 +34,7 @@ from __future__ import annotations
 import base64
 import struct
 import zlib
-from typing import Any, BinaryIO, Callable, Iterable
+from typing import Any, BinaryIO, Iterable
 
 from ..binlog.constants import (
     CHECKSUM_LEN, HEADER_LEN, MARIA_FL_ALLOW_PARALLEL, MARIA_FL_COMPLETED_XA,
@@ -47,6 +47,7 @@ from ..binlog.events import (
     XidBody,
 )
 from ..binlog.rows import decode_decimal
+from ..errors import ReplToolError, UsageError
 from ..escape import printable, sql_identifier, sql_string
 from .render import event_header, terminal_sql
 
@@ -149,14 +150,16 @@ class ReplayPrinter:
     :param rows: a :class:`~repltool.cli.render_rows.RowsRenderer` for ``###``
         lines (``-v``), or None.
     :param terminal: make everything terminal-safe (not replayable as printed).
-    :param transform: applied to each Table_map / Rows event's bytes before
-        they are encoded (``--rewrite-db``); returns the bytes to print.
+    :param skip_gtids: no GTID statements; :param short_form: statements only (no
+        comments, no BINLOG statements); :param row_count: ``# Number of rows: N``
+        after each statement's BINLOG; :param table_metadata: ``# Columns(...)`` per
+        Table_map; :param hexdump: a hex dump of each event in comments.
     """
 
     def __init__(self, out: BinaryIO, *, base64_output: str = "auto", rows: Any = None,
                  terminal: bool = False, skip_gtids: bool = False, short_form: bool = False,
-                 row_count: bool = True, table_metadata: bool = False, hexdump: bool = False,
-                 transform: Callable[[Event, bytes], bytes] | None = None) -> None:
+                 row_count: bool = True, table_metadata: bool = False,
+                 hexdump: bool = False) -> None:
         if base64_output not in BASE64_MODES:
             raise ValueError(base64_output)
         self.out = out
@@ -168,7 +171,7 @@ class ReplayPrinter:
         self.row_count = row_count
         self.table_metadata = table_metadata
         self.hexdump = hexdump
-        self.transform = transform
+        self._counter: Any = None          # a RowsRenderer that only counts rows
         self.s = _Session()
         self.mariadb: bool | None = None
         self.crc_on = False
@@ -375,8 +378,6 @@ class ReplayPrinter:
         elif word.startswith(b"COMMIT") or word.startswith(b"ROLLBACK") or \
                 word.startswith(b"XA "):
             self.in_trx = False
-        elif not self.in_trx:
-            pass
 
     def _query_header(self, ev: Event, b: QueryBody) -> list[str]:
         """mysqlbinlog's print_query_header: the session state, where it changed."""
@@ -500,8 +501,6 @@ class ReplayPrinter:
             size = len(raw) + CHECKSUM_LEN
             raw = raw[:9] + size.to_bytes(4, "little") + raw[13:]
             raw += zlib.crc32(raw).to_bytes(4, "little")
-        if self.transform is not None:
-            raw = self.transform(ev, raw)
         return raw
 
     def _table_map(self, ev: Event, b: TableMapBody) -> None:
@@ -511,7 +510,6 @@ class ReplayPrinter:
         if self.rows is not None:
             self.rows.observe(ev)
         if self.base64_output == "never":
-            from ..errors import UsageError
             raise UsageError("--base64-output=never: the logs hold row events, which can "
                              "only be printed as BINLOG statements (use auto or decode-rows)",
                              pos=ev.pos, event_type=ev.type_name)
@@ -532,7 +530,6 @@ class ReplayPrinter:
     def _rows_event(self, ev: Event, b: RowsBody) -> None:
         self._comment(ev)
         if self.base64_output == "never":
-            from ..errors import UsageError
             raise UsageError("--base64-output=never: the logs hold row events, which can "
                              "only be printed as BINLOG statements", pos=ev.pos,
                              event_type=ev.type_name)
@@ -548,24 +545,25 @@ class ReplayPrinter:
             self._flush_rows(complete=True)
 
     def _count(self, ev: Event) -> int | None:
-        if self.rows is None:
-            from .render_rows import RowsRenderer
-            self._counter = getattr(self, "_counter", None) or RowsRenderer(0)
-            counter = self._counter
-        else:
-            counter = self.rows
+        counter = self.rows if self.rows is not None else self._counter
+        if counter is None or counter.tables.get(ev.body.table_id) is None:  # type: ignore[union-attr]
+            return None
         try:
-            return len(counter.changes(ev)[1]) if counter.tables.get(
-                ev.body.table_id) is not None else None  # type: ignore[union-attr]
-        except Exception:                   # noqa: BLE001 - a count is only a comment
+            return len(counter.changes(ev)[1])
+        except ReplToolError:               # a count is only a comment: no count
             return None
 
     def observe_table_map(self, ev: Event) -> None:
         """Let the row counter know a Table_map (called for every Table_map)."""
-        if self.rows is None and self.row_count:
+        if self.rows is not None or not self.row_count or self.short_form:
+            return
+        if self._counter is None:
             from .render_rows import RowsRenderer
-            self._counter = getattr(self, "_counter", None) or RowsRenderer(0)
+            self._counter = RowsRenderer(0)
+        try:
             self._counter.observe(ev)
+        except ReplToolError:               # undecodable metadata: no count for its rows
+            self._counter.tables.pop(ev.body.table_id, None)  # type: ignore[union-attr]
 
     def _flush_rows(self, *, complete: bool) -> None:
         if self.pending:
