@@ -39,7 +39,8 @@ from .events import (
 )
 from .rows import RowImage, iter_row_changes
 
-__all__ = ["NotInvertible", "InvertedTransaction", "invert_window", "invert_rows_event"]
+__all__ = ["NotInvertible", "InvertedTransaction", "invert_window", "invert_rows_event",
+           "query_xid", "xid_key"]
 
 
 class NotInvertible(ReplToolError):
@@ -223,7 +224,7 @@ def invert_window(events: Iterable[Event]) -> tuple[Event | None, list[InvertedT
                 if b.one_phase:
                     done.append(current)
                 else:
-                    xa_pending[_xid_key(b.gtrid, b.bqual, b.format_id)] = current
+                    xa_pending[xid_key(b.gtrid, b.bqual, b.format_id)] = current
             current = None
             continue
         if isinstance(b, QueryBody):
@@ -239,7 +240,7 @@ def invert_window(events: Iterable[Event]) -> tuple[Event | None, list[InvertedT
                 verb = q[3:].lstrip().upper()
                 if verb.startswith((b"START", b"BEGIN", b"END")):
                     continue
-                key = _query_xid(q)
+                key = query_xid(q)
                 if verb.startswith(b"COMMIT"):
                     if verb.rstrip().endswith(b"ONE PHASE"):
                         if current is not None and current.statements:
@@ -275,15 +276,16 @@ def invert_window(events: Iterable[Event]) -> tuple[Event | None, list[InvertedT
     return fde_ev, done
 
 
-def _xid_key(gtrid: bytes, bqual: bytes, format_id: int) -> str:
+def xid_key(gtrid: bytes, bqual: bytes, format_id: int) -> str:
+    """An XA xid as the server logs it: ``X'gtrid',X'bqual',format_id``."""
     return f"X'{gtrid.hex()}',X'{bqual.hex()}',{format_id}"
 
 
-def _query_xid(q: bytes) -> str | None:
+def query_xid(q: bytes) -> str | None:
     """The xid of ``XA COMMIT X'..',X'..',n`` as the server logs it, normalised."""
     m = re.search(rb"X'([0-9a-fA-F]*)',\s*X'([0-9a-fA-F]*)',\s*(\d+)", q)
     if m is None:
         return None
-    return _xid_key(bytes.fromhex(m.group(1).decode()), bytes.fromhex(m.group(2).decode()),
+    return xid_key(bytes.fromhex(m.group(1).decode()), bytes.fromhex(m.group(2).decode()),
                     int(m.group(3)))
 

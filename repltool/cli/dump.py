@@ -15,6 +15,7 @@ from ..binlog.constants import EventType
 from ..binlog.describe import event_to_dict
 from ..binlog.events import (
     DAMAGED_TYPE, DamagedBody, Event, GtidBody, MariaGtidBody, QueryBody, RowsBody, TableMapBody,
+    XaPrepareBody, XidBody,
 )
 from ..binlog.gtid import GtidFilter
 from ..errors import UsageError
@@ -106,6 +107,57 @@ class EventFilter:
                 continue
             if self._keep(ev):
                 yield ev
+
+    def without_empty_xa(self, events: Iterator[Event]) -> Iterator[Event]:
+        """Leave out an XA transaction the database/table filters emptied, and its
+        later XA COMMIT / XA ROLLBACK: replayed, the server would end the empty
+        prepared branch at XA PREPARE and refuse the XA COMMIT / ROLLBACK.
+
+        A transaction is held from its GTID event to its end (bounded by the
+        transaction), only when --database / --table select.
+        """
+        from ..binlog.flashback import query_xid, xid_key
+        dropped: set[str] = set()
+        held: list[Event] | None = None
+        content = False
+        for ev in events:
+            b = ev.body
+            if ev.type_code in _GTID_TYPES or ev.type_code in _CONTROL:
+                if held:
+                    yield from held
+                held, content = ([ev], False) if ev.type_code in _GTID_TYPES else (None, False)
+                if held is None:
+                    yield ev
+                continue
+            if held is None:
+                yield ev
+                continue
+            held.append(ev)
+            if isinstance(b, XaPrepareBody):
+                if not content and not b.one_phase:
+                    dropped.add(xid_key(b.gtrid, b.bqual, b.format_id))
+                else:
+                    yield from held
+                held = None
+            elif isinstance(b, QueryBody):
+                word = b.query.lstrip()[:12].upper()
+                if word.startswith((b"XA COMMIT", b"XA ROLLBACK")) and \
+                        query_xid(b.query) in dropped and not content:
+                    dropped.discard(query_xid(b.query) or "")
+                    held = None
+                elif word.startswith((b"COMMIT", b"ROLLBACK", b"XA COMMIT", b"XA ROLLBACK")):
+                    yield from held
+                    held = None
+                elif not word.startswith((b"BEGIN", b"XA ")):
+                    content = True
+            elif isinstance(b, XidBody):
+                yield from held
+                held = None
+            elif ev.type_code not in (EventType.ANNOTATE_ROWS_EVENT,
+                                      EventType.ROWS_QUERY_LOG_EVENT):   # comments only
+                content = True
+        if held:
+            yield from held
 
     def _track(self, ev: Event) -> None:
         body = ev.body
@@ -394,7 +446,10 @@ def _dump(files: tuple[str, ...], out: BinaryIO, o: dict[str, Any]) -> None:
     if rewrite:
         from ..binlog.rewrite_db import rewrite_databases
         read = rewrite_databases(read, rewrite)
-    events = damage.count(flt.apply(read))
+    selected = flt.apply(read)
+    if flt.databases or flt.tables:
+        selected = flt.without_empty_xa(selected)
+    events = damage.count(selected)
     rows = None
     if verbose:
         from .render_rows import RowsRenderer
