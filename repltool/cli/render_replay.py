@@ -316,6 +316,9 @@ class ReplayPrinter:
 
     def _mysql_gtid(self, ev: Event, b: GtidBody) -> None:
         self._comment(ev)
+        if not self.short_form:         # "# original_commit_timestamp=... (date)" comments
+            from .render import describe
+            self._w("".join(line + "\n" for line in describe(ev)[1] if line.startswith("# ")))
         if self.skip_gtids:
             return
         lines = []
