@@ -17,8 +17,9 @@ event: DDL and other statements (a Query event other than BEGIN/COMMIT/
 ROLLBACK/XA), statement-based events (Intvar, Rand, User_var, LOAD DATA),
 images without every column (``binlog_row_image=MINIMAL``/``NOBLOB``: the
 inverse would not find or not restore the whole row), MySQL's partial JSON
-updates, an XA transaction prepared but not committed in the window.  An XA
-transaction rolled back in the window changed nothing and is left out.
+updates, an XA transaction prepared but not committed in the window, a window
+that ends inside a transaction.  An XA transaction rolled back in the window
+changed nothing and is left out.
 
 The window is held in memory (a flashback must reverse it).
 """
@@ -267,6 +268,11 @@ def invert_window(events: Iterable[Event]) -> tuple[Event | None, list[InvertedT
         if tc == EventType.PARTIAL_UPDATE_ROWS_EVENT:
             raise NotInvertible("partial JSON update: the old values are not in the log",
                                 pos=ev.pos, event_type=ev.type_name)
+    if current is not None and current.statements:
+        raise NotInvertible(f"the window ends inside a transaction"
+                            f"{' (' + current.gtid + ')' if current.gtid else ''}: its commit "
+                            "is not in the window; move --stop-position/--stop-datetime to "
+                            "a transaction boundary")
     if xa_pending:
         raise NotInvertible(f"XA transaction prepared but not committed in the window: "
                             f"{', '.join(sorted(xa_pending))}")

@@ -607,12 +607,19 @@ def _xid(gtrid: bytes, bqual: bytes, format_id: int) -> str:
 
 
 def print_events(printer: ReplayPrinter, events: Iterable[Event]) -> None:
-    """Feed ``events`` to ``printer``, then its epilogue (also when reading fails)."""
+    """Feed ``events`` to ``printer``, then its epilogue (also when reading fails:
+    then the rows of an unfinished statement are not printed, and the epilogue's
+    ROLLBACK ends an unfinished transaction)."""
     try:
         for ev in events:
             if isinstance(ev.body, TableMapBody):
                 printer.observe_table_map(ev)
             printer.event(ev)
+    except BaseException:
+        printer.pending.clear()
+        printer.pending_rows.clear()
+        printer.in_trx = True
+        raise
     finally:
         printer.finish()
 

@@ -76,3 +76,19 @@ def test_minimal_images_are_refused(path: Path) -> None:
     assert "WRITE_ROWS_EVENT_V1: rows of `test`.`ba` do not carry every column" in err
     assert "binlog_row_image=FULL" in err
 
+
+
+@pytest.mark.corpus_files("path", "mariadb/small/mysql-bin.0*")
+def test_a_window_ending_inside_a_transaction_is_refused(path: Path) -> None:
+    from repltool.binlog.events import XidBody
+    xids = [e for e in read_events(path) if isinstance(e.body, XidBody)]
+    start, cut = xids[20].end_pos, xids[21].pos.offset        # before the 22nd commit
+    r = subprocess.run([sys.executable, "-m", "repltool", "dump", "--flashback",
+                        f"--start-position={start}", f"--stop-position={cut}", str(path)],
+                       capture_output=True, timeout=120)
+    assert r.returncode == 1 and r.stdout == b""
+    assert "the window ends inside a transaction (0-1-" in r.stderr.decode()
+    ok = subprocess.run([sys.executable, "-m", "repltool", "dump", "--flashback",
+                         f"--start-position={start}", f"--stop-position={xids[21].end_pos}",
+                         str(path)], capture_output=True, timeout=120)
+    assert ok.returncode == 0 and ok.stdout.count(b"# repltool flashback: undoes") == 1
