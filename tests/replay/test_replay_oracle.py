@@ -88,6 +88,12 @@ def mariadb_binlog(*args: Any) -> bytes:
 def test_full_replay_equals_source_and_mariadb_binlog(live: Live) -> None:
     ours = repltool_dump(*live.binlogs)
     assert b"BINLOG '" in ours and b"SET @@session.gtid_seq_no=" in ours
+    # a statement with binary data is written as logged (ESC, 0xff and BEL raw) ...
+    assert b"VALUES (_binary'\x1b[31m\xff\x07\xfe end')\n/*!*/;" in ours
+    # ... and only --text-mode terminal shows it escaped, commented out
+    shown = repltool_dump("--text-mode", "terminal", *live.binlogs)
+    assert b"\x1b" not in shown
+    assert b"# INSERT INTO rp.types (c_vbin) VALUES (_binary'\\x1b[31m" in shown
     live.ours.client(ours)
     live.theirs.client(mariadb_binlog(*live.binlogs))
     got, theirs = live.ours.checksums(W.DB), live.theirs.checksums(W.DB)
