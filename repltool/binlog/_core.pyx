@@ -53,6 +53,7 @@ cdef enum:
     Q_POST_HEADER = 13
     TM_DB_LEN = 8          # table_map_body with the 8-byte post-header
     ROWS_TABLE_ID = 0      # 6-byte table id right after the common header
+    MAX_COLUMNS = 4096     # MySQL's MAX_FIELDS: a wider Table_map goes to the general reader
 
 # ---- what the driver tells about each type code (configure) ----
 cdef enum:
@@ -164,7 +165,8 @@ def layout():
                 G_NO_CLOCK_LEN=G_NO_CLOCK_LEN, LT_TYPECODE=LT_TYPECODE, M_SEQ_NO=M_SEQ_NO,
                 M_DOMAIN=M_DOMAIN, M_FLAGS2=M_FLAGS2, M_COMMIT_ID=M_COMMIT_ID,
                 Q_THREAD_ID=Q_THREAD_ID, Q_DB_LEN=Q_DB_LEN, Q_STATUS_LEN=Q_STATUS_LEN,
-                Q_POST_HEADER=Q_POST_HEADER, TM_DB_LEN=TM_DB_LEN, ROWS_TABLE_ID=ROWS_TABLE_ID)
+                Q_POST_HEADER=Q_POST_HEADER, TM_DB_LEN=TM_DB_LEN, ROWS_TABLE_ID=ROWS_TABLE_ID,
+                MAX_COLUMNS=MAX_COLUMNS)
 
 
 # ---- CRC32 (zlib's polynomial), slice-by-8 ----
@@ -813,8 +815,8 @@ cdef class Scanner:
         cdef Py_ssize_t p = t_end + 1
         cdef uint64_t count, mlen, vlen
         p = _packed(d, n, p, &count)
-        if p < 0:
-            return 0
+        if p < 0 or count > MAX_COLUMNS:
+            return 0        # (too many columns: the general reader says why)
         if p + <Py_ssize_t>count > n:
             return 0
         p += count

@@ -426,6 +426,16 @@ def _apply_optional(cols: list[dict[str, Any]], fields: tuple[tuple[int, bytes],
         elif ftype in (M.DEFAULT_CHARSET, M.ENUM_AND_SET_DEFAULT_CHARSET):
             targets = character if ftype == M.DEFAULT_CHARSET else enum_set
             r = _parse(_default_charset, value, M(ftype).name, ctx)
+            if ftype == M.DEFAULT_CHARSET and geoms:
+                # MariaDB counts GEOMETRY (a BLOB with the binary collation) among the
+                # character columns; MySQL does not.  MariaDB lists every geometry
+                # column as an exception with collation 63: that tells them apart.
+                with_geo = [c for c in cols if c["real_type"] in CHARSET_METADATA_TYPES
+                            or c["type"] == T.GEOMETRY]
+                binary_at = {item.a for item in r.entries if item.b == BINARY_COLLATION}
+                if all(i in binary_at for i, c in enumerate(with_geo)
+                       if c["type"] == T.GEOMETRY):
+                    targets = with_geo
             for c in targets:
                 c["collation"] = r.default
             for item in r.entries:
@@ -436,6 +446,10 @@ def _apply_optional(cols: list[dict[str, Any]], fields: tuple[tuple[int, bytes],
         elif ftype in (M.COLUMN_CHARSET, M.ENUM_AND_SET_COLUMN_CHARSET):
             targets = character if ftype == M.COLUMN_CHARSET else enum_set
             items = _parse(_packed_list, value, M(ftype).name, ctx).entries
+            if ftype == M.COLUMN_CHARSET and geoms and len(items) == len(character) + len(geoms):
+                # MariaDB: GEOMETRY columns have a COLUMN_CHARSET entry too (see above)
+                targets = [c for c in cols if c["real_type"] in CHARSET_METADATA_TYPES
+                           or c["type"] == T.GEOMETRY]
             _check_count(items, targets, M(ftype).name, ctx)
             for c, coll in zip(targets, items):
                 c["collation"] = coll

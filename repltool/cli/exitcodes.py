@@ -8,6 +8,7 @@ from enum import IntEnum
 class ExitStatus(IntEnum):
     OK = 0
     FINDINGS = 1            # check: findings at error level; other commands: an analysis error
+    #                         (dump --flashback: NotInvertible)
     USAGE = 2               # bad options, or an input that cannot be opened
     FORMAT_ERROR = 3        # not a binlog, no FDE, malformed event
     TRUNCATED = 4           # a log ends in the middle of an event
@@ -23,7 +24,8 @@ class ExitStatus(IntEnum):
 EXIT_HELP = """\b
 Exit status:
   0    success
-  1    analysis error (certify/schedule) or, for `check`, findings at error level
+  1    analysis error (certify/schedule; dump --flashback: a window it cannot undo) or,
+       for `check`, findings at error level
   2    usage error, or an input file that cannot be opened
   3    not a binlog / no Format_description_event / malformed event
   4    truncated log (ends mid-event: a live log, or a crash)

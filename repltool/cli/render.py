@@ -50,6 +50,16 @@ def _usec(ts: int | None) -> str:
         f".{ts % 1_000_000:06d} UTC"
 
 
+def event_header(ev: Event) -> str:
+    """The ``# at N`` line and the ``#YYMMDD hh:mm:ss server id ...`` description line
+    of an event (terminal-safe), as :func:`event_text` begins."""
+    at = f"# at {ev.pos.offset}\n" if ev.pos.payload_offset is None else \
+        f"# at {ev.pos.offset} payload_pos {ev.pos.payload_offset}\n"
+    crc = f" CRC32 0x{ev.crc:08x}" if ev.crc is not None else ""
+    head = f"#{_when(ev.timestamp)} server id {ev.server_id}  end_log_pos {ev.log_pos}{crc} \t"
+    return at + head + describe(ev)[0] + "\n"
+
+
 def event_text(ev: Event) -> str:
     """mysqlbinlog-like lines for one event (``# at N`` header, description, SQL)."""
     if isinstance(ev.body, DamagedBody):
@@ -73,7 +83,7 @@ NOT_REPLAYABLE = ("# repltool: the statement below is commented out: control cha
                   "its text or names are shown as \\xNN escapes, so it is not SQL as printed")
 
 
-def _sql(lines: list[str], names: tuple[str, ...], text: str | None = None) -> list[str]:
+def terminal_sql(lines: list[str], names: tuple[str, ...], text: str | None = None) -> list[str]:
     """SQL ``lines`` as they are, or commented out when a name holds a control character
     (a line feed or tab too) or the query ``text`` (one of the lines) holds one a terminal
     would act on (line feeds, tabs and CR LF are SQL white space)."""
@@ -95,6 +105,16 @@ def _lines(text: str) -> list[str]:
     if lines[-1] == "":
         lines.pop()
     return lines
+
+
+#: Rows event names as mysqlbinlog prints them (MySQL's get_type_str; mariadb-binlog
+#: prints the v1 types, the only ones MariaDB writes, without ``_v1``).
+ROWS_EVENT_NAMES = {23: "Write_rows_v1", 24: "Update_rows_v1", 25: "Delete_rows_v1",
+                    30: "Write_rows", 31: "Update_rows", 32: "Delete_rows",
+                    39: "Update_rows_partial",
+                    166: "Write_rows_compressed_v1", 167: "Update_rows_compressed_v1",
+                    168: "Delete_rows_compressed_v1", 169: "Write_rows_compressed",
+                    170: "Update_rows_compressed", 171: "Delete_rows_compressed"}
 
 
 def describe(ev: Event) -> tuple[str, list[str]]:
@@ -124,7 +144,7 @@ def describe(ev: Event) -> tuple[str, list[str]]:
         text = b.text
         return (f"Query\tthread_id={b.thread_id}\texec_time={b.exec_time}\t"
                 f"error_code={b.error_code}",
-                _sql(([f"use {sql_identifier(b.db)}/*!*/;"] if b.db else [])
+                terminal_sql(([f"use {sql_identifier(b.db)}/*!*/;"] if b.db else [])
                      + [f"SET TIMESTAMP={ev.timestamp}/*!*/;", text, "/*!*/;"], (b.db,), text))
     if isinstance(b, XidBody):
         return f"Xid = {b.xid}", ["COMMIT/*!*/;"]
@@ -142,7 +162,7 @@ def describe(ev: Event) -> tuple[str, list[str]]:
                 f"{printable(sql_identifier(b.table))} mapped to number {b.table_id}", [])
     if isinstance(b, RowsBody):
         flags = " flags: STMT_END_F" if b.flags & 1 else ""
-        name = ev.type_name.replace("_EVENT", "").title()
+        name = ROWS_EVENT_NAMES.get(ev.type_code) or ev.type_name
         return f"{name}: table id {b.table_id}{flags}", []
     if isinstance(b, RowsQueryBody):
         return ("Annotate_rows:" if ev.type_code == 160 else "Rows_query",
@@ -160,7 +180,7 @@ def describe(ev: Event) -> tuple[str, list[str]]:
     if isinstance(b, RandBody):
         return "Rand", [f"SET @@RAND_SEED1={b.seed1}, @@RAND_SEED2={b.seed2}/*!*/;"]
     if isinstance(b, UserVarBody):
-        return "User_var", _sql([f"SET @{sql_identifier(b.name)}:="
+        return "User_var", terminal_sql([f"SET @{sql_identifier(b.name)}:="
                                  f"{'NULL' if b.is_null else '...'}/*!*/;"], (b.name,))
     if isinstance(b, IncidentBody):
         return f"Incident: {b.incident} {printable(b.message)}", []

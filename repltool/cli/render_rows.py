@@ -31,8 +31,9 @@ _INT_BITS: dict[int, int] = {T.TINY: 8, T.SHORT: 16, T.INT24: 24, T.LONG: 32, T.
 class RowsRenderer:
     """Keeps the Table_maps seen so far and renders the rows of Rows events."""
 
-    def __init__(self, verbosity: int = 1) -> None:
+    def __init__(self, verbosity: int = 1, *, numbered: bool = False) -> None:
         self.verbosity = verbosity
+        self.numbered = numbered        # ``@1=`` column references even when names are known
         self.tables = table_def_cache()
 
     def observe(self, ev: Event) -> None:
@@ -91,7 +92,7 @@ class RowsRenderer:
             col = cols[i]
             is_null = bool(img.nulls >> i & 1)
             text = "NULL" if is_null else value_text(col, img.values[i], img.raw[i])
-            line = f"###   {printable(col.label)}={text}"
+            line = f"###   {f'@{i + 1}' if self.numbered else printable(col.label)}={text}"
             if self.verbosity >= 2:
                 line += (f" /* {type_label(col)} meta={col.metadata} "
                          f"nullable={int(col.nullable)} is_null={int(is_null)} */")

@@ -26,7 +26,9 @@ from hypothesis import strategies as st
 
 from repltool.binlog import engine
 from repltool.binlog import structs as S
-from repltool.binlog.constants import CHECKSUM_LEN, LOGICAL_TIMESTAMP_TYPECODE, EventType
+from repltool.binlog.constants import (
+    CHECKSUM_LEN, LOGICAL_TIMESTAMP_TYPECODE, MAX_COLUMNS, EventType,
+)
 from repltool.binlog.corescan import core_roles, scan_summaries
 from repltool.binlog.engine import Unsupported
 from repltool.binlog.reader import ReadOptions, read_events
@@ -67,6 +69,7 @@ def test_layout_is_the_construct_declarations(core) -> None:  # type: ignore[no-
         head["timestamp"], head["type_code"], head["server_id"], head["event_size"],
         head["log_pos"], head["flags"])
     assert lay["CHECKSUM_LEN"] == CHECKSUM_LEN
+    assert lay["MAX_COLUMNS"] == MAX_COLUMNS
     gtid = _offsets(S.gtid_body)
     clock = _offsets(S.gtid_timestamps.cases[LOGICAL_TIMESTAMP_TYPECODE])
     clock_len = S.gtid_timestamps.cases[LOGICAL_TIMESTAMP_TYPECODE].sizeof()
