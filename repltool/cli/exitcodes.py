@@ -14,6 +14,7 @@ class ExitStatus(IntEnum):
     CHECKSUM = 5            # CRC32 mismatch
     UNSUPPORTED = 6         # a valid log repltool does not read (binlog v1, unknown checksum alg)
     ENCRYPTED = 7           # encrypted binlog (MySQL \xfdbin or MariaDB START_ENCRYPTION)
+    SPARK = 8               # --spark: Spark failed (cannot start, master unreachable, job failed)
     INTERRUPTED = 130       # Ctrl-C
 
 
@@ -27,4 +28,6 @@ Exit status:
   5    CRC32 checksum mismatch
   6    unsupported log (binlog format v1, unknown checksum algorithm)
   7    encrypted log (repltool cannot decrypt)
+  8    --spark: Spark failed (no Java, master unreachable, executors without
+       repltool's dependencies, a failed job)
   130  interrupted"""
