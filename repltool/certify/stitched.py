@@ -62,6 +62,12 @@ class PairsRun(CertifyRun):
         self.mode = self._asked if self._asked is not None else default_mode(first)
 
     @property
+    def reads_pairs(self) -> bool:
+        """Whether this run's class reads the pairs themselves (``explain`` keeps the
+        write sets): then they must be given with :meth:`attach`, not certified elsewhere."""
+        return type(self)._pairs is not PairsRun._pairs
+
+    @property
     def asked_mode(self) -> Mode | None:
         """The mode asked for; ``None``: the default of the first transaction."""
         return self._asked

@@ -125,7 +125,7 @@ def certify_unit(task: _Task, unit: _Unit) -> _Result:
     trackers restart at every rotation (``Transaction_dependency_tracker::rotate``),
     so nothing crosses from the unit before.  The payload is the
     :class:`~repltool.certify.report.Certified` list without write sets (the
-    report and the JSON rows do not read them) and ``headers`` the unit's
+    report and the JSON rows do not read them), as columns, and ``headers`` the unit's
     facts the driver checks: ``(first segment, last segment, relay log,
     truncated skipped)``.
     """
@@ -154,10 +154,30 @@ def certify_unit(task: _Task, unit: _Unit) -> _Result:
     except ReplToolError as exc:
         if result.failure is None:
             result.failure = _failure(exc, unit)
-    result.payload = certified
+    result.payload = _packed_certified(certified)
     result.headers = [(segments[0] if segments else None, segments[-1] if segments else None,
                        relay, sum(trx.truncated for trx, _ in pairs))]
     return result
+
+
+def _packed_certified(certified: list[Any]) -> Any:
+    """The certified transactions as two column sets (transactions, results): see :mod:`.columns`.
+
+    The transactions go without their events (certification read them already).
+    """
+    from .columns import pack
+    if not certified:
+        return certified
+    trxs = pack([replace(c.transaction, events=()) for c in certified], skip=("events",))
+    return (trxs, pack([c.result for c in certified]))
+
+
+def _unpacked_certified(payload: Any) -> list[Any]:
+    from ..certify.report import Certified
+    if not isinstance(payload, tuple):
+        return list(payload or ())
+    trxs, results = payload
+    return [Certified(t, r) for t, r in zip(trxs, results)]
 
 
 def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: bool = True,
@@ -209,7 +229,7 @@ def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: Pair
     """
     from ..certify import Mode
     mode = run.asked_mode
-    if mode not in (Mode.WRITESET, Mode.COMMIT_ORDER):
+    if mode not in (Mode.WRITESET, Mode.COMMIT_ORDER) or run.reads_pairs:
         return False
     task = _Task("certify", verify_checksum, stream=True,
                  extra=CertifySpec(spec, mode, run.options))
@@ -232,7 +252,7 @@ def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: Pair
         for r in stream_results(job):
             replay_warnings(r, seen)
             truncated += r.headers[0][3]
-            for i, c in enumerate(r.payload or ()):
+            for i, c in enumerate(_unpacked_certified(r.payload)):
                 if i == 0 and begun:            # a rotation, as one ordered read marks it
                     c = c._replace(result=replace(c.result,
                                                   trx=replace(c.result.trx, new_file=True)))

@@ -69,7 +69,7 @@ class _Result:
     open_end: bool = False        # the last file ends inside a group
     unknown_tables: bool = False  # a rows event (or key lookup) needs a Table_map of an earlier file
     parts: list[FilePart] | None = None                    # stats
-    transactions: list[Any] | None = None                  # transactions
+    transactions: Any = None      # transactions: a list or their Columns (iterable)
     headers: list[Any] | None = None  # the FDE and Rotate events (no bytes), in read order
     rows: list[tuple[Any, ...]] | None = None
     payload: Any = None           # pairs, check: the command's per-unit results
@@ -236,6 +236,9 @@ def _transactions_unit(task: _Task, unit: _Unit) -> _Result:
     result.count = len(trxs)
     result.open_end = result.failure is None and bool(trxs) and trxs[-1].truncated
     result.rows = rows
+    if trxs and not any(trx.events for trx in trxs):
+        from .columns import pack
+        result.transactions = pack(trxs, skip=("events",))     # columns, not object trees
     return result
 
 
