@@ -17,7 +17,7 @@ ordered read.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .gtidset import GtidSet
@@ -51,6 +51,8 @@ class PairsRun(CertifyRun):
         self.paths = [os.fspath(p) for p in paths]
         self._asked = Mode(mode) if mode is not None else None
         self._given: Iterable[tuple[Transaction, WritesetLike | None]] = ()
+        #: whether :meth:`attach_certified` gave the results (not pairs to certify here)
+        self.certified_elsewhere = False
 
     def attach(self, pairs: Iterable[tuple[Transaction, WritesetLike | None]],
                first: Transaction | None) -> None:
@@ -58,6 +60,37 @@ class PairsRun(CertifyRun):
         self._given = pairs
         self.relay_log = first is not None and first.relay_log
         self.mode = self._asked if self._asked is not None else default_mode(first)
+
+    @property
+    def reads_pairs(self) -> bool:
+        """Whether this run's class reads the pairs themselves (``explain`` keeps the
+        write sets): then they must be given with :meth:`attach`, not certified elsewhere."""
+        return type(self)._pairs is not PairsRun._pairs
+
+    @property
+    def asked_mode(self) -> Mode | None:
+        """The mode asked for; ``None``: the default of the first transaction."""
+        return self._asked
+
+    def attach_certified(self, certified: Iterable[Any], first: Transaction | None,
+                         truncated: Callable[[], int]) -> None:
+        """Certified transactions computed elsewhere (per source binlog, for the modes whose
+        trackers restart at every rotation: ``writeset``, ``commit-order``), in order.
+
+        :param truncated: called at the end: the truncated transactions skipped.
+        """
+        self.attach((), first)
+        self._certified: tuple[Iterable[Any], Callable[[], int]] | None = (certified, truncated)
+        self.certified_elsewhere = True
+
+    def __iter__(self) -> Iterator[Any]:
+        given = getattr(self, "_certified", None)
+        if given is None:
+            yield from super().__iter__()
+            return
+        certified, truncated = given
+        yield from certified
+        self.truncated_skipped += truncated()
 
     def _pairs(self) -> Iterator[tuple[Transaction, Any]]:
         for trx, ws in self._given:

@@ -17,6 +17,7 @@ class ExitStatus(IntEnum):
     ENCRYPTED = 7           # encrypted binlog (MySQL \xfdbin or MariaDB START_ENCRYPTION)
     IO_ERROR = 8            # an output or stdout cannot be written (disk full, read-only dir),
     #                         or an opened input fails to read
+    SPARK = 9               # --spark: Spark failed (cannot start, master unreachable, job failed)
     INTERRUPTED = 130       # Ctrl-C (SIGINT)
     TERMINATED = 143        # SIGTERM (128 + 15), e.g. a cancelled CI job
 
@@ -34,5 +35,7 @@ Exit status:
   7    encrypted log (repltool cannot decrypt)
   8    I/O error: an output or standard output cannot be written (disk full,
        read-only directory), or reading an opened input failed
+  9    --spark: Spark failed (no Java, master unreachable, executors without
+       repltool's dependencies, a failed job)
   130  interrupted (Ctrl-C)
   143  terminated (SIGTERM); partial outputs are removed"""

@@ -78,21 +78,28 @@ def spark_options(command):  # type: ignore[no-untyped-def]
                        "`pip install 'repltool[spark]'` and Java 17).  FILE may then also be a "
                        "directory, a quoted glob or an hdfs://, s3a:// or file:// URI.")
     @click.option("--spark-master", metavar="URL",
-                  help="Spark master (default: spark-submit's, else $MASTER, else local[*]).")
+                  help="Spark master (default: spark.master of --spark-conf, else spark-submit's, "
+                       "else $MASTER, else spark-defaults.conf's, else local[*]).")
     @click.option("--spark-conf", multiple=True, metavar="KEY=VALUE",
-                  help="A Spark setting (repeatable).")
+                  help="A Spark setting (repeatable); spark-defaults.conf is read too.")
+    @click.option("--spark-quiet", is_flag=True,
+                  help="With --spark: Spark logs errors only (spark.log.level=ERROR unless "
+                       "--spark-conf sets it) and shows no progress bar.")
     @click.option("--output-parquet", type=click.Path(file_okay=False), metavar="DIR",
                   help="With --spark: also write the transactions DataFrame to DIR as Parquet "
                        "(atomically: a temporary directory renamed).")
     @functools.wraps(command)
     def wrapper(*args, use_spark: bool, spark_master: str | None,  # type: ignore[no-untyped-def]
-                spark_conf: tuple[str, ...], output_parquet: str | None, **kwargs):
+                spark_conf: tuple[str, ...], spark_quiet: bool, output_parquet: str | None,
+                **kwargs):
         spark = None
         if use_spark:
             from ..distributed import SparkOptions, parse_conf
-            spark = SparkOptions(master=spark_master, conf=parse_conf(spark_conf))
-        elif spark_master or spark_conf or output_parquet:
-            raise click.UsageError("--spark-master, --spark-conf and --output-parquet need --spark")
+            spark = SparkOptions(master=spark_master, conf=parse_conf(spark_conf),
+                                 quiet=spark_quiet)
+        elif spark_master or spark_conf or output_parquet or spark_quiet:
+            raise click.UsageError("--spark-master, --spark-conf, --spark-quiet and "
+                                   "--output-parquet need --spark")
         return command(*args, spark=spark, output_parquet=output_parquet, **kwargs)
 
     return wrapper

@@ -47,7 +47,11 @@ Group Replication applier relay logs have no source rotations at all: one
 ``schedule`` numbering runs across all their files, which the driver-side
 replay of the rotation headers handles the same way.
 
-*certify, explain, check.*  ``certify`` and ``explain`` in a certify mode
+*certify, explain, check.*  ``certify --mode writeset|commit-order`` on
+binlogs (:func:`.pairs.certify_unit`): MySQL's trackers restart numbering and
+history at every rotation, so each executor certifies its files and sends the
+results without write sets, as columns (:mod:`.columns`).  Otherwise
+``certify`` and ``explain`` in a certify mode
 (:mod:`.pairs`): executors read, group and extract write sets per file; the
 driver certifies the ``(transaction, write set)`` pairs in input order with
 the single-process machinery (GR certification info, sessions and GTID
@@ -61,6 +65,13 @@ at a time in input order (:func:`.driver.stream_results`).
 *Ordering guarantees.*  Results are put in input order by the unit index,
 never by arrival; ``seq`` in the DataFrame is the transaction's index in the
 single ordered read.
+
+*Environment.*  :func:`.session.spark_session` makes the executors run this
+repltool: their Python is ``spark.pyspark.python`` (this interpreter for a
+local master), a probe task per core checks what they import, and repltool
+(with its missing pure-Python dependencies) is shipped as a zip when theirs
+is missing or differs; Spark's own errors become one-line :class:`SparkFailed`
+errors (exit status 8).
 
 *Failures.*  A file that fails to parse fails the job with the library's
 message (``FILE:OFFSET EVENT: reason``) and its exit status, the first
@@ -76,7 +87,8 @@ from .driver import run_distributed, stream_results
 from .frame import COLUMNS, SCHEMA_DDL, transaction_row, write_parquet
 from .inputs import expand_inputs, expand_local, is_uri, natural_key
 from .jobs import logged_transactions, spark_schedule_report, spark_stats, transactions_dataframe
-from .session import (BREAK_EVEN_BYTES, INSTALL_HINT, SparkOptions, SparkUnavailable,
+from .session import (BREAK_EVEN_BYTES, INSTALL_HINT, SparkFailed, SparkOptions,
+                      SparkUnavailable, spark_errors,
                       _check_java, _default_conf, _warm_up, break_even_hint, parse_conf,  # noqa: F401
                       require_pyspark, spark_session, timed_session)
 from .units import FileFailure
@@ -84,7 +96,7 @@ from .pairs import spark_pairs  # noqa: E402
 from .checkjob import spark_check  # noqa: E402
 
 __all__ = ["BREAK_EVEN_BYTES", "COLUMNS", "FileFailure", "INSTALL_HINT", "SCHEMA_DDL",
-           "SparkOptions", "SparkUnavailable", "break_even_hint", "expand_inputs",
+           "SparkFailed", "SparkOptions", "SparkUnavailable", "spark_errors", "break_even_hint", "expand_inputs",
            "expand_local", "is_uri", "logged_transactions", "natural_key", "parse_conf",
            "require_pyspark", "run_distributed", "spark_check", "spark_pairs",
            "spark_schedule_report", "spark_session", "spark_stats", "stream_results",

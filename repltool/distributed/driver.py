@@ -11,12 +11,14 @@ only after linked units were re-read).
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .inputs import is_uri
-from .units import FileFailure, _Result, _run_uri_records, _run_uri_unit, _run_unit, _Task, _Unit
+from .units import (FileFailure, _Result, _run_uri_records, _run_uri_unit, _Task, _Unit,
+                    run_local_unit)
 
 
 @dataclass
@@ -40,11 +42,13 @@ def _flags(result: _Result) -> _Result:
 
 def _units_rdd(spark: Any, task: _Task, units: list[_Unit]) -> Any:
     sc = spark.sparkContext
+    if task.cwd is None:
+        task = replace(task, cwd=os.getcwd())
     local = [u for u in units if not any(is_uri(f) for f in u.files)]
     remote = [u for u in units if any(is_uri(f) for f in u.files)]
     rdds = []
     if local:
-        rdds.append(sc.parallelize(local, len(local)).map(lambda u: _run_unit(task, u)))
+        rdds.append(sc.parallelize(local, len(local)).map(lambda u: run_local_unit(task, u)))
     singles = {u.files[0]: u for u in remote if len(u.files) == 1}
     if singles:
         data = sc.binaryFiles(",".join(singles), minPartitions=len(singles))
@@ -162,7 +166,7 @@ def first_failure(run: _Run) -> FileFailure | None:
 def stitched(run: _Run) -> Iterator[Any]:
     """The transactions in input order; raises the first failure where a read would."""
     segments = resegmented()
-    for r in run.results:
+    for r in stream_results(run):
         yield from segments(r, r.transactions or (), lambda trx: trx)
         if r.failure is not None:
             raise r.failure.exception()

@@ -90,7 +90,10 @@ def _write_atomically(spark: Any, df: Any, target: str) -> None:
             raise UsageError(f"--output-parquet {target}: already exists")
         tmp = jvm.org.apache.hadoop.fs.Path(dest.getParent(),
                                              f".{dest.getName()}.tmp-{uuid.uuid4().hex}")
+        expected = df.count()
         df.write.parquet(tmp.toString())
+        _verify_written(spark, tmp.toString(), expected, target,
+                        lambda: fs.delete(tmp, True))
         if not fs.rename(tmp, dest):
             raise errors.InputError(f"--output-parquet {target}: rename failed")
         return
@@ -101,10 +104,28 @@ def _write_atomically(spark: Any, df: Any, target: str) -> None:
     os.makedirs(parent, exist_ok=True)
     tmp = os.path.join(parent, f".{os.path.basename(target)}.tmp-{uuid.uuid4().hex}")
     try:
+        expected = df.count()
         df.write.parquet(tmp)
+        _verify_written(spark, tmp, expected, target, lambda: None)
         os.rename(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 
+def _verify_written(spark: Any, path: str, expected: int, target: str,
+                    clean: Callable[[], Any]) -> None:
+    """Read the written Parquet back: every row must be there.
+
+    An executor that writes to a path only it can see (a local directory on
+    a cluster) commits its part where the driver never finds it; Spark reports
+    success.  Counted here, that is an error, and nothing is left behind.
+    """
+    written = spark.read.parquet(path).count()
+    if written != expected:
+        clean()
+        from .session import SparkFailed
+        raise SparkFailed(
+            f"--output-parquet {target}: {written} of {expected} rows written (an executor "
+            "wrote where the driver cannot see it: use a path every node shares, or a "
+            "Hadoop URI such as hdfs:// or s3a://)")

@@ -15,6 +15,44 @@ _GLOB = re.compile(r"[*?\[]")
 _SKIP_SUFFIXES = (".index", ".info", ".tmp", ".pid", ".err", ".cnf")
 
 
+#: Binlog and relay-log names: ``BASENAME.NNNNNN`` (six digits or more), as the
+#: server numbers them (``binlog.000001``, ``host-relay-bin.000012``).
+_LOG_NAME = re.compile(r"^[^.].*\.\d{6,}$")
+
+
+def is_log_name(name: str) -> bool:
+    """Whether the base name of ``name`` is a binlog or relay-log name.
+
+    >>> [is_log_name(n) for n in ("d/binlog.000001", "relay-bin.1000000", "MANIFEST.json",
+    ...                           "binlog.index", ".binlog.000001")]
+    [True, True, False, False, False]
+    """
+    return bool(_LOG_NAME.match(name.rstrip("/").rsplit("/", 1)[-1]))
+
+
+def index_entries(index: str, text: str) -> list[str]:
+    r"""The files an index file (``binlog.index``, ``relay-bin.index``) lists, in its order.
+
+    Relative entries (MySQL writes ``./binlog.000001``) are taken from the
+    index file's directory.
+
+    >>> index_entries("/var/lib/mysql/binlog.index", "./binlog.000001\n/x/binlog.000002\n\n")
+    ['/var/lib/mysql/binlog.000001', '/x/binlog.000002']
+    """
+    base = index.rsplit("/", 1)[0] if "/" in index else "."
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("/") or is_uri(line):
+            out.append(line if not is_uri(index) or is_uri(line) else
+                       index.split(":", 1)[0] + ":" + line)
+        else:
+            out.append(f"{base}/{line[2:] if line.startswith('./') else line}")
+    return out
+
+
 def is_uri(name: str) -> bool:
     """Whether ``name`` is a Hadoop-style URI (``hdfs://``, ``s3a://``, ``file://``)."""
     return bool(_URI.match(name))
@@ -49,6 +87,7 @@ def _is_log(path: str) -> bool:
 def expand_local(specs: Iterable[str]) -> list[str]:
     """Local inputs in order: a file as given, a directory's log files, a glob's matches.
 
+    An index file (``*.index``) contributes the files it lists, in its order.
     A directory contributes, in natural name order, its regular files that
     begin with the binlog magic (``\\xfebin``, or ``\\xfdbin`` for an encrypted
     one, which then fails as such): ``*.index``, ``*.info`` and other
@@ -60,7 +99,10 @@ def expand_local(specs: Iterable[str]) -> list[str]:
     """
     out: list[str] = []
     for spec in specs:
-        if os.path.isdir(spec):
+        if spec.endswith(".index") and os.path.isfile(spec):
+            with open(spec, encoding="utf-8", errors="surrogateescape") as fh:
+                out.extend(index_entries(spec, fh.read()))
+        elif os.path.isdir(spec):
             out.extend(_dir_files(os.path.join(spec, n) for n in os.listdir(spec)
                                   if _is_log(os.path.join(spec, n))))
         elif _GLOB.search(spec) and not os.path.exists(spec):
@@ -107,8 +149,16 @@ def _list_uri(spark: Any, uri: str) -> list[tuple[str, int]]:
     for st in statuses:
         if st.isDirectory():
             kids = {c.getPath().toString(): int(c.getLen()) for c in fs.listStatus(st.getPath())
-                    if c.isFile()}
+                    if c.isFile() and is_log_name(c.getPath().getName())}
             found.extend((n, kids[n]) for n in _dir_files(kids))
+        elif st.getPath().getName().endswith(".index") and len(statuses) == 1:
+            stream = fs.open(st.getPath())
+            try:
+                data = bytes(jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
+            finally:
+                stream.close()
+            for entry in index_entries(st.getPath().toString(), data.decode("utf-8", "replace")):
+                found.extend(_list_uri(spark, entry))
         else:
             found.append((st.getPath().toString(), int(st.getLen())))
     if len(statuses) > 1:

@@ -48,9 +48,9 @@ def spark_stats(spark: Any, names: Sequence[str], *, verify_checksum: bool = Tru
 # ---- transactions ----
 
 def _transactions_run(spark: Any, names: Sequence[str], *, verify_checksum: bool,
-                      keep_going: bool, rows: bool) -> _Run:
+                      keep_going: bool, rows: bool, stream: bool = False) -> _Run:
     return run_distributed(spark, names, _Task("transactions", verify_checksum, keep_going,
-                                               rows=rows))
+                                               rows=rows, stream=stream))
 
 def transactions_dataframe(spark: Any, names: Sequence[str], *, verify_checksum: bool = True,
                            keep_going: bool = False) -> tuple[Any, list[FileFailure]]:
@@ -103,13 +103,14 @@ def logged_transactions(spark: Any, names: Sequence[str], *, verify_checksum: bo
     """The files' transactions read on executors, and their source rotations.
 
     :returns: the run (:func:`~repltool.distributed.driver.stitched` gives the
-        transactions in input order, raising the first failure where a read
-        would) and a :class:`~repltool.schedule.source.SourceRotations` that
+        transactions in input order, one file's at a time from the executors
+        (``toLocalIterator``, never all at once), raising the first failure
+        where a read would) and a :class:`~repltool.schedule.source.SourceRotations` that
         has seen the files' FDE/Rotate headers in input order.
     """
     from ..schedule.source import SourceRotations
     run = _transactions_run(spark, names, verify_checksum=verify_checksum, keep_going=False,
-                            rows=rows)
+                            rows=rows, stream=True)
     rotations = SourceRotations()
     headers = (ev for r in run.results for ev in r.headers or ())
     for _ in rotations.watch(headers):

@@ -27,6 +27,7 @@ with their neighbour (:func:`~repltool.distributed.driver.run_distributed`).
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, replace
 from typing import Any, Iterator, Sequence
 
@@ -108,6 +109,77 @@ def pairs_unit(task: _Task, unit: _Unit) -> _Result:
     return result
 
 
+@dataclass(frozen=True)
+class CertifySpec:
+    """What an executor needs to certify its unit like the driver's run would."""
+
+    pairs: PairsSpec
+    mode: Any                     # repltool.certify.Mode: WRITESET or COMMIT_ORDER
+    options: Any                  # repltool.certify.CertifyOptions
+
+
+def certify_unit(task: _Task, unit: _Unit) -> _Result:
+    """Executor: the unit certified alone (``writeset``, ``commit-order``).
+
+    Exact when the unit begins a clock segment (a source binlog): those
+    trackers restart at every rotation (``Transaction_dependency_tracker::rotate``),
+    so nothing crosses from the unit before.  The payload is the
+    :class:`~repltool.certify.report.Certified` list without write sets (the
+    report and the JSON rows do not read them), as columns, and ``headers`` the unit's
+    facts the driver checks: ``(first segment, last segment, relay log,
+    truncated skipped)``.
+    """
+    from ..certify import certify
+    from ..certify.report import Certified
+    from ..certify.source import iter_cert_pairs
+    spec: CertifySpec = task.extra
+    result = pairs_unit(replace(task, extra=spec.pairs), unit)
+    pairs = result.payload or []
+    certified: list[Any] = []
+    segments = [trx.segment or trx.start.file for trx, _ in pairs if not trx.truncated]
+    relay = any(trx.relay_log for trx, _ in pairs)
+    try:
+        with captured_warnings(result):
+            kept = iter_cert_pairs(pairs)
+            order: deque[Any] = deque()
+
+            def feed() -> Iterator[Any]:
+                for trx, cert in kept:
+                    order.append(trx)
+                    yield cert
+            for cr in certify(feed(), spec.mode, spec.options):
+                trx = order.popleft()
+                certified.append(Certified(trx, replace(
+                    cr, trx=replace(cr.trx, writeset=(), keys=()))))
+    except ReplToolError as exc:
+        if result.failure is None:
+            result.failure = _failure(exc, unit)
+    result.payload = _packed_certified(certified)
+    result.headers = [(segments[0] if segments else None, segments[-1] if segments else None,
+                       relay, sum(trx.truncated for trx, _ in pairs))]
+    return result
+
+
+def _packed_certified(certified: list[Any]) -> Any:
+    """The certified transactions as two column sets (transactions, results): see :mod:`.columns`.
+
+    The transactions go without their events (certification read them already).
+    """
+    from .columns import pack
+    if not certified:
+        return certified
+    trxs = pack([replace(c.transaction, events=()) for c in certified], skip=("events",))
+    return (trxs, pack([c.result for c in certified]))
+
+
+def _unpacked_certified(payload: Any) -> list[Any]:
+    from ..certify.report import Certified
+    if not isinstance(payload, tuple):
+        return list(payload or ())
+    trxs, results = payload
+    return [Certified(t, r) for t, r in zip(trxs, results)]
+
+
 def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: bool = True,
                 output_parquet: str | None = None) -> None:
     """Compute the pairs of ``names`` on executors and :meth:`~PairsRun.attach` them to ``run``.
@@ -119,6 +191,9 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
         at the end writes ``output_parquet`` (with the ``writeset`` column).
     """
     spec = PairsSpec(run.schema, run.options.history_size)
+    if output_parquet is None and _certify_on_executors(spark, names, run, spec,
+                                                        verify_checksum):
+        return
     task = _Task("pairs", verify_checksum, rows=output_parquet is not None, stream=True,
                  extra=spec)
     job = run_distributed(spark, names, task)
@@ -141,3 +216,54 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
             write_parquet(spark, job, output_parquet)
 
     run.attach(pairs(), first)
+
+
+def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: PairsSpec,
+                          verify_checksum: bool) -> bool:
+    """``writeset`` and ``commit-order`` on binlogs: every unit certified where it is read.
+
+    The driver receives the certified transactions without their write sets,
+    one unit at a time.  Relay logs (a source binlog spans relay files) and
+    units that do not begin a new segment fall back to certifying the pairs
+    on the driver (returns False; the job is then run again as pairs).
+    """
+    from ..certify import Mode
+    mode = run.asked_mode
+    if mode not in (Mode.WRITESET, Mode.COMMIT_ORDER) or run.reads_pairs:
+        return False
+    task = _Task("certify", verify_checksum, stream=True,
+                 extra=CertifySpec(spec, mode, run.options))
+    job = run_distributed(spark, names, task)
+    previous = None
+    for r in job.results:
+        if r.failure is not None:
+            break
+        first, last, relay, _ = r.headers[0]
+        if relay or (first is not None and first == previous):
+            return False
+        previous = last if last is not None else previous
+    first_trx = None
+    truncated = 0
+
+    def certified() -> Iterator[Any]:
+        nonlocal truncated
+        seen: set[tuple[str, str]] = set()
+        begun = False
+        for r in stream_results(job):
+            replay_warnings(r, seen)
+            truncated += r.headers[0][3]
+            for i, c in enumerate(_unpacked_certified(r.payload)):
+                if i == 0 and begun:            # a rotation, as one ordered read marks it
+                    c = c._replace(result=replace(c.result,
+                                                  trx=replace(c.result.trx, new_file=True)))
+                begun = True
+                yield c
+            if r.failure is not None:
+                raise r.failure.exception()
+
+    for r in job.results:
+        if r.failure is not None or r.first is not None:
+            first_trx = r.first
+            break
+    run.attach_certified(certified(), first_trx, lambda: truncated)
+    return True

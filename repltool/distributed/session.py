@@ -7,7 +7,9 @@ works without it).
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import socket
 import sys
 import tempfile
 import time
@@ -15,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
-from ..errors import UsageError
+from ..errors import ReplToolError, UsageError
 
 #: Below this much input, ``--spark`` (embedded ``local[2]`` on a 2-core
 #: machine) is slower than the single-process command: what it spends besides
@@ -27,8 +29,15 @@ BREAK_EVEN_BYTES = 1_450_000_000
 INSTALL_HINT = "--spark needs PySpark: install repltool[spark] (pip install 'repltool[spark]')"
 
 
-class SparkUnavailable(UsageError):
-    """Spark cannot start here (no Java, or the JVM gateway failed)."""
+class SparkFailed(ReplToolError):
+    """Spark itself failed (the cluster, an executor, a job): one line, exit status 9."""
+
+    exit_code = 9
+
+
+class SparkUnavailable(SparkFailed):
+    """Spark cannot start here: no Java, the JVM gateway failed, the master is unreachable,
+    or the executors cannot run repltool (their Python lacks it or its dependencies)."""
 
 
 # ---- options and session ----
@@ -37,14 +46,18 @@ class SparkUnavailable(UsageError):
 class SparkOptions:
     """How to reach Spark.
 
-    :param master: a master URL; ``None``: the one ``spark-submit`` (or the
-        ``MASTER`` environment variable) gives, else the embedded ``local[*]``.
+    :param master: a master URL; ``None``: ``spark.master`` of ``conf``, else the
+        one ``spark-submit`` gives, else ``$MASTER``, else ``spark.master`` of
+        ``spark-defaults.conf``, else the embedded ``local[*]``.
     :param conf: ``spark.*`` settings, applied after repltool's defaults.
+    :param quiet: the JVM logs errors only (``spark.log.level=ERROR``, no
+        progress bar) unless ``conf`` sets ``spark.log.level``.
     """
 
     master: str | None = None
     conf: tuple[tuple[str, str], ...] = ()
     app_name: str = "repltool"
+    quiet: bool = False
 
 
 def parse_conf(items: Iterable[str]) -> tuple[tuple[str, str], ...]:
@@ -88,13 +101,78 @@ def _check_java() -> None:
                            "JAVA_HOME is not set")
 
 
-def _default_conf(master: str) -> dict[str, str]:
+def defaults_file_conf() -> dict[str, str]:
+    """The settings of ``spark-defaults.conf`` (``$SPARK_CONF_DIR``, else ``$SPARK_HOME/conf``,
+    else pyspark's own ``conf``), as ``spark-submit`` reads them."""
+    conf_dir = os.environ.get("SPARK_CONF_DIR")
+    if not conf_dir:
+        home = os.environ.get("SPARK_HOME")
+        if not home:
+            import pyspark
+            home = os.path.dirname(os.path.abspath(pyspark.__file__))
+        conf_dir = os.path.join(home, "conf")
+    out: dict[str, str] = {}
+    try:
+        with open(os.path.join(conf_dir, "spark-defaults.conf"), encoding="utf-8") as fh:
+            for line in fh:
+                line = line.strip()
+                if not line or line.startswith("#"):
+                    continue
+                match = re.match(r"(\S+?)\s*(?:[=:]|\s)\s*(.*)$", line)
+                if match:
+                    out[match.group(1)] = match.group(2).strip()
+    except OSError:
+        pass
+    return out
+
+
+def effective_master(options: SparkOptions) -> str | None:
+    """The master the session will run on (``None``: ``spark-submit``'s, decided by the JVM)."""
+    conf = dict(options.conf)
+    if options.master:
+        return options.master
+    if conf.get("spark.master"):
+        return conf["spark.master"]
+    if _under_spark_submit():
+        return None
+    return (os.environ.get("MASTER") or defaults_file_conf().get("spark.master")
+            or "local[*]")
+
+
+def is_local(master: str) -> bool:
+    """``local``, ``local[N]``, ``local[*]``, ``local-cluster[...]``: executors on this machine."""
+    return master.startswith("local")
+
+
+def check_master_reachable(master: str, timeout: float = 5.0) -> None:
+    """Fail at once, with the socket's reason, when no ``spark://`` master answers.
+
+    (Spark's own client retries for over a minute and then reports a lost
+    gateway.)  Other masters (``yarn``, ``k8s://``) are left to Spark.
+    """
+    if not master.startswith("spark://"):
+        return
+    reasons = []
+    for hostport in master[len("spark://"):].split(","):
+        host, _, port = hostport.rpartition(":")
+        if not host:
+            host, port = hostport, "7077"
+        try:
+            socket.create_connection((host, int(port)), timeout=timeout).close()
+            return
+        except (OSError, ValueError) as exc:
+            reasons.append(f"{hostport}: {getattr(exc, 'strerror', None) or exc}")
+    raise SparkUnavailable(f"Spark master {master} is unreachable ({'; '.join(reasons)})")
+
+
+def _default_conf(master: str, quiet: bool = False) -> dict[str, str]:
     conf = {
-        "spark.ui.showConsoleProgress": "true" if sys.stderr.isatty() else "false",
+        "spark.ui.showConsoleProgress": "true" if sys.stderr.isatty() and not quiet else "false",
         "spark.sql.shuffle.partitions": "8",
         "spark.python.worker.reuse": "true",
+        "spark.log.level": "ERROR" if quiet else "WARN",
     }
-    if master.startswith("local"):
+    if is_local(master):
         # the executors are this interpreter (repltool and its dependencies importable)
         conf["spark.pyspark.python"] = os.environ.get("PYSPARK_PYTHON", sys.executable)
         conf["spark.pyspark.driver.python"] = sys.executable
@@ -107,6 +185,20 @@ def _default_conf(master: str) -> dict[str, str]:
 
 
 _FAST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto"
+
+
+def executor_python(conf: dict[str, str], local: bool) -> str:
+    """The Python the executors run: ``spark.pyspark.python``, else
+    ``spark.executorEnv.PYSPARK_PYTHON``, else ``$PYSPARK_PYTHON``, else this
+    interpreter for a local master and PySpark's ``python3`` for a cluster.
+
+    (PySpark reads only ``$PYSPARK_PYTHON`` when the session is created in
+    process, not under ``spark-submit``; these settings are honoured here.)
+    """
+    for key in ("spark.pyspark.python", "spark.executorEnv.PYSPARK_PYTHON"):
+        if conf.get(key):
+            return conf[key]
+    return os.environ.get("PYSPARK_PYTHON") or (sys.executable if local else "python3")
 
 
 def _warm_up(spark: Any) -> None:
@@ -132,12 +224,17 @@ def _import_worker_modules(_: int) -> int:
 def spark_session(options: SparkOptions | None = None) -> Iterator[Any]:
     """A SparkSession for the duration of the block; stopped afterwards if created here.
 
-    An active session (a notebook, a caller's, ``spark-submit``'s) is reused
-    and left running.  Ctrl-C cancels the running jobs (PySpark's SIGINT
-    handler), stops the session and re-raises ``KeyboardInterrupt``.
+    An active session (a notebook, a caller's) is reused and left running.
+    Before the block, the executors are checked (:func:`prepare_executors`):
+    they run the right Python and import this repltool and its dependencies,
+    repltool being shipped to them when they do not.  Errors of Spark (a failed
+    job, a lost executor) raised in the block become one-line
+    :class:`SparkFailed` errors.  Ctrl-C cancels the running jobs (PySpark's
+    SIGINT handler), stops the session and re-raises ``KeyboardInterrupt``.
 
     :raises UsageError: when PySpark is not installed.
-    :raises SparkUnavailable: when Java is missing or the JVM does not start.
+    :raises SparkUnavailable: when Java is missing, the JVM does not start,
+        the master does not answer or the executors cannot run repltool.
     """
     options = options or SparkOptions()
     require_pyspark()
@@ -149,42 +246,299 @@ def spark_session(options: SparkOptions | None = None) -> Iterator[Any]:
                 active.conf.set(key, value)
             except Exception:               # static settings cannot change: keep going
                 pass
-        yield active
+        with spark_errors():
+            yield active
         return
-    submitted = _under_spark_submit()
-    master = options.master or os.environ.get("MASTER") or (None if submitted else "local[*]")
-    if not submitted:
+    master = effective_master(options)
+    if not _under_spark_submit():
         _check_java()
+    if master is not None:
+        check_master_reachable(master)
     builder = SparkSession.builder.appName(options.app_name)
     if master is not None:
         builder = builder.master(master)
-    for key, value in {**_default_conf(master or ""), **dict(options.conf)}.items():
-        builder = builder.config(key, value)
-    try:
-        spark = builder.getOrCreate()
-    except Exception as exc:                # PySparkRuntimeError JAVA_GATEWAY_EXITED, ...
-        raise SparkUnavailable(f"Spark did not start ({type(exc).__name__}: "
-                               f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}); "
-                               "--spark needs Java 17 and a working pyspark") from exc
-    try:
-        spark.sparkContext.setLogLevel("WARN")
-        if master is not None and not master.startswith("local"):
-            _ship_package(spark)
-        else:
-            _warm_up(spark)
-        yield spark
-    finally:
-        spark.stop()
-
-
-def _ship_package(spark: Any) -> None:
-    """Put repltool itself on the executors of a real cluster (its dependencies must be there)."""
-    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    conf = {**_default_conf(master or "", options.quiet), **dict(options.conf)}
     tmp = tempfile.mkdtemp(prefix="repltool-spark-")
-    archive = shutil.make_archive(os.path.join(tmp, "repltool"), "zip",
-                                  os.path.dirname(pkg), os.path.basename(pkg))
-    spark.sparkContext.addPyFile(archive)
+    try:
+        if not _under_spark_submit():
+            _quiet_log4j(conf, tmp)
+        for key, value in conf.items():
+            builder = builder.config(key, value)
+        try:
+            spark = builder.getOrCreate()
+        except Exception as exc:                # PySparkRuntimeError JAVA_GATEWAY_EXITED, ...
+            raise SparkUnavailable(f"Spark did not start: {spark_error_line(exc)}") from exc
+        try:
+            with spark_errors():
+                prepare_executors(spark, tmp)
+                yield spark
+        finally:
+            spark.stop()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
+
+_LOG4J = """\
+rootLogger.level = {level}
+rootLogger.appenderRef.stderr.ref = console
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = {level}
+logger.submit.name = org.apache.spark.deploy.SparkSubmit
+logger.submit.level = {level}
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = {level}
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n%ex
+"""
+
+
+def _quiet_log4j(conf: dict[str, str], tmp: str) -> None:
+    """The embedded driver JVM logs at ``spark.log.level`` from its first line on.
+
+    (Spark's default profile logs its start-up at INFO/WARN before any level
+    applies.)  Left alone when the caller configures log4j itself.
+    """
+    options = conf.get("spark.driver.extraJavaOptions", "")
+    conf_dir = os.environ.get("SPARK_CONF_DIR")
+    if "log4j" in options or (conf_dir and os.path.exists(os.path.join(conf_dir,
+                                                                       "log4j2.properties"))):
+        return
+    path = os.path.join(tmp, "log4j2.properties")
+    with open(path, "w", encoding="utf-8") as fh:
+        # the level is the configuration's from the first line on (Spark would
+        # otherwise announce its own change of level on stderr)
+        fh.write(_LOG4J.format(level=conf.pop("spark.log.level", "WARN").upper()))
+    conf["spark.driver.extraJavaOptions"] = \
+        f"{options} -Dlog4j2.configurationFile=file:{path}".strip()
+
+
+# ---- the executors' environment ----
+
+#: What executors import besides repltool (click, rich and sqlglot are the driver's).
+EXECUTOR_DEPENDENCIES = ("construct", "xxhash", "zstandard")
+
+# Run on the executors.  Defined from source in a module Python cannot import,
+# so that cloudpickle ships it by value: an executor that lacks repltool can
+# still run it, and it does not import repltool (a reused worker would keep
+# that copy), it only finds it.
+_PROBE_SOURCE = r"""
+def fingerprint(origin):
+    import hashlib, os, zipfile
+    digest = hashlib.sha1()
+    marker = os.sep + "repltool" + os.sep + "__init__.py"
+    root = origin[:-len("__init__.py")]
+    archive = root[:root.rfind(".zip" + os.sep) + 4] if ".zip" + os.sep in root else None
+    if archive:
+        prefix = root[len(archive) + 1:].replace(os.sep, "/")
+        with zipfile.ZipFile(archive) as zf:
+            for name in sorted(n for n in zf.namelist()
+                               if n.startswith(prefix) and n.endswith(".py")):
+                digest.update(name[len(prefix):].encode() + b"\0" + zf.read(name))
+        return digest.hexdigest()
+    names = []
+    for top, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        names.extend(os.path.relpath(os.path.join(top, f), root) for f in files
+                     if f.endswith(".py"))
+    for name in sorted(n.replace(os.sep, "/") for n in names):
+        with open(os.path.join(root, name), "rb") as fh:
+            digest.update(name.encode() + b"\0" + fh.read())
+    return digest.hexdigest()
+
+
+def probe(_):
+    import importlib, importlib.util, socket, sys
+    missing = []
+    for name in DEPENDENCIES:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:
+            missing.append(name + " (" + type(exc).__name__ + ": " + str(exc) + ")")
+    try:
+        spec = importlib.util.find_spec("repltool")
+    except Exception:
+        spec = None
+    origin = spec.origin if spec is not None else None
+    return (socket.gethostname(), sys.executable, sys.version.split()[0], missing,
+            origin, fingerprint(origin) if origin else None)
+"""
+
+
+def _probe_functions() -> dict[str, Any]:
+    namespace: dict[str, Any] = {"__name__": "repltool_spark_probe",
+                                 "DEPENDENCIES": EXECUTOR_DEPENDENCIES}
+    exec(compile(_PROBE_SOURCE, "<repltool executor probe>", "exec"), namespace)
+    return namespace
+
+
+def repltool_fingerprint() -> str:
+    """A digest of this repltool's ``*.py`` files (executors must run the same code)."""
+    import repltool
+    return str(_probe_functions()["fingerprint"](os.path.abspath(repltool.__file__)))
+
+
+def _probe(spark: Any) -> list[tuple[Any, ...]]:
+    sc = spark.sparkContext
+    probe = _probe_functions()["probe"]
+    n = max(1, sc.defaultParallelism)
+    try:
+        return sc.parallelize(range(n), n).map(probe).collect()
+    except Exception as exc:
+        if not _is_spark_error(exc):
+            raise
+        raise SparkUnavailable(
+            f"Spark executors cannot run Python {sc.pythonExec!r}: {spark_error_line(exc)}; "
+            + _ENV_ADVICE) from exc
+
+
+_ENV_ADVICE = ("give the executors a Python with repltool's dependencies: "
+               "spark.archives=ENV.tar.gz#env with spark.pyspark.python=./env/bin/python "
+               "(a venv packed with venv-pack), or spark.pyspark.python=PATH of an "
+               "installed one (see the README, --spark)")
+
+
+def prepare_executors(spark: Any, tmp: str | None = None) -> None:
+    """Make the executors run this repltool, or fail with one line saying why they cannot.
+
+    The executors' Python is :func:`executor_python`; for a local master
+    running this interpreter it also gets this interpreter's ``sys.path``.  A probe (one task per core)
+    finds what they import: when repltool is missing there or differs from
+    this one (another version, another checkout), this repltool is shipped
+    (``addPyFile`` of a zip, an absolute path) together with the pure-Python
+    dependencies they lack; compiled ones (``xxhash``, ``zstandard``) cannot
+    be shipped that way and must be in their environment.  Then the workers
+    import repltool (start-up, not the first job's time).
+
+    :param tmp: where to write the zip (the caller removes it after the session).
+    :raises SparkUnavailable: the executors still cannot import what they need.
+    """
+    sc = spark.sparkContext
+    conf = dict(sc.getConf().getAll())
+    local = is_local(sc.master)
+    sc.pythonExec = executor_python(conf, local)
+    if local and os.path.realpath(shutil.which(sc.pythonExec) or sc.pythonExec) == \
+            os.path.realpath(sys.executable):
+        paths = [os.path.abspath(p) for p in sys.path if p and os.path.isdir(p)]
+        given = conf.get("spark.executorEnv.PYTHONPATH")
+        sc.environment["PYTHONPATH"] = os.pathsep.join(([given] if given else []) + paths)
+    want = repltool_fingerprint()
+    found = _probe(spark)
+    if not all(_ready(f, want) for f in found):
+        missing = sorted({m.split(" ", 1)[0] for f in found for m in f[3]})
+        _ship_package(spark, want, missing, tmp or tempfile.mkdtemp(prefix="repltool-spark-"))
+        found = _probe(spark)
+    for host, exe, version, missing, origin, fp in found:
+        if missing:
+            raise SparkUnavailable(f"Spark executor {host} ({exe}, Python {version}) cannot "
+                                   f"import {', '.join(missing)}; {_ENV_ADVICE}")
+        if fp != want:
+            raise SparkUnavailable(f"Spark executor {host} ({exe}) imports another repltool "
+                                   f"({origin}) than this one, even with it shipped")
+    _warm_up(spark)
+
+
+def _ready(found: tuple[Any, ...], want: str) -> bool:
+    return not found[3] and found[5] == want
+
+
+def _ship_package(spark: Any, fingerprint: str, missing: list[str], tmp: str) -> str:
+    """Zip repltool (and the missing pure-Python dependencies) and add it to the executors' path.
+
+    The zip's absolute path is given to ``addPyFile``; the executors put it on
+    their ``sys.path`` (as a relative path: see
+    :func:`repltool.distributed.units.absolute_import_paths`).
+    """
+    import importlib.util
+    import zipfile
+    import repltool
+    archive = os.path.join(tmp, f"repltool-{fingerprint[:12]}.zip")
+    trees = [os.path.dirname(os.path.abspath(repltool.__file__))]
+    for name in missing:
+        spec = importlib.util.find_spec(name) if name != "repltool" else None
+        if spec is None or spec.origin is None:
+            continue
+        if spec.submodule_search_locations:
+            tree = os.path.dirname(spec.origin)
+            if not any(f.endswith((".so", ".pyd")) for _, _, fs in os.walk(tree) for f in fs):
+                trees.append(tree)          # compiled packages cannot load from a zip
+        elif spec.origin.endswith(".py"):
+            trees.append(spec.origin)
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        for tree in trees:
+            base = os.path.dirname(tree)
+            if os.path.isfile(tree):
+                zf.write(tree, os.path.relpath(tree, base))
+                continue
+            for top, dirs, files in os.walk(tree):
+                dirs[:] = [d for d in dirs if d != "__pycache__"]
+                for f in files:
+                    if not f.endswith((".pyc", ".so", ".pyd", ".c")):
+                        path = os.path.join(top, f)
+                        zf.write(path, os.path.relpath(path, base))
+    spark.sparkContext.addPyFile(archive)
+    return archive
+
+
+# ---- Spark's errors as one line ----
+
+def _is_spark_error(exc: BaseException) -> bool:
+    module = type(exc).__module__ or ""
+    return module.startswith(("py4j", "pyspark"))
+
+
+_PY_ERROR = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit)(?::\s|$)")
+
+
+def spark_error_line(exc: BaseException) -> str:
+    """One line for a Spark/Py4J exception: what failed and, for a task, the executor's error.
+
+    >>> spark_error_line(Exception("org.apache.spark.SparkException: Job aborted due to "
+    ...     "stage failure: Task 0 failed\\nTraceback (most recent call last):\\n  File x\\n"
+    ...     "ModuleNotFoundError: No module named 'construct'\\n\\tat org.apache.Foo"))
+    "SparkException: Job aborted due to stage failure: Task 0 failed: ModuleNotFoundError: No module named 'construct'"
+    """
+    text = str(exc)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    head = lines[0]
+    for prefix in ("An error occurred while calling ",):
+        if head.startswith(prefix) and len(lines) > 1:
+            head = lines[1]
+    head = re.sub(r"^(?:[a-z_]\w*\.)+(?=[A-Z])", "", head)      # org.apache.x.SparkException
+    head = re.sub(r"\s*(?:most recent failure:.*|Traceback \(most recent call last\):)$", "",
+                  head)
+    root = None
+    in_traceback = False
+    for line in lines[1:]:
+        if line.startswith("Traceback (most recent call last)") or "Traceback (most recent" in line:
+            in_traceback = True
+        elif in_traceback and _PY_ERROR.match(line):
+            root = line
+            in_traceback = False
+    if root is None:
+        for line in lines[1:]:
+            if line.startswith("Caused by: "):
+                root = re.sub(r"^(?:[a-z_]\w*\.)+(?=[A-Z])", "", line[len("Caused by: "):])
+    out = head if root is None or root in head else f"{head.rstrip(':')}: {root}"
+    out = " ".join(out.split())
+    return out if len(out) <= 400 else out[:397] + "..."
+
+
+@contextmanager
+def spark_errors() -> Iterator[None]:
+    """Turn Spark's and Py4J's exceptions raised in the block into :class:`SparkFailed`."""
+    try:
+        yield
+    except ReplToolError:
+        raise
+    except Exception as exc:
+        if not _is_spark_error(exc):
+            raise
+        raise SparkFailed(f"Spark failed: {spark_error_line(exc)}") from exc
 
 
 def break_even_hint(total_bytes: int) -> str | None:

@@ -45,13 +45,14 @@ class FileFailure:
 
 @dataclass(frozen=True)
 class _Task:
-    kind: str                     # "stats" | "transactions" | "pairs" | "check"
+    kind: str                     # "stats" | "transactions" | "pairs" | "certify" | "check"
     verify_checksum: bool = True
     keep_going: bool = False
     top: int = 5
     rows: bool = False            # also make DataFrame rows
     stream: bool = False          # results come to the driver one by one (toLocalIterator)
     extra: Any = None             # the command's own frozen settings (pairs, check)
+    cwd: str | None = None        # the driver's working directory (relative local names)
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class _Result:
     open_end: bool = False        # the last file ends inside a group
     unknown_tables: bool = False  # a rows event (or key lookup) needs a Table_map of an earlier file
     parts: list[FilePart] | None = None                    # stats
-    transactions: list[Any] | None = None                  # transactions
+    transactions: Any = None      # transactions: a list or their Columns (iterable)
     headers: list[Any] | None = None  # the FDE and Rotate events (no bytes), in read order
     rows: list[tuple[Any, ...]] | None = None
     payload: Any = None           # pairs, check: the command's per-unit results
@@ -83,6 +84,49 @@ def _failure(exc: ReplToolError, unit: _Unit) -> FileFailure:
     return FileFailure(where, type(exc).__name__, str(exc), exc.exit_code)
 
 
+def absolute_import_paths() -> None:
+    """Make this worker's import paths absolute, so that changing directory keeps them valid.
+
+    PySpark puts the files of ``addPyFile``/``--py-files`` on ``sys.path`` as
+    paths relative to the executor's working directory (``./repltool-….zip``);
+    after a ``chdir`` the lazy imports of the library would not find them.
+    """
+    import sys
+    sys.path[:] = [os.path.abspath(p) if p and not os.path.isabs(p) else p for p in sys.path]
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__path__", None)
+        if isinstance(path, list) and any(p and not os.path.isabs(p) for p in path):
+            path[:] = [os.path.abspath(p) if p and not os.path.isabs(p) else p for p in path]
+
+
+@contextmanager
+def working_directory(path: str | None) -> Iterator[None]:
+    """Run the block in ``path`` (import paths made absolute first); ``None``: stay."""
+    if path is None:
+        yield
+        return
+    absolute_import_paths()
+    old = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def run_local_unit(task: _Task, unit: _Unit) -> _Result:
+    """A unit of local paths: relative ones are taken from the driver's working directory.
+
+    That directory must exist on the executor (``local[*]``, or a file system
+    every node mounts at the same place); a Python worker runs one task at a
+    time, so changing its working directory is safe.
+    """
+    relative = any(not os.path.isabs(f) for f in unit.files)
+    cwd = task.cwd if relative and task.cwd and os.path.isdir(task.cwd) else None
+    with working_directory(cwd if cwd != os.getcwd() else None):
+        return _run_unit(task, unit)
+
+
 def _run_unit(task: _Task, unit: _Unit) -> _Result:
     """Analyse one unit's files (read as one ordered sequence) where they are."""
     if task.kind == "stats":
@@ -90,6 +134,9 @@ def _run_unit(task: _Task, unit: _Unit) -> _Result:
     if task.kind == "pairs":
         from .pairs import pairs_unit
         return pairs_unit(task, unit)
+    if task.kind == "certify":
+        from .pairs import certify_unit
+        return certify_unit(task, unit)
     if task.kind == "check":
         from .checkjob import check_unit
         return check_unit(task, unit)
@@ -130,12 +177,8 @@ def _in_private_dir(task: _Task, unit: _Unit, contents: dict[str, bytes]) -> _Re
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             with open(dest, "wb") as fh:
                 fh.write(contents[name])
-        old = os.getcwd()
-        os.chdir(root)
-        try:
+        with working_directory(root):
             return _run_unit(task, unit)
-        finally:
-            os.chdir(old)
 
 
 def _stats_unit(task: _Task, unit: _Unit) -> _Result:
@@ -193,6 +236,9 @@ def _transactions_unit(task: _Task, unit: _Unit) -> _Result:
     result.count = len(trxs)
     result.open_end = result.failure is None and bool(trxs) and trxs[-1].truncated
     result.rows = rows
+    if trxs and not any(trx.events for trx in trxs):
+        from .columns import pack
+        result.transactions = pack(trxs, skip=("events",))     # columns, not object trees
     return result
 
 

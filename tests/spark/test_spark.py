@@ -263,3 +263,76 @@ def test_expand_local_orders_naturally(tmp_path: Path) -> None:
         "b.000010", "b.999999", "b.1000000"]
     with pytest.raises(UsageError, match="given twice"):
         distributed.expand_inputs([str(tmp_path / "b.000010")] * 2)
+
+
+# ---- storage (issue 15) ----
+
+def test_directory_uri_takes_only_log_names_and_index_files_list(spark, tmp_path: Path,
+                                                                 rotated: list[Path]) -> None:
+    """A directory URI skips MANIFEST.json and the index; an index file gives its list."""
+    import shutil
+    d = tmp_path / "logs"
+    d.mkdir()
+    for f in rotated[:3]:
+        shutil.copy(f, d / f.name)
+    (d / "MANIFEST.json").write_text("{}")
+    (d / "binlog.index").write_text("".join(f"./{f.name}\n" for f in rotated[1:3]))
+    names = [n for n, _ in distributed.expand_inputs([f"file://{d}"], spark)]
+    assert [n.rsplit("/", 1)[1] for n in names] == [f.name for f in rotated[:3]]
+    listed = [n for n, _ in distributed.expand_inputs([f"file://{d}/binlog.index"], spark)]
+    assert [n.rsplit("/", 1)[1] for n in listed] == [f.name for f in rotated[1:3]]
+    local = [n for n, _ in distributed.expand_inputs([str(d / "binlog.index")])]
+    assert local == [f"{d}/{f.name}" for f in rotated[1:3]]
+    result, _ = spark_stats(spark, names)
+    assert [f["file"] for f in stats_to_dict(result)["files"]] == names
+
+
+def test_parquet_output_that_lost_rows_is_an_error(spark, tmp_path: Path) -> None:
+    """The read-back count is what decides: fewer rows than the job made fails, nothing kept."""
+    from repltool.distributed.frame import _verify_written
+    from repltool.distributed.session import SparkFailed
+    path = str(tmp_path / "part")
+    spark.range(5).write.parquet(path)
+    _verify_written(spark, path, 5, "DIR", lambda: None)
+    removed = []
+    with pytest.raises(SparkFailed, match=r"--output-parquet DIR: 5 of 7 rows written"):
+        _verify_written(spark, path, 7, "DIR", lambda: removed.append(True))
+    assert removed == [True]
+    assert SparkFailed.exit_code == 9
+
+
+def test_columns_round_trip_every_corpus_file() -> None:
+    """What executors send as columns (issue 15) unpacks to equal transactions, and is smaller."""
+    import pickle
+    from repltool.distributed.columns import Columns, pack, unpack
+    root = require_corpus()
+    total = packed = plain = 0
+    for f in sorted(root.glob("mysql/*/*")) + sorted(root.glob("mariadb/*/*")):
+        try:
+            trxs = list(read_transactions([f]))
+        except ReplToolError:
+            continue
+        if not trxs:
+            continue
+        cols = pack(trxs, skip=("events",))
+        data = pickle.dumps(cols)
+        back = pickle.loads(data)
+        assert isinstance(back, Columns) and unpack(back) == trxs, f
+        total += len(trxs)
+        packed += len(data)
+        plain += len(pickle.dumps(trxs))
+    assert total > 5_000
+    assert packed * 2 < plain          # 2.3x on these small files, 7.5x on a 16 MB one
+
+
+def test_a_failing_spark_job_is_one_line_with_its_own_status(spark) -> None:
+    """A Python error on an executor reaches the driver as a Py4J error: one line, exit 9."""
+    from repltool.distributed.session import SparkFailed, spark_errors
+    with pytest.raises(SparkFailed) as info:
+        with spark_errors():
+            spark.sparkContext.parallelize([1], 1).map(lambda x: x // 0).collect()
+    message = str(info.value)
+    assert "\n" not in message and len(message) < 500
+    assert message.startswith("Spark failed: ")
+    assert message.endswith("ZeroDivisionError: integer division or modulo by zero")
+    assert info.value.exit_code == 9
