@@ -33,6 +33,29 @@ COMMANDS: dict[str, str] = {
 }
 
 
+#: Commands that read logs and show a progress bar on a terminal while they do
+#: (stats counts its own bytes; --spark reads in other processes).
+WATCHED = ("dump", "check", "certify", "explain", "schedule", "stats")
+
+
+def _watch_progress(command: click.Command, name: str) -> None:
+    """Run ``command`` under :func:`~repltool.cli.progress.watch_inputs` of its FILEs."""
+    import functools
+    callback = command.callback
+    assert callback is not None
+
+    @functools.wraps(callback)
+    def watched(*args, **kwargs):  # type: ignore[no-untyped-def]
+        own = name == "stats" and not kwargs.get("clock_only")
+        if own or kwargs.get("use_spark"):
+            return callback(*args, **kwargs)
+        from .progress import watch_inputs
+        with watch_inputs(kwargs.get("files") or (), name):
+            return callback(*args, **kwargs)
+
+    command.callback = watched
+
+
 class _Group(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *COMMANDS})
@@ -41,7 +64,10 @@ class _Group(click.Group):
         if cmd_name in COMMANDS and cmd_name not in self.commands:
             from importlib import import_module
             module = import_module(f"{__name__}.{COMMANDS[cmd_name]}")
-            self.add_command(getattr(module, cmd_name.replace("-", "_")), cmd_name)
+            command = getattr(module, cmd_name.replace("-", "_"))
+            if cmd_name in WATCHED:
+                _watch_progress(command, cmd_name)
+            self.add_command(command, cmd_name)
         return super().get_command(ctx, cmd_name)
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
