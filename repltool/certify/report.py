@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..binlog import ReadOptions, read_transactions
+from ..paths import Paths, path_list
 from .gtidset import GtidSet
 from .model import CertifyOptions, CertResult, CertTransaction, GarbageCollect, KeyRef, Mode
 from .source import WritesetLike, iter_cert_pairs, log_gtid
@@ -66,11 +67,11 @@ class CertifyRun:
         rows counts as having missing keys, as without a usable key).
     """
 
-    def __init__(self, paths: Sequence[str | os.PathLike[str]], mode: Mode | str | None = None,
+    def __init__(self, paths: Paths, mode: Mode | str | None = None,
                  options: CertifyOptions | None = None, *, verify_checksum: bool = True,
                  schema_paths: Sequence[str | os.PathLike[str]] = (),
                  stable_sets: Sequence[GtidSet] = (), use_writesets: bool = True) -> None:
-        self.paths = [os.fspath(p) for p in paths]
+        self.paths = path_list(paths)
         self.options = options or CertifyOptions()
         self.stable_sets = tuple(stable_sets)
         self.truncated_skipped = 0

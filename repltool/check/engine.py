@@ -28,6 +28,7 @@ from ..errors import (
     ChecksumMismatch, EncryptedLog, InputError, LogFormatError, NoFormatDescription,
     NotABinlog, ReplToolError, TruncatedLog, UnsupportedLog,
 )
+from ..paths import Paths, path_list
 from .config import CheckConfig
 from .model import TOTAL, CheckReport, FileResult, Finding, Totals
 from .rules import FATAL_RULES, RULES, WRITESET_RULES, Severity
@@ -41,7 +42,7 @@ _READ_TYPES = GROUPING_TYPES | {_T.PREVIOUS_GTIDS_LOG_EVENT, _T.GTID_LIST_EVENT}
 _BUILTIN = object()
 
 
-def check_files(paths: list[str | os.PathLike[str]] | tuple[str | os.PathLike[str], ...],
+def check_files(paths: Paths,
                 config: CheckConfig | None = None, *,
                 writesets: WritesetProvider | None | object = _BUILTIN,
                 reader: Callable[..., Iterator[Event]] | None = None) -> CheckReport:
@@ -58,6 +59,7 @@ def check_files(paths: list[str | os.PathLike[str]] | tuple[str | os.PathLike[st
         can be opened.
     :raises InputError: a file does not exist or cannot be opened (nothing is checked).
     """
+    paths = path_list(paths)
     names = [os.fspath(p) for p in paths]
     if reader is None:
         for name in names:

@@ -42,6 +42,7 @@ from ..binlog.constants import EventFlag, EventType
 from ..binlog.events import Event
 from ..binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
 from ..errors import SimulationError, UsageError
+from ..paths import Paths, path_list
 from ..positions import Position
 from .cost import CommitTimestampCost, ConstantCost, CostModel, CsvCost, LinearCost
 from .fastpath import simulate_fast
@@ -215,7 +216,7 @@ def _map(transactions: Iterable[Transaction], relay: SourceRotations | None, len
                               "clock scheduled as barriers")
 
 
-def read_sim_transactions(paths: Sequence[str | os.PathLike[str]],
+def read_sim_transactions(paths: Paths,
                           cost_model: CostModel | None = None, *,
                           verify_checksum: bool = True, lenient: bool = False,
                           stats: SourceStats | None = None) -> Iterator[SimTransaction]:
@@ -226,7 +227,7 @@ def read_sim_transactions(paths: Sequence[str | os.PathLike[str]],
     """
     rotations = SourceRotations()
     options = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES)
-    events = rotations.watch(read_events([os.fspath(p) for p in paths], options))
+    events = rotations.watch(read_events(path_list(paths), options))
     return transactions_to_sim(group_transactions(events), cost_model, relay=rotations,
                                lenient=lenient, stats=stats)
 
@@ -384,7 +385,7 @@ def _clockless(paths: Sequence[str | os.PathLike[str]]) -> bool:
     return False
 
 
-def schedule_report(paths: Sequence[str | os.PathLike[str]], workers: Sequence[int],
+def schedule_report(paths: Paths, workers: Sequence[int],
                     config: SimConfig, cost_model: CostModel, *,
                     verify_checksum: bool = True, trace: bool = False,
                     crash: CrashSpec | None = None, checkpoint_period: float | None = 0.3,
@@ -397,6 +398,7 @@ def schedule_report(paths: Sequence[str | os.PathLike[str]], workers: Sequence[i
 
     :raises ReplToolError: from reading, mapping, simulating or recovering.
     """
+    paths = path_list(paths)
     stats = SourceStats()
     if retag is not None:
         sims = list(certified_sim_transactions(paths, retag, cost_model,
