@@ -65,6 +65,11 @@ class _Group(click.Group):
             from importlib import import_module
             module = import_module(f"{__name__}.{COMMANDS[cmd_name]}")
             command = getattr(module, cmd_name.replace("-", "_"))
+            from .examples import epilog
+            examples = epilog(cmd_name)
+            if examples:
+                command.epilog = (f"{command.epilog.rstrip()}\n\n{examples}" if command.epilog
+                                  else examples)
             if cmd_name in WATCHED:
                 _watch_progress(command, cmd_name)
             self.add_command(command, cmd_name)
@@ -109,6 +114,11 @@ def run(argv: Sequence[str] | None = None) -> int:
                    err=True)
 
     warnings.showwarning = show
+    if not args:
+        # click's convention (8.2+, whatever click is installed): the help on stderr, 2.
+        with click.Context(cli, info_name="repltool") as ctx:
+            click.echo(ctx.get_help(), err=True)
+        return ExitStatus.USAGE
     try:
         status = cli.main(args=args, prog_name="repltool", standalone_mode=False)
         if isinstance(status, int):       # click returns an Exit's code without raising
