@@ -287,6 +287,10 @@ def _gtid(b: GtidBody) -> tuple[str, list[str]]:
 
 # ---- stats ----
 
+#: Tables listed by the text output of ``stats`` (the title says when there are more).
+TABLES_SHOWN = 20
+
+
 def stats_tables(stats: Any) -> list[Any]:
     """rich renderables for a :class:`~repltool.stats.LogStats` (file-derived cells
     :func:`~repltool.escape.printable`; print them with :func:`make_console`)."""
@@ -330,16 +334,35 @@ def stats_tables(stats: Any) -> list[Any]:
         for k, n in t.commit_id_groups.items():
             g.add_row(k, f"{n:,}")
         out.append(g)
+    if t.transaction_kinds:
+        kinds = Table(title="Transactions by kind (all files)")
+        kinds.add_column("kind")
+        kinds.add_column("transactions", justify="right")
+        kinds.add_column("share", justify="right")
+        for kind, n in t.transaction_kinds.items():
+            kinds.add_row(printable(kind), f"{n:,}", f"{n / t.transactions:.1%}"
+                          if t.transactions else "-")
+        out.append(kinds)
     if t.tables:
-        tb = Table(title="Rows events by table")
+        shown = list(t.tables.items())[:TABLES_SHOWN]
+        more = len(t.tables) - len(shown)
+        tb = Table(title="Rows events by table" + (
+            f" - the {len(shown)} busiest of {len(t.tables)} (--format json lists all)"
+            if more else ""))
         tb.add_column("table")
         tb.add_column("rows events", justify="right")
-        for name, n in list(t.tables.items())[:20]:
+        for name, n in shown:
             tb.add_row(printable(name), f"{n:,}")
         out.append(tb)
     for title, items, key in (("Biggest transactions", t.biggest, "size"),
                               ("Longest transactions (seconds)", t.longest, "duration")):
         if not items:
+            continue
+        if key == "duration" and not any(x.duration for x in items):
+            from rich.text import Text
+            out.append(Text("Longest transactions: every transaction lasted less than a "
+                            "second (from its first event to its last; the log's event "
+                            "timestamps are whole seconds)"))
             continue
         tt = Table(title=title)
         for col in ("gtid", "file:pos", key, "events"):

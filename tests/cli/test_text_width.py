@@ -39,7 +39,8 @@ def _strings(doc: object) -> list[str]:
 def _stats_ids(doc: dict) -> list[str]:
     total = doc["total"]
     ids = [f["file"] for f in doc["files"]] + list(total["tables"])
-    for item in total["biggest"] + total["longest"]:
+    longest = total["longest"] if any(x["duration"] for x in total["longest"]) else []
+    for item in total["biggest"] + longest:
         ids += [item["gtid"], f"{item['file']}:{item['pos']}"]
     return ids
 
