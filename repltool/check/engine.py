@@ -218,10 +218,12 @@ class _Checker:
                            Totals(self.total.work, self.total_barriers, self.total.depth))
 
     def emit(self, code: str, file: str, offset: int | None, message: str,
-             event_type: str | None = None) -> None:
+             event_type: str | None = None, severity: Severity | None = None) -> None:
+        """``severity``: this finding's own level, unless --severity/the configuration
+        sets the rule's."""
         if code in self.on:
-            self.findings.append(Finding(code, self.cfg.severity_of(code), file, offset,
-                                         message, event_type))
+            level = self.cfg.severity.get(code, severity) or self.cfg.severity_of(code)
+            self.findings.append(Finding(code, level, file, offset, message, event_type))
 
     def begin_file(self, index: int, path: str) -> _File:
         f = self.files[path] = _File(index, path)
@@ -293,11 +295,24 @@ class _Checker:
             self.emit("T003", f.path, where, f"transaction {trx.gtid or ''} is {trx.size} "
                       f"bytes, more than --max-trx-size {limit}".replace("  ", " "))
         if trx.spans_files:
-            what = ("FLUSH RELAY LOGS inside a transaction (WL#8440)" if f.relay
-                    else "a binlog transaction never continues into the next file")
+            level = None
+            if f.relay and trx.maria_flags is not None:
+                # A MariaDB replica's IO thread rotates its relay log at max_relay_log_size
+                # between any two events (a live MariaDB 10.11 replica split 9 of 29 relay
+                # files so: ../shared/corpus/mariadb/relay); its SQL thread continues the
+                # transaction in the next file.  Not MySQL's WL#8440 hazard.
+                what = ("a MariaDB relay log rotated (max_relay_log_size or FLUSH RELAY "
+                        "LOGS) inside a transaction; MariaDB's applier continues it in the "
+                        "next file")
+                level = Severity.INFO
+            elif f.relay:
+                what = "FLUSH RELAY LOGS inside a transaction (WL#8440)"
+            else:
+                what = "a binlog transaction never continues into the next file"
             self.emit("R001", f.path, where,
                       f"transaction {trx.gtid or ''} starts here and ends in "
-                      f"{trx.end.file}:{trx.end.offset}: {what}".replace("  ", " "))
+                      f"{trx.end.file}:{trx.end.offset}: {what}".replace("  ", " "),
+                      severity=level)
         if trx.truncated:
             self.truncated.append(trx)      # discarded by the applier: no GTID, no write set
         self._gtid(f, trx)
