@@ -186,7 +186,8 @@ def explain_prepared(files: Sequence[str], mode: str, source: Any, *,
             if "no logical clock" not in exc.reason:
                 raise
             raise SimulationError(
-                exc.reason.split("; re-computing")[0] + "; compute clocks from write sets "
+                # the reason, without the remedy it names (schedule's options)
+                exc.reason.split("; ")[0] + "; compute clocks from write sets "
                 "with --mode writeset (MariaDB: also --baseline serial)", pos=exc.pos) from exc
         graph = build_graph(nodes, lenient=lenient, truncated_skipped=stats.truncated_skipped,
                             **meta)
