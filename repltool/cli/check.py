@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..errors import UsageError
-from .options import run_spark, spark_options
+from .options import SIZE, run_spark, spark_options
 
 _EPILOG = """\b
 Parallelism (T001, C008) = work / span: the number of transactions that carry a
@@ -94,9 +94,9 @@ def _codes(value: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--max-barrier-share", callback=_share, metavar="Y",
               help="T002: fail when more than Y (0.25 or 25%) of all transactions have "
                    "last_committed = 0.")
-@click.option("--max-trx-size", callback=_size, metavar="BYTES",
-              help="T003: fail on any transaction bigger than BYTES (suffixes K, M, G: "
-                   "powers of 1024, e.g. 10M, 1G).")
+@click.option("--max-trx-size", type=SIZE, metavar="SIZE",
+              help="T003: fail on any transaction bigger than SIZE (bytes, or 64k, 10M, "
+                   "1.5MiB, 1G: powers of 1024).")
 @click.option("--gr-applier", type=click.Choice(["auto", "yes", "no"]), default=None,
               help="Read relay logs as Group Replication applier logs (sequence numbers "
                    "from 2, never reset). auto [default]: when a relay log's first "

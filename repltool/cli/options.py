@@ -22,6 +22,34 @@ keep_going_option = click.option(
          "first error).")
 
 
+class SizeType(click.ParamType):
+    """A size in bytes, the same syntax everywhere: ``1048576``, ``64k``, ``10M``, ``1.5MiB``,
+    ``1G`` (powers of 1024, like MySQL's size variables)."""
+
+    name = "size"
+
+    def __init__(self, positive: bool = False) -> None:
+        self.positive = positive
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        if isinstance(value, int):
+            return value
+        from ..check.config import parse_size
+        from ..errors import UsageError
+        try:
+            size = parse_size(value)
+        except UsageError as exc:
+            self.fail(exc.reason, param, ctx)
+        if self.positive and size <= 0:
+            self.fail(f"must be more than 0: {value!r}", param, ctx)
+        return size
+
+
+#: ``--max-trx-size 64M``, ``synth --size 1.5G``: see :class:`SizeType`.
+SIZE = SizeType()
+POSITIVE_SIZE = SizeType(positive=True)
+
+
 def damage_exit(first_error: str | None, count: int) -> None:
     """After a --keep-going run: exit with the status of the first damage found, if any."""
     if first_error is None:
