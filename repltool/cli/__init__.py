@@ -33,25 +33,31 @@ COMMANDS: dict[str, str] = {
 }
 
 
-#: Commands that read logs and show a progress bar on a terminal while they do
-#: (stats counts its own bytes; --spark reads in other processes).
+#: Commands that read logs: their FILEs may be directories, index files or - (stdin),
+#: and they show a progress bar on a terminal while they read (stats counts its own
+#: bytes; --spark expands its inputs and reads in other processes).
 WATCHED = ("dump", "check", "certify", "explain", "schedule", "stats")
 
 
 def _watch_progress(command: click.Command, name: str) -> None:
-    """Run ``command`` under :func:`~repltool.cli.progress.watch_inputs` of its FILEs."""
+    """Run ``command`` on its resolved FILEs (:func:`~repltool.cli.options.resolve_inputs`)
+    under :func:`~repltool.cli.progress.watch_inputs`."""
     import functools
     callback = command.callback
     assert callback is not None
 
     @functools.wraps(callback)
     def watched(*args, **kwargs):  # type: ignore[no-untyped-def]
-        own = name == "stats" and not kwargs.get("clock_only")
-        if own or kwargs.get("use_spark"):
-            return callback(*args, **kwargs)
+        if kwargs.get("use_spark") or not kwargs.get("files"):
+            return callback(*args, **kwargs)     # Spark expands its inputs itself
+        from .options import resolve_inputs
         from .progress import watch_inputs
-        with watch_inputs(kwargs.get("files") or (), name):
-            return callback(*args, **kwargs)
+        with resolve_inputs(kwargs["files"]) as files:
+            kwargs["files"] = tuple(files)
+            if name == "stats" and not kwargs.get("clock_only"):
+                return callback(*args, **kwargs)     # stats counts its own bytes
+            with watch_inputs(files, name):
+                return callback(*args, **kwargs)
 
     command.callback = watched
 

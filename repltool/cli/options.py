@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Iterator, Sequence
+
 import click
 
 from ..escape import printable
@@ -13,7 +16,7 @@ verify_checksum_option = click.option(
          "--no-verify-binlog-checksum reads logs with damaged checksums.")
 
 files_argument = click.argument("files", nargs=-1, required=True,
-                                type=click.Path(dir_okay=False, allow_dash=False))
+                                type=click.Path(allow_dash=True))
 
 keep_going_option = click.option(
     "--keep-going", is_flag=True,
@@ -60,10 +63,61 @@ def damage_exit(first_error: str | None, count: int) -> None:
     raise click.exceptions.Exit(cls.exit_code)
 
 
-#: ``FILE...`` of the commands that take ``--spark``: directories and quoted globs
-#: are expanded with ``--spark`` (without it a directory is an unreadable input).
+#: ``FILE...`` of the commands that take ``--spark`` (the inputs of every command
+#: that reads logs are resolved by :func:`resolve_inputs`; with ``--spark``, by Spark's
+#: own expansion, which also takes quoted globs and URIs).
 inputs_argument = click.argument("files", nargs=-1, required=True,
-                                 type=click.Path(allow_dash=False))
+                                 type=click.Path(allow_dash=True))
+
+
+@contextmanager
+def resolve_inputs(specs: Sequence[str]) -> Iterator[list[str]]:
+    """The log files ``specs`` name, in order: a file as given; a server's index file
+    (``mysql-bin.index``, ``relay-bin.index``) as the logs it lists
+    (:func:`~repltool.paths.read_index`); a directory as the logs its index file lists
+    when it holds exactly one, else its files that start with the binlog magic, in
+    natural name order; ``-`` as standard input (once), copied to a temporary file
+    named ``stdin`` that is removed afterwards.
+    """
+    import os
+    import shutil
+    import sys
+    import tempfile
+
+    from ..distributed.inputs import expand_local
+    from ..paths import INDEX_SUFFIX, is_index_file, read_index
+
+    out: list[str] = []
+    spool: str | None = None
+    try:
+        for spec in specs:
+            if spec == "-":
+                if spool is not None:
+                    raise click.UsageError("- (standard input) can be given once")
+                spool = tempfile.mkdtemp(prefix="repltool-")
+                name = os.path.join(spool, "stdin")
+                with open(name, "wb") as fh:
+                    shutil.copyfileobj(sys.stdin.buffer, fh, 1 << 20)
+                out.append(name)
+            elif is_index_file(spec):
+                out.extend(read_index(spec))
+            elif os.path.isdir(spec):
+                indexes = [n for n in os.listdir(spec) if n.endswith(INDEX_SUFFIX)
+                           and is_index_file(os.path.join(spec, n))]
+                if len(indexes) == 1:
+                    out.extend(read_index(os.path.join(spec, indexes[0])))
+                else:
+                    found = expand_local([spec])
+                    if not found:
+                        raise click.UsageError(f"{printable(spec)}: no binlog or relay log "
+                                               "in this directory")
+                    out.extend(found)
+            else:
+                out.append(spec)
+        yield out
+    finally:
+        if spool is not None:
+            shutil.rmtree(spool, ignore_errors=True)
 
 
 def spark_options(command):  # type: ignore[no-untyped-def]
