@@ -136,6 +136,9 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
     _output(ctx, graph, fmt, focus, window, top, picture_focus)
     for w in graph.warnings[:20]:
         click.echo(f"repltool: warning: {printable(str(w))}", err=True)
+    if len(graph.warnings) > 20:
+        click.echo(f"repltool: warning: ... and {len(graph.warnings) - 20} more warnings "
+                   "(--format json lists them all)", err=True)
 
 
 def _spark_graph(session: Any, names: list[str], mode: str, cost: Any, options: Any,

@@ -47,3 +47,19 @@ def test_synth_server_generation_and_the_old_format_name(cli, tmp_path: Path) ->
     _, err = cli("synth", "-o", tmp_path / "c", "-n", "20", "--format", "5.7",
                  "--server-generation", "8.0", expect=2)
     assert "give one" in err
+
+
+def test_warnings_are_on_stderr_with_the_prefix(cli, corpus: Path, tmp_path: Path) -> None:
+    """certify (its re-tag notes included) and explain: warnings never in stdout."""
+    log = corpus / "mariadb" / "rotation" / "mysql-bin.000001"
+    mysql = corpus / "mysql" / "mysql80" / "mysql-test__std_data__replicated-bin.000001"
+    for args in (["certify", "--mode", "writeset", log],
+                 ["certify", "--mode", "writeset", "--output", tmp_path / "out", "--pk-only",
+                  mysql],
+                 ["explain", "--mode", "writeset", log]):
+        out, err = cli(*args)
+        assert "warning:" not in out.lower() and "note:" not in out
+        lines = [line for line in err.splitlines() if "warning:" in line]
+        assert all(line.startswith("repltool: warning: ") for line in lines)
+        if "--pk-only" not in args:
+            assert lines            # no --schema: the missing UNIQUE/FOREIGN keys
