@@ -65,6 +65,8 @@ def _check_ids(doc: dict) -> list[str]:
 CASES = {
     "stats": (["stats"], ROTATION + [MYSQL_GTID], _stats_ids),
     "schedule": (["schedule", "--compare", "all"], ROTATION, _schedule_ids),
+    "schedule-logged": (["schedule"], [MYSQL_GTID, MYSQL_CHECK], lambda d: d["files"]),
+    "schedule-retag": (["schedule", "--retag", "writeset"], ROTATION, lambda d: d["files"]),
     "explain": (["explain", "--mode", "writeset"], ROTATION, _explain_ids),
     "explain-logged": (["explain"], [MYSQL_GTID], _explain_ids),
     "check": (["check"], [MYSQL_CHECK, MYSQL_GTID], _check_ids),
