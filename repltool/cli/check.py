@@ -118,12 +118,17 @@ def _codes(value: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Read the configuration from FILE instead of searching for it.")
 @click.option("--no-config", is_flag=True, help="Ignore every configuration file.")
+@click.option("--verify-binlog-checksum/--no-verify-binlog-checksum", "verify_checksum",
+              default=True, show_default=True,
+              help="Check every event's CRC32 (rule S003); --no-verify-binlog-checksum is "
+                   "--ignore S003, as on the other commands.")
 @spark_options
 def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
           ignore: tuple[str, ...], severity: dict, min_parallelism: float | None,
           max_barrier_share: float | None, max_trx_size: int | None, gr_applier: str | None,
           writesets: str | None, schemas: tuple[str, ...], schema_db: str | None, fmt: str,
-          junit: str | None, config_file: str | None, no_config: bool, spark: Any,
+          junit: str | None, config_file: str | None, no_config: bool,
+          verify_checksum: bool, spark: Any,
           output_parquet: str | None) -> None:
     """Check logs for damage, bad logical clocks, GTID and relay-log problems.
 
@@ -146,7 +151,8 @@ def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
     if config_file and no_config:
         raise click.UsageError("--config and --no-config exclude each other")
     base = load_config(config_file, search=not no_config)
-    cfg = override(base, select=_codes(select) or None, ignore=_codes(ignore),
+    ignored = _codes(ignore) + (() if verify_checksum else ("S003",))
+    cfg = override(base, select=_codes(select) or None, ignore=ignored,
                    severity=severity, min_parallelism=min_parallelism,
                    max_barrier_share=max_barrier_share, max_trx_size=max_trx_size,
                    gr_applier=gr_applier)
