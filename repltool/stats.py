@@ -21,6 +21,7 @@ from .binlog.engine import Unsupported
 from .binlog.fastpath import scan_transactions
 from .binlog.reader import FileInfo, ReadOptions, read_events
 from .binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
+from .paths import Paths, path_list
 
 
 def distance_bucket(distance: int) -> str:
@@ -317,7 +318,7 @@ class FilePart:
         return self.acc.trx
 
 
-def accumulate_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum: bool = True,
+def accumulate_stats(paths: Paths, *, verify_checksum: bool = True,
                      top: int = 5, keep_going: bool = False,
                      sink: Callable[[Transaction], None] | None = None,
                      progress: Callable[[int], None] | None = None) -> list[FilePart]:
@@ -334,7 +335,7 @@ def accumulate_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum
 
     :raises ReplToolError: as :func:`~repltool.binlog.read_events` does.
     """
-    paths = [os.fspath(p) for p in paths]
+    paths = path_list(paths)
     if not keep_going:
         try:
             return _accumulate_fast(paths, verify_checksum, top, sink, progress)
@@ -448,7 +449,7 @@ def finish_stats(parts: Sequence[FilePart], top: int = 5) -> LogStats:
     return LogStats(files, tot)
 
 
-def compute_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum: bool = True,
+def compute_stats(paths: Paths, *, verify_checksum: bool = True,
                   top: int = 5, keep_going: bool = False,
                   progress: Callable[[int], None] | None = None) -> LogStats:
     """Read the logs (as one ordered sequence) and return per-file and total figures.
@@ -462,7 +463,7 @@ def compute_stats(paths: Iterable[str | os.PathLike[str]], *, verify_checksum: b
                                          keep_going=keep_going, progress=progress), top)
 
 
-def compute_clock_stats(paths: Iterable[str | os.PathLike[str]], *,
+def compute_clock_stats(paths: Paths, *,
                         verify_checksum: bool = True, top: int = 5) -> LogStats:
     """Clock-only figures from :func:`~repltool.binlog.clockscan.scan_clocks`.
 
@@ -471,7 +472,7 @@ def compute_clock_stats(paths: Iterable[str | os.PathLike[str]], *,
     CRC-checked (``events`` counts only what was read), tables and durations
     are not known.  Older logs are walked event by event.
     """
-    paths = [os.fspath(p) for p in paths]
+    paths = path_list(paths)
     infos: list[FileInfo] = []
     tiebreak = itertools.count()
     per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}

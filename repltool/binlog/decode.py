@@ -309,7 +309,7 @@ def decode_gtid_set(data: bytes, ctx: DecodeContext) -> GtidSet:
             intervals.append(GtidInterval(iv.start, iv.end - 1))
         tag = (gtid_tag(bytes(sid.tag), ctx) or None) if sid.tag else None
         sids.append((UUID(bytes=bytes(sid.uuid)), tag, tuple(intervals)))
-    return GtidSet(tuple(sids))
+    return GtidSet.from_sids(sids)
 
 
 _INTERVAL = struct.Struct("<qq")

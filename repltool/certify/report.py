@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..binlog import ReadOptions, read_transactions
+from ..paths import Paths, path_list
 from .gtidset import GtidSet
 from .model import CertifyOptions, CertResult, CertTransaction, GarbageCollect, KeyRef, Mode
 from .source import WritesetLike, iter_cert_pairs, log_gtid
@@ -68,12 +69,12 @@ class CertifyRun:
         log nor the schema names (:class:`repltool.writeset.WritesetExtractor`).
     """
 
-    def __init__(self, paths: Sequence[str | os.PathLike[str]], mode: Mode | str | None = None,
+    def __init__(self, paths: Paths, mode: Mode | str | None = None,
                  options: CertifyOptions | None = None, *, verify_checksum: bool = True,
                  schema_paths: Sequence[str | os.PathLike[str]] = (),
                  stable_sets: Sequence[GtidSet] = (), use_writesets: bool = True,
                  default_collation: str | None = None) -> None:
-        self.paths = [os.fspath(p) for p in paths]
+        self.paths = path_list(paths)
         self.default_collation = default_collation
         self.options = options or CertifyOptions()
         self.stable_sets = tuple(stable_sets)

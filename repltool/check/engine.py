@@ -29,6 +29,7 @@ from ..errors import (
     ChecksumMismatch, EncryptedLog, InputError, LogFormatError, NoFormatDescription,
     NotABinlog, ReplToolError, TruncatedLog, UnsupportedLog,
 )
+from ..paths import Paths, path_list
 from .config import CheckConfig
 from .model import TOTAL, CheckReport, FileResult, Finding, Totals
 from .rules import FATAL_RULES, RULES, WRITESET_RULES, Severity
@@ -42,7 +43,7 @@ _READ_TYPES = GROUPING_TYPES | {_T.PREVIOUS_GTIDS_LOG_EVENT, _T.GTID_LIST_EVENT}
 _BUILTIN = object()
 
 
-def check_files(paths: list[str | os.PathLike[str]] | tuple[str | os.PathLike[str], ...],
+def check_files(paths: Paths,
                 config: CheckConfig | None = None, *,
                 writesets: WritesetProvider | None | object = _BUILTIN,
                 reader: Callable[..., Iterator[Event]] | None = None) -> CheckReport:
@@ -59,6 +60,7 @@ def check_files(paths: list[str | os.PathLike[str]] | tuple[str | os.PathLike[st
         can be opened.
     :raises InputError: a file does not exist or cannot be opened (nothing is checked).
     """
+    paths = path_list(paths)
     names = [os.fspath(p) for p in paths]
     if reader is None:
         for name in names:
@@ -219,10 +221,12 @@ class _Checker:
                            configuration=self.cfg.source)
 
     def emit(self, code: str, file: str, offset: int | None, message: str,
-             event_type: str | None = None) -> None:
+             event_type: str | None = None, severity: Severity | None = None) -> None:
+        """``severity``: this finding's own level, unless --severity/the configuration
+        sets the rule's."""
         if code in self.on:
-            self.findings.append(Finding(code, self.cfg.severity_of(code), file, offset,
-                                         message, event_type))
+            level = self.cfg.severity.get(code, severity) or self.cfg.severity_of(code)
+            self.findings.append(Finding(code, level, file, offset, message, event_type))
 
     def begin_file(self, index: int, path: str) -> _File:
         f = self.files[path] = _File(index, path)
@@ -294,11 +298,24 @@ class _Checker:
             self.emit("T003", f.path, where, f"transaction {trx.gtid or ''} is {trx.size} "
                       f"bytes, more than --max-trx-size {limit}".replace("  ", " "))
         if trx.spans_files:
-            what = ("FLUSH RELAY LOGS inside a transaction (WL#8440)" if f.relay
-                    else "a binlog transaction never continues into the next file")
+            level = None
+            if f.relay and trx.maria_flags is not None:
+                # A MariaDB replica's IO thread rotates its relay log at max_relay_log_size
+                # between any two events (a live MariaDB 10.11 replica split 9 of 29 relay
+                # files so: ../shared/corpus/mariadb/relay); its SQL thread continues the
+                # transaction in the next file.  Not MySQL's WL#8440 hazard.
+                what = ("a MariaDB relay log rotated (max_relay_log_size or FLUSH RELAY "
+                        "LOGS) inside a transaction; MariaDB's applier continues it in the "
+                        "next file")
+                level = Severity.INFO
+            elif f.relay:
+                what = "FLUSH RELAY LOGS inside a transaction (WL#8440)"
+            else:
+                what = "a binlog transaction never continues into the next file"
             self.emit("R001", f.path, where,
                       f"transaction {trx.gtid or ''} starts here and ends in "
-                      f"{trx.end.file}:{trx.end.offset}: {what}".replace("  ", " "))
+                      f"{trx.end.file}:{trx.end.offset}: {what}".replace("  ", " "),
+                      severity=level)
         if trx.truncated:
             self.truncated.append(trx)      # discarded by the applier: no GTID, no write set
         self._gtid(f, trx)

@@ -113,7 +113,8 @@ _RULES = (
     # ---- relay logs ----
     Rule("R001", "trx-spans-files", _W,
          "a transaction starts in one file and ends in the next (WL#8440: FLUSH RELAY LOGS "
-         "inside a transaction; a binlog should never do this)"),
+         "inside a transaction; a binlog should never do this; info on MariaDB relay logs, "
+         "which rotate at max_relay_log_size inside transactions)"),
     Rule("R002", "truncated-group", _W,
          "a transaction without its end event (followed by another GTID, or by the end of "
          "the input): the applier discards it"),

@@ -34,6 +34,35 @@ COMMANDS: dict[str, str] = {
 }
 
 
+#: Commands that read logs: their FILEs may be directories, index files or - (stdin),
+#: and they show a progress bar on a terminal while they read (stats counts its own
+#: bytes; --spark expands its inputs and reads in other processes).
+WATCHED = ("dump", "check", "certify", "explain", "schedule", "stats")
+
+
+def _watch_progress(command: click.Command, name: str) -> None:
+    """Run ``command`` on its resolved FILEs (:func:`~repltool.cli.options.resolve_inputs`)
+    under :func:`~repltool.cli.progress.watch_inputs`."""
+    import functools
+    callback = command.callback
+    assert callback is not None
+
+    @functools.wraps(callback)
+    def watched(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if kwargs.get("use_spark") or not kwargs.get("files"):
+            return callback(*args, **kwargs)     # Spark expands its inputs itself
+        from .options import resolve_inputs
+        from .progress import watch_inputs
+        with resolve_inputs(kwargs["files"]) as files:
+            kwargs["files"] = tuple(files)
+            if name == "stats" and not kwargs.get("clock_only"):
+                return callback(*args, **kwargs)     # stats counts its own bytes
+            with watch_inputs(files, name):
+                return callback(*args, **kwargs)
+
+    command.callback = watched
+
+
 class _Group(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *COMMANDS})
@@ -42,7 +71,15 @@ class _Group(click.Group):
         if cmd_name in COMMANDS and cmd_name not in self.commands:
             from importlib import import_module
             module = import_module(f"{__name__}.{COMMANDS[cmd_name]}")
-            self.add_command(getattr(module, cmd_name.replace("-", "_")), cmd_name)
+            command = getattr(module, cmd_name.replace("-", "_"))
+            from .examples import epilog
+            examples = epilog(cmd_name)
+            if examples:
+                command.epilog = (f"{command.epilog.rstrip()}\n\n{examples}" if command.epilog
+                                  else examples)
+            if cmd_name in WATCHED:
+                _watch_progress(command, cmd_name)
+            self.add_command(command, cmd_name)
         return super().get_command(ctx, cmd_name)
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -89,6 +126,11 @@ def run(argv: Sequence[str] | None = None) -> int:
                    err=True)
 
     warnings.showwarning = show
+    if not args:
+        # click's convention (8.2+, whatever click is installed): the help on stderr, 2.
+        with click.Context(cli, info_name="repltool") as ctx:
+            click.echo(ctx.get_help(), err=True)
+        return ExitStatus.USAGE
     with sigterm_raises():
         return _run(args, show_traceback)
 

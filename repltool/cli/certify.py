@@ -183,7 +183,7 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
         console = make_console(color)
         for item in certify_renderables(report):
             console.print(item)
-    for w in report.warnings:
+    for w in [*report.warnings, *(w for r in report.retag or () for w in r.warnings)]:
         click.echo(f"repltool: warning: {printable(str(w))}", err=True)
     if check and differences.count:
         for line in differences.shown:

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..errors import UsageError
-from .options import run_spark, spark_options
+from .options import SIZE, run_spark, spark_options
 
 _EPILOG = """\b
 Parallelism (T001, C008) = work / span: the number of transactions that carry a
@@ -100,9 +100,9 @@ def _codes(value: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--max-barrier-share", callback=_share, metavar="Y",
               help="T002: fail when more than Y (0.25 or 25%) of all transactions have "
                    "last_committed = 0.")
-@click.option("--max-trx-size", callback=_size, metavar="BYTES",
-              help="T003: fail on any transaction bigger than BYTES (suffixes K, M, G: "
-                   "powers of 1024, e.g. 10M, 1G).")
+@click.option("--max-trx-size", type=SIZE, metavar="SIZE",
+              help="T003: fail on any transaction bigger than SIZE (bytes, or 64k, 10M, "
+                   "1.5MiB, 1G: powers of 1024).")
 @click.option("--gr-applier", type=click.Choice(["auto", "yes", "no"]), default=None,
               help="Read relay logs as Group Replication applier logs (sequence numbers "
                    "from 2, never reset). auto [default]: when a relay log's first "
@@ -127,13 +127,17 @@ def _codes(value: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), metavar="FILE",
               help="Read the configuration from FILE instead of searching for it.")
 @click.option("--no-config", is_flag=True, help="Ignore every configuration file.")
+@click.option("--verify-binlog-checksum/--no-verify-binlog-checksum", "verify_checksum",
+              default=True, show_default=True,
+              help="Check every event's CRC32 (rule S003); --no-verify-binlog-checksum is "
+                   "--ignore S003, as on the other commands.")
 @spark_options
 def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
           ignore: tuple[str, ...], severity: dict, min_parallelism: float | None,
           max_barrier_share: float | None, max_trx_size: int | None, gr_applier: str | None,
           writesets: str | None, schemas: tuple[str, ...], schema_db: str | None, fmt: str,
           junit: str | None, force: bool, config_file: str | None, no_config: bool,
-          spark: Any,
+          verify_checksum: bool, spark: Any,
           output_parquet: str | None) -> None:
     """Check logs for damage, bad logical clocks, GTID and relay-log problems.
 
@@ -163,7 +167,8 @@ def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
     base = load_config(config_file, search=not no_config)
     if base.source is not None:
         click.echo(f"repltool: using configuration {base.source}", err=True)
-    cfg = override(base, select=_codes(select) or None, ignore=_codes(ignore),
+    ignored = _codes(ignore) + (() if verify_checksum else ("S003",))
+    cfg = override(base, select=_codes(select) or None, ignore=ignored,
                    severity=severity, min_parallelism=min_parallelism,
                    max_barrier_share=max_barrier_share, max_trx_size=max_trx_size,
                    gr_applier=gr_applier)

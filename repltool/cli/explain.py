@@ -53,7 +53,8 @@ _GR_ONLY = ("gc_every", "gc_interval", "session_order")
               help="rich tables/tree, JSON, or a Graphviz/Mermaid picture of a window.")
 @click.option("--around", metavar="GTID|#INDEX|[FILE:]OFFSET",
               help="dot/mermaid/--render: draw the transactions within --depth edges of this "
-                   "one (default: the --gtid/--pos transaction, else the first --limit).")
+                   "one (default: the --gtid/--pos transaction, else the --limit "
+                   "transactions where the critical path is heaviest).")
 @click.option("--depth", type=click.IntRange(min=0), default=2, show_default=True, metavar="K",
               help="Edges from the --around transaction (both directions).")
 @click.option("--limit", type=click.IntRange(min=1), default=40, show_default=True,
@@ -142,9 +143,19 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
         from ..explain import render, to_dot
         render(to_dot(graph, window or [], focus=picture_focus), render_path,
                read_inputs(files, schema_paths, cost_spec), force=force)
+    if window and graph.mode == "recorded":
+        shown = set(window)
+        if all(e.reason == "commit-order" for e in graph.edges
+               if e.src in shown and e.dst in shown):
+            click.echo("repltool: hint: every edge in the picture is commit order (the "
+                       "logged clocks do not say which rows the transactions share); "
+                       "--mode writeset --schema FILE shows the rows involved", err=True)
     _output(ctx, graph, fmt, focus, window, top, picture_focus)
     for w in graph.warnings[:20]:
         click.echo(f"repltool: warning: {printable(str(w))}", err=True)
+    if len(graph.warnings) > 20:
+        click.echo(f"repltool: warning: ... and {len(graph.warnings) - 20} more warnings "
+                   "(--format json lists them all)", err=True)
 
 
 def _spark_graph(session: Any, names: list[str], mode: str, cost: Any, options: Any,
@@ -195,14 +206,19 @@ def _output(ctx: click.Context, graph, fmt: str, focus: int | None,  # type: ign
 
 def _window(graph, around: str | None, focus: int | None, depth: int,  # type: ignore[no-untyped-def]
             limit: int) -> list[int]:
-    from ..explain import window_around, window_range
+    from ..explain import window_around, window_heaviest
     if not graph.nodes:
         return []
     if around is not None:
         return window_around(graph, _resolve(graph, around), depth, limit)
     if focus is not None:
         return window_around(graph, focus, depth, limit)
-    return window_range(graph, 0, limit)
+    window = window_heaviest(graph, limit)
+    if len(window) < len(graph.nodes):
+        click.echo(f"repltool: note: the picture shows #{window[0]}-#{window[-1]} of "
+                   f"{len(graph.nodes)} transactions, where the critical path is heaviest "
+                   "(--around GTID|#INDEX picks another place)", err=True)
+    return window
 
 
 def _resolve(graph, text: str) -> int:  # type: ignore[no-untyped-def]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Iterator, Sequence
+
 import click
 
 from ..escape import printable
@@ -13,7 +16,7 @@ verify_checksum_option = click.option(
          "--no-verify-binlog-checksum reads logs with damaged checksums.")
 
 files_argument = click.argument("files", nargs=-1, required=True,
-                                type=click.Path(dir_okay=False, allow_dash=False))
+                                type=click.Path(allow_dash=True))
 
 keep_going_option = click.option(
     "--keep-going", is_flag=True,
@@ -42,6 +45,34 @@ default_collation_option = click.option(
          "having no usable key (missing keys).")
 
 
+class SizeType(click.ParamType):
+    """A size in bytes, the same syntax everywhere: ``1048576``, ``64k``, ``10M``, ``1.5MiB``,
+    ``1G`` (powers of 1024, like MySQL's size variables)."""
+
+    name = "size"
+
+    def __init__(self, positive: bool = False) -> None:
+        self.positive = positive
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        if isinstance(value, int):
+            return value
+        from ..check.config import parse_size
+        from ..errors import UsageError
+        try:
+            size = parse_size(value)
+        except UsageError as exc:
+            self.fail(exc.reason, param, ctx)
+        if self.positive and size <= 0:
+            self.fail(f"must be more than 0: {value!r}", param, ctx)
+        return size
+
+
+#: ``--max-trx-size 64M``, ``synth --size 1.5G``: see :class:`SizeType`.
+SIZE = SizeType()
+POSITIVE_SIZE = SizeType(positive=True)
+
+
 def damage_exit(first_error: str | None, count: int) -> None:
     """After a --keep-going run: exit with the status of the first damage found, if any."""
     if first_error is None:
@@ -59,10 +90,61 @@ def read_inputs(files: tuple[str, ...], schema_paths: tuple[str, ...] = (),
     return [*files, *schema_paths, *cost]
 
 
-#: ``FILE...`` of the commands that take ``--spark``: directories and quoted globs
-#: are expanded with ``--spark`` (without it a directory is an unreadable input).
+#: ``FILE...`` of the commands that take ``--spark`` (the inputs of every command
+#: that reads logs are resolved by :func:`resolve_inputs`; with ``--spark``, by Spark's
+#: own expansion, which also takes quoted globs and URIs).
 inputs_argument = click.argument("files", nargs=-1, required=True,
-                                 type=click.Path(allow_dash=False))
+                                 type=click.Path(allow_dash=True))
+
+
+@contextmanager
+def resolve_inputs(specs: Sequence[str]) -> Iterator[list[str]]:
+    """The log files ``specs`` name, in order: a file as given; a server's index file
+    (``mysql-bin.index``, ``relay-bin.index``) as the logs it lists
+    (:func:`~repltool.paths.read_index`); a directory as the logs its index file lists
+    when it holds exactly one, else its files that start with the binlog magic, in
+    natural name order; ``-`` as standard input (once), copied to a temporary file
+    named ``stdin`` that is removed afterwards.
+    """
+    import os
+    import shutil
+    import sys
+    import tempfile
+
+    from ..distributed.inputs import expand_local
+    from ..paths import INDEX_SUFFIX, is_index_file, read_index
+
+    out: list[str] = []
+    spool: str | None = None
+    try:
+        for spec in specs:
+            if spec == "-":
+                if spool is not None:
+                    raise click.UsageError("- (standard input) can be given once")
+                spool = tempfile.mkdtemp(prefix="repltool-")
+                name = os.path.join(spool, "stdin")
+                with open(name, "wb") as fh:
+                    shutil.copyfileobj(sys.stdin.buffer, fh, 1 << 20)
+                out.append(name)
+            elif is_index_file(spec):
+                out.extend(read_index(spec))
+            elif os.path.isdir(spec):
+                indexes = [n for n in os.listdir(spec) if n.endswith(INDEX_SUFFIX)
+                           and is_index_file(os.path.join(spec, n))]
+                if len(indexes) == 1:
+                    out.extend(read_index(os.path.join(spec, indexes[0])))
+                else:
+                    found = expand_local([spec])
+                    if not found:
+                        raise click.UsageError(f"{printable(spec)}: no binlog or relay log "
+                                               "in this directory")
+                    out.extend(found)
+            else:
+                out.append(spec)
+        yield out
+    finally:
+        if spool is not None:
+            shutil.rmtree(spool, ignore_errors=True)
 
 
 def spark_options(command):  # type: ignore[no-untyped-def]

@@ -24,18 +24,110 @@ def make_console(color: bool | None = None, **options: Any) -> Any:
     from rich.console import Console
     from rich.segment import Segment
 
+    from rich.table import Table
+
     class SafeConsole(Console):
         def render_str(self, text: str, **kw: Any) -> Any:  # type: ignore[override]
             return super().render_str(printable_lines(text), **kw)
 
+        def print(self, *objects: Any, **kw: Any) -> None:  # type: ignore[override]
+            # A word longer than the screen (a long path) is written whole and left
+            # to the terminal to wrap: never cut at the right margin.
+            kw.setdefault("crop", False)
+            super().print(*objects, **kw)
+
         def render(self, renderable: Any, options: Any = None) -> Any:  # type: ignore[override]
+            if isinstance(renderable, Table):
+                renderable = fit_table(self, renderable, (options or self.options).max_width)
             for seg in super().render(renderable, options):
                 if not seg.control and has_controls(seg.text):
                     seg = Segment(printable_lines(seg.text), seg.style, seg.control)
                 yield seg
 
+    if "width" not in options and not _stdout_is_terminal():
+        # A pipe or a file: no width to fit, so nothing is cut or wrapped (rich would
+        # otherwise assume 80 columns).
+        options["width"] = PIPE_WIDTH
     return SafeConsole(no_color=color is False, force_terminal=color or None, markup=False,
                        emoji=False, **options)
+
+
+#: The width text is laid out for when stdout is not a terminal: wide enough that
+#: tables keep their natural width (rich lays out for 80 columns otherwise).
+PIPE_WIDTH = 10_000
+
+
+def _stdout_is_terminal() -> bool:
+    import sys
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def fit_table(console: Any, table: Any, width: int) -> Any:
+    """``table`` laid out so that no cell is cut or broken inside a word.
+
+    A table narrower than ``width`` is left alone; a wider one gets fixed column
+    widths no smaller than each column's longest word (cells wrap only at spaces,
+    so identifiers - GTIDs, file:pos, table and mode names - stay whole); a table
+    whose longest words alone do not fit becomes a stack of ``column: value`` lines,
+    one block per row.
+    """
+    import copy
+    wide = console.options.update_width(PIPE_WIDTH)
+    table = copy.copy(table)
+    table.columns = [copy.copy(c) for c in table.columns]
+    ranges = [table._measure_column(console, wide, c) for c in table.columns]
+    extra = table._extra_width
+    if sum(r.maximum for r in ranges) + extra <= width:
+        return table
+    mins = [r.maximum if c.no_wrap else r.minimum for r, c in zip(ranges, table.columns)]
+    room = width - extra - sum(mins)
+    if room < 0:
+        return stacked_table(table, width)
+    # Share the room among the columns in proportion to what they would still take.
+    want = [r.maximum - m for r, m in zip(ranges, mins)]
+    total_want = sum(want) or 1
+    widths = [m + (w * room) // total_want for m, w in zip(mins, want)]
+    for column, w in zip(table.columns, widths):
+        column.width = max(1, w - table._get_padding_width(column._index))
+    return table
+
+
+def stacked_table(table: Any, width: int = 80) -> Any:
+    """A table too wide for the screen as lines: its title, then per row the first
+    cell and an indented ``header: value`` line for each other cell; a table without
+    a header row becomes ``key: value`` lines.  Lines wrap at spaces only; a word
+    longer than the screen is written whole (no cell is cut)."""
+    from rich.console import Group
+    from rich.text import Text
+
+    def plain(cell: Any) -> str:
+        return cell.plain if isinstance(cell, Text) else str(cell)
+
+    def line(text: str, style: str = "") -> Any:
+        import textwrap
+        indent = " " * (len(text) - len(text.lstrip(" ")) + 2)
+        wrapped = textwrap.fill(text, width, subsequent_indent=indent, break_long_words=False,
+                                break_on_hyphens=False)
+        return Text(wrapped, style=style, overflow="ignore")
+
+    headers = [plain(c.header) for c in table.columns]
+    cells = [list(c._cells) for c in table.columns]
+    lines: list[Any] = []
+    if table.title:
+        lines.append(line(plain(table.title), "bold"))
+    rows = max((len(c) for c in cells), default=0)
+    for r in range(rows):
+        row = [plain(c[r]) if r < len(c) else "" for c in cells]
+        if not table.show_header:
+            lines.append(line(f"{row[0]}: " + "  ".join(row[1:])))
+            continue
+        lines.append(line(f"{headers[0]}: {row[0]}" if headers[0] else row[0]))
+        for h, v in zip(headers[1:], row[1:]):
+            lines.append(line(f"  {h}: {v}" if h else f"  {v}"))
+    return Group(*lines)
 
 
 def _when(ts: int) -> str:
@@ -215,6 +307,10 @@ def _gtid(b: GtidBody) -> tuple[str, list[str]]:
 
 # ---- stats ----
 
+#: Tables listed by the text output of ``stats`` (the title says when there are more).
+TABLES_SHOWN = 20
+
+
 def stats_tables(stats: Any) -> list[Any]:
     """rich renderables for a :class:`~repltool.stats.LogStats` (file-derived cells
     :func:`~repltool.escape.printable`; print them with :func:`make_console`)."""
@@ -258,16 +354,35 @@ def stats_tables(stats: Any) -> list[Any]:
         for k, n in t.commit_id_groups.items():
             g.add_row(k, f"{n:,}")
         out.append(g)
+    if t.transaction_kinds:
+        kinds = Table(title="Transactions by kind (all files)")
+        kinds.add_column("kind")
+        kinds.add_column("transactions", justify="right")
+        kinds.add_column("share", justify="right")
+        for kind, n in t.transaction_kinds.items():
+            kinds.add_row(printable(kind), f"{n:,}", f"{n / t.transactions:.1%}"
+                          if t.transactions else "-")
+        out.append(kinds)
     if t.tables:
-        tb = Table(title="Rows events by table")
+        shown = list(t.tables.items())[:TABLES_SHOWN]
+        more = len(t.tables) - len(shown)
+        tb = Table(title="Rows events by table" + (
+            f" - the {len(shown)} busiest of {len(t.tables)} (--format json lists all)"
+            if more else ""))
         tb.add_column("table")
         tb.add_column("rows events", justify="right")
-        for name, n in list(t.tables.items())[:20]:
+        for name, n in shown:
             tb.add_row(printable(name), f"{n:,}")
         out.append(tb)
     for title, items, key in (("Biggest transactions", t.biggest, "size"),
                               ("Longest transactions (seconds)", t.longest, "duration")):
         if not items:
+            continue
+        if key == "duration" and not any(x.duration for x in items):
+            from rich.text import Text
+            out.append(Text("Longest transactions: every transaction lasted less than a "
+                            "second (from its first event to its last; the log's event "
+                            "timestamps are whole seconds)"))
             continue
         tt = Table(title=title)
         for col in ("gtid", "file:pos", key, "events"):

@@ -59,7 +59,7 @@ def graph_renderables(graph: Graph, top: int = 10) -> list[Any]:
     head.add_column("what")
     head.add_column("value")
     head.add_row("files", Text(printable(", ".join(graph.files))))
-    head.add_row("clocks", "as logged" if graph.mode == "recorded"
+    head.add_row("clocks", "as logged (--mode recorded)" if graph.mode == "recorded"
                  else f"computed by certify --mode {graph.mode}")
     head.add_row("cost model", f"{graph.cost_model}: {graph.cost_description}")
     head.add_row("transactions", f"{len(graph.nodes):,}"

@@ -247,12 +247,33 @@ def _plot_curve(ax: Any, report: ScheduleReport) -> None:
     ax.set_ylabel("speed-up over 1 worker")
     ax.set_title(f"Speed-up curve, cost model {report.cost_model}, "
                  f"{report.stats.transactions:,} transactions")
-    if len(xs) > 1 and xs[-1] / xs[0] >= 8:
+    log = len(xs) > 1 and xs[-1] / xs[0] >= 8
+    if log:
         ax.set_xscale("log", base=2)
-    ax.set_xticks(xs, [str(x) for x in xs])
+    ticks = tick_values(xs, sw.recommended, log)
+    ax.set_xticks(ticks, [str(x) for x in ticks])
+    ax.minorticks_off()
     ax.set_ylim(0, 1.15 * max([sw.ideal_speedup, 1.0, *ys]))
     ax.grid(True, alpha=0.3)
     ax.legend(loc="lower right", fontsize="small")
+
+
+def tick_values(xs: list[int], recommended: int, log: bool, most: int = 12) -> list[int]:
+    """The worker counts labelled on the curve's x axis: all of them when they are few,
+    else (so that labels do not overlap) the powers of two on a log axis, or every
+    k-th on a linear one - with the first, the last and the recommended count."""
+    if len(xs) <= most:
+        return list(xs)
+    if log:
+        keep = {x for x in xs if x & (x - 1) == 0}
+    else:
+        step = -(-len(xs) // most)
+        keep = set(xs[::step])
+    keep |= {xs[0], xs[-1], recommended}
+    chosen = sorted(x for x in keep if x in xs or x == recommended)
+    # a label next to the recommended one (log axis: within 12%) would overlap it
+    return [x for x in chosen if x == recommended or
+            not (log and recommended and abs(x - recommended) / recommended < 0.12)]
 
 
 def _plot_timeline(ax: Any, run: SimResult, start: int, spans: Any) -> None:

@@ -8,29 +8,10 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
+from .options import POSITIVE_SIZE
 
 
-def parse_size(text: str) -> int:
-    """``1G``, ``64M``, ``500k``, ``123`` -> bytes (powers of 1024).
-
-    Example::
-
-        >>> parse_size("1G"), parse_size("64M"), parse_size("1000")
-        (1073741824, 67108864, 1000)
-    """
-    t = text.strip().upper().removesuffix("B")
-    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(t[-1:], 1)
-    num = t[:-1] if mult > 1 else t
-    try:
-        value = float(num)
-    except ValueError:
-        raise click.UsageError(f"not a size: {text!r} (e.g. 500M, 1G)") from None
-    if value <= 0:
-        raise click.UsageError(f"size must be positive: {text!r}")
-    return int(value * mult)
-
-
-def _options_ok(transactions: int | None, size: str | None) -> None:
+def _options_ok(transactions: int | None, size: int | None) -> None:
     if transactions is None and size is None:
         raise click.UsageError("give --transactions N or --size SIZE")
 
@@ -54,19 +35,22 @@ def _range(text: str) -> tuple[int, int]:
 @click.option("--force", is_flag=True,
               help="Replace the files of an earlier run in DIR (and remove its logs this run "
                    "does not replace, so the index stays true).")
-@click.option("--format", "server_format", type=click.Choice(["8.0", "5.7", "9.x"]),
-              default="8.0", show_default=True,
-              help="Server generation whose layouts to write (9.x is implied by "
-                   "--tagged-gtids).")
+@click.option("--server-generation", "server_format", type=click.Choice(["8.0", "5.7", "9.x"]),
+              default=None, help="Server generation whose event layouts to write "
+                   "[default: 8.0; 9.x is implied by --tagged-gtids].")
+@click.option("--format", "old_format", type=click.Choice(["8.0", "5.7", "9.x"]), default=None,
+              hidden=True, help="Old name of --server-generation (--format is an output "
+                                "format everywhere else).")
 @click.option("--server-version", default=None, help="Version string in the FDE "
               "(default 8.0.40 / 5.7.40-log / 9.6.0).")
 @click.option("--relay-log", is_flag=True, help="Write a replica's relay log of the stream.")
 @click.option("--transactions", "-n", type=click.IntRange(min=1), default=None,
               help="Stop after N transactions.")
-@click.option("--size", default=None, help="Stop once this much is written (500M, 1G).")
-@click.option("--max-binlog-size", default="1G", show_default=True,
+@click.option("--size", type=POSITIVE_SIZE, default=None,
+              help="Stop once this much is written (500M, 1.5G).")
+@click.option("--max-binlog-size", type=POSITIVE_SIZE, default="1G", show_default=True,
               help="Rotate the (source) binlog after a commit group beyond this size.")
-@click.option("--max-relay-log-size", default=None,
+@click.option("--max-relay-log-size", type=POSITIVE_SIZE, default=None,
               help="Relay-file size (default: --max-binlog-size).")
 @click.option("--clients", type=click.IntRange(1, 100_000), default=8, show_default=True,
               help="Concurrent sessions (at most 100000, MySQL's max_connections limit).")
@@ -106,9 +90,10 @@ def _range(text: str) -> tuple[int, int]:
 @click.option("--ground-truth-rows", is_flag=True, help="Also put every row image in it.")
 @click.option("--db", default="shop", show_default=True)
 @click.option("--seed", type=int, default=1, show_default=True)
-def synth(out: str, force: bool, server_format: str, server_version: str | None, relay_log: bool,
-          transactions: int | None, size: str | None, max_binlog_size: str,
-          max_relay_log_size: str | None, clients: int, think_us: int, sync_us: int,
+def synth(out: str, force: bool, server_format: str | None, old_format: str | None,
+          server_version: str | None, relay_log: bool,
+          transactions: int | None, size: int | None, max_binlog_size: int,
+          max_relay_log_size: int | None, clients: int, think_us: int, sync_us: int,
           sync_delay_us: int, statements: str, rows: str, mix: str, key_dist: str,
           zipf_s: float, hot_keys: int, hot_share: float, rows_per_table: int,
           ddl_rate: float, empty_rate: float, bulk_share: float, compression: str,
@@ -123,6 +108,12 @@ def synth(out: str, force: bool, server_format: str, server_version: str | None,
     schema.sql and ground-truth.json (the keys every GTID wrote).
     """
     from ..synth import ClockConfig, KeyDistribution, SynthOptions, WorkloadConfig, generate
+    if old_format is not None:
+        if server_format is not None and server_format != old_format:
+            raise click.UsageError("--format is the old name of --server-generation: give one")
+        click.echo("repltool: warning: synth --format is now --server-generation", err=True)
+        server_format = old_format
+    server_format = server_format or "8.0"
     try:
         _options_ok(transactions, size)
         weights = tuple(float(x) for x in mix.split(":"))
@@ -133,8 +124,7 @@ def synth(out: str, force: bool, server_format: str, server_version: str | None,
     opts = SynthOptions(
         out=Path(out), server_format=server_format, server_version=server_version,
         relay_log=relay_log, transactions=transactions,
-        size=parse_size(size) if size else None, max_binlog_size=parse_size(max_binlog_size),
-        max_relay_log_size=parse_size(max_relay_log_size) if max_relay_log_size else None,
+        size=size, max_binlog_size=max_binlog_size, max_relay_log_size=max_relay_log_size,
         workload=WorkloadConfig(
             rows_per_table=rows_per_table, statements=_range(statements), rows=_range(rows),
             mix=weights, bulk_share=bulk_share, ddl_rate=ddl_rate,  # type: ignore[arg-type]

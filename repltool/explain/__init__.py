@@ -23,7 +23,9 @@ from .analysis import (
     KINDS, TrxExplanation, critical_causes, edge_causes, explain_transaction, find_node, graph_dict,
     primary_edge, serialisers, top_serialisers, transaction_dict,
 )
-from .draw import dot_available, render, to_dot, to_mermaid, window_around, window_range
+from .draw import (
+    dot_available, render, to_dot, to_mermaid, window_around, window_heaviest, window_range,
+)
 from .graph import build_graph, to_sim
 from .model import Cause, Edge, EdgeKind, Graph, Node, Serialiser
 from .source import (MODES, RECORDED, ExplainPairsRun, explain_log, explain_prepared,
@@ -35,5 +37,5 @@ __all__ = [
     "explain_prepared", "ExplainPairsRun",
     "explain_transaction", "find_node", "graph_dict", "nodes_from_results", "primary_edge",
     "render", "serialisers", "to_dot", "to_mermaid", "to_sim", "top_serialisers",
-    "transaction_dict", "window_around", "window_range",
+    "transaction_dict", "window_around", "window_heaviest", "window_range",
 ]

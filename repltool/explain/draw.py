@@ -56,6 +56,30 @@ def window_range(graph: Graph, start: int = 0, limit: int = 60) -> list[int]:
     return list(range(start, min(len(graph.nodes), start + limit)))
 
 
+def window_heaviest(graph: Graph, limit: int = 40) -> list[int]:
+    """The ``limit`` consecutive transactions that hold the most critical-path cost
+    (the earliest such run on a tie): where a picture explains the most.
+
+    A log's first transactions are often set-up DDL, serial and cheap; the window
+    that carries the heaviest part of the critical path is what limits the replica.
+    """
+    if limit < 1:
+        raise UsageError("--limit must be >= 1")
+    n = len(graph.nodes)
+    if n <= limit:
+        return list(range(n))
+    weight = [0.0] * n
+    for i in graph.critical_nodes:
+        weight[i] = graph.nodes[i].cost
+    run = sum(weight[:limit])
+    best, start = run, 0
+    for i in range(limit, n):
+        run += weight[i] - weight[i - limit]
+        if run > best + 1e-15:
+            best, start = run, i - limit + 1
+    return list(range(start, start + limit))
+
+
 def _short_gtid(gtid: str | None) -> str:
     if gtid is None:
         return "ANONYMOUS"

@@ -31,6 +31,7 @@ from ..certify.report import CertifyRun
 from ..certify.stitched import PairsRun
 from ..certify.source import log_gtid
 from ..errors import SimulationError, UsageError
+from ..paths import Paths, path_list
 from ..schedule.cost import CostModel, LinearCost
 from ..schedule.model import SimTransaction
 from .graph import build_graph
@@ -134,7 +135,7 @@ def _statement(trx: Transaction) -> str | None:
 
 # ---- logs ----
 
-def explain_log(paths: Sequence[str | os.PathLike[str]], mode: str = RECORDED, *,
+def explain_log(paths: Paths, mode: str = RECORDED, *,
                 cost_model: CostModel | None = None, options: CertifyOptions | None = None,
                 schema_paths: Sequence[str | os.PathLike[str]] = (), lenient: bool = False,
                 verify_checksum: bool = True) -> Graph:
@@ -151,7 +152,7 @@ def explain_log(paths: Sequence[str | os.PathLike[str]], mode: str = RECORDED, *
     :raises UsageError: on an unknown mode.
     :raises ReplToolError: from reading, certifying or the clock rules.
     """
-    files = tuple(os.fspath(p) for p in paths)
+    files = tuple(path_list(paths))
     if mode == RECORDED:
         return explain_prepared(files, mode, _recorded_source(files, verify_checksum),
                                 cost_model=cost_model, lenient=lenient)
@@ -185,7 +186,8 @@ def explain_prepared(files: Sequence[str], mode: str, source: Any, *,
             if "no logical clock" not in exc.reason:
                 raise
             raise SimulationError(
-                exc.reason.split("; re-computing")[0] + "; compute clocks from write sets "
+                # the reason, without the remedy it names (schedule's options)
+                exc.reason.split("; ")[0] + "; compute clocks from write sets "
                 "with --mode writeset (MariaDB: also --baseline serial)", pos=exc.pos) from exc
         graph = build_graph(nodes, lenient=lenient, truncated_skipped=stats.truncated_skipped,
                             **meta)

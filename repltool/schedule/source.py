@@ -42,6 +42,7 @@ from ..binlog.constants import EventFlag, EventType
 from ..binlog.events import Event
 from ..binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
 from ..errors import SimulationError, UsageError
+from ..paths import Paths, path_list
 from ..positions import Position
 from .columns import SimColumns
 from .cost import CommitTimestampCost, ConstantCost, CostModel, CsvCost, LinearCost
@@ -216,7 +217,7 @@ def _map(transactions: Iterable[Transaction], relay: SourceRotations | None, len
                               "clock scheduled as barriers")
 
 
-def read_sim_transactions(paths: Sequence[str | os.PathLike[str]],
+def read_sim_transactions(paths: Paths,
                           cost_model: CostModel | None = None, *,
                           verify_checksum: bool = True, lenient: bool = False,
                           stats: SourceStats | None = None) -> Iterator[SimTransaction]:
@@ -227,7 +228,7 @@ def read_sim_transactions(paths: Sequence[str | os.PathLike[str]],
     """
     rotations = SourceRotations()
     options = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES)
-    events = rotations.watch(read_events([os.fspath(p) for p in paths], options))
+    events = rotations.watch(read_events(path_list(paths), options))
     return transactions_to_sim(group_transactions(events), cost_model, relay=rotations,
                                lenient=lenient, stats=stats)
 
@@ -405,7 +406,7 @@ def _clockless(paths: Sequence[str | os.PathLike[str]]) -> bool:
     return False
 
 
-def schedule_report(paths: Sequence[str | os.PathLike[str]], workers: Sequence[int],
+def schedule_report(paths: Paths, workers: Sequence[int],
                     config: SimConfig, cost_model: CostModel, *,
                     verify_checksum: bool = True, trace: bool = False,
                     crash: CrashSpec | None = None, checkpoint_period: float | None = 0.3,
@@ -418,6 +419,7 @@ def schedule_report(paths: Sequence[str | os.PathLike[str]], workers: Sequence[i
 
     :raises ReplToolError: from reading, mapping, simulating or recovering.
     """
+    paths = path_list(paths)
     stats = SourceStats()
     # kept for the sweep as int64/float64 columns, not objects (SimColumns)
     if retag is not None:

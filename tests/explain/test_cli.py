@@ -178,6 +178,8 @@ def test_usage_errors(cli, log, args, message) -> None:
 def test_recorded_mode_on_a_log_without_clocks_fails(cli, corpus: Path) -> None:
     _, err = cli("explain", corpus / "mariadb" / "small" / "mysql-bin.000001", expect=1)
     assert "carries no logical clock" in err
+    assert "--mode writeset" in err               # explain's own option ...
+    assert "--retag" not in err and "--compare" not in err   # ... not schedule's
 
 
 def test_the_docs_picture_is_a_valid_svg_the_readme_shows() -> None:

@@ -1,0 +1,44 @@
+"""stats' text says what DBAs look for: transaction kinds, no silent caps, and no
+table of zero durations."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from pathlib import Path
+
+from repltool.cli.render import TABLES_SHOWN, make_console, stats_tables
+from repltool.stats import compute_stats
+
+ROTATION = [f"mariadb/rotation/mysql-bin.00000{i}" for i in (1, 2, 3)]
+
+
+def _text(stats) -> str:  # type: ignore[no-untyped-def]
+    out = io.StringIO()
+    console = make_console(False, file=out, width=200)
+    for item in stats_tables(stats):
+        console.print(item)
+    return out.getvalue()
+
+
+def test_kinds_and_zero_durations(corpus: Path) -> None:
+    stats = compute_stats([corpus / n for n in ROTATION])
+    text = _text(stats)
+    assert "Transactions by kind" in text
+    for kind, n in stats.total.transaction_kinds.items():
+        assert any(kind in line and f"{n:,}" in line for line in text.splitlines()), kind
+    assert stats.total.longest and not any(x.duration for x in stats.total.longest)
+    assert "Longest transactions (seconds)" not in text
+    assert "every transaction lasted less than a second" in text
+
+
+def test_the_table_list_says_when_it_is_cut(corpus: Path) -> None:
+    stats = compute_stats([corpus / n for n in ROTATION])
+    tables = {f"db.t{i:02d}": 100 - i for i in range(TABLES_SHOWN + 5)}
+    total = dataclasses.replace(stats.total, tables=tables)
+    text = _text(dataclasses.replace(stats, total=total))
+    assert f"the {TABLES_SHOWN} busiest of {TABLES_SHOWN + 5}" in text
+    assert "db.t19" in text and "db.t20" not in text
+    whole = _text(stats)
+    assert "busiest of" not in whole
+    assert all(name in whole for name in stats.total.tables)
