@@ -166,7 +166,7 @@ def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
         check_output(junit, inputs, force=force, option="--junit")
     base = load_config(config_file, search=not no_config)
     if base.source is not None:
-        click.echo(f"repltool: using configuration {base.source}", err=True)
+        click.echo(f"repltool: using configuration {printable(str(base.source))}", err=True)
     ignored = _codes(ignore) + (() if verify_checksum else ("S003",))
     cfg = override(base, select=_codes(select) or None, ignore=ignored,
                    severity=severity, min_parallelism=min_parallelism,
