@@ -337,7 +337,7 @@ def _untagged_gtid_set(data: bytes, count: int, ctx: DecodeContext) -> GtidSet |
             intervals.append(interval(start, end - 1))
         p += 16 * n
         sids.append((sid, None, tuple(intervals)))
-    return GtidSet(tuple(sids))
+    return GtidSet.from_sids(sids)
 
 
 def decode_previous_gtids(data: bytes, ctx: DecodeContext) -> PreviousGtidsBody:
