@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ..errors import UsageError
+from ..escape import printable
 from .options import SIZE, run_spark, spark_options
 
 _EPILOG = """\b

@@ -54,7 +54,7 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
     ],
     "sample": [
         ("two small MySQL 8.0 binlogs to try the other commands on",
-         "repltool sample -o sample-logs"),
+         "repltool sample -o try-logs"),
     ],
     "synth": [
         ("a 2,000-transaction MySQL 8.0 workload log with its ground truth",

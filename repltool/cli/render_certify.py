@@ -21,6 +21,7 @@ def _buckets(p: Parallelism) -> dict[str, int]:
 def certify_renderables(report: Any) -> list[Any]:
     """Tables for people: the run, parallelism before -> after, reasons, re-tagged files."""
     from rich.table import Table
+    from rich.text import Text
     s = report.summary
     out: list[Any] = []
     head = Table(title="certify", show_header=False)

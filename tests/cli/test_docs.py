@@ -57,9 +57,10 @@ def test_every_command_help_ends_with_examples() -> None:
         assert text.rstrip().splitlines()[-1].strip().startswith("$ repltool")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def workdir(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
-    """The logs the examples name: a MySQL 8.0 binlog, a MariaDB rotated set."""
+    """The logs the examples name: a MySQL 8.0 binlog, a MariaDB rotated set (a fresh
+    directory per test: outputs are never replaced without --force)."""
     d = tmp_path_factory.mktemp("examples")
     (d / "binlog.000001").symlink_to(
         corpus / "mysql/mysql80/mysql-test__std_data__replicated-bin.000001")

@@ -125,7 +125,7 @@ def test_flood_is_streamed(corpus: Path) -> None:
     assert rest > 1_000_000
 
 
-def test_dump_and_stats_agree_on_damage_inside_a_payload(tmp_path: Path) -> None:
+def test_dump_and_stats_agree_on_damage_inside_a_payload(corpus: Path, tmp_path: Path) -> None:
     """A Rows event inside a payload whose extra_info length runs past it: no CRC32
     protects inner events, so only decoding finds it; stats (which does not want Rows
     bodies) used to pass what dump refused.  Now both stop, with the same line."""
@@ -136,14 +136,12 @@ def test_dump_and_stats_agree_on_damage_inside_a_payload(tmp_path: Path) -> None
 
     from ._build import FDE_SOURCE, inner, log, payload_body, query, table_map, transaction, xid
     from ._build import fde_of
-    from conftest import CORPUS
-    assert CORPUS is not None
     rows = (77).to_bytes(6, "little") + b"\x01\x00" + b"\xff\x00" + b"\x01\x01\x00\x07"
     plain = (inner(2, query("BEGIN")) + inner(19, table_map(77, b"\x01")) + inner(30, rows)
              + inner(16, xid(1)))
     body = payload_body(zstandard.ZstdCompressor().compress(plain), uncompressed=len(plain))
     p = tmp_path / "inner-damage.bin"
-    p.write_bytes(log(fde_of(CORPUS, FDE_SOURCE), transaction(None, 1, [])[:1] + [(40, body)]))
+    p.write_bytes(log(fde_of(corpus, FDE_SOURCE), transaction(None, 1, [])[:1] + [(40, body)]))
     lines = {}
     for cmd in ("dump", "stats"):
         r = subprocess.run([sys.executable, "-m", "repltool", cmd, str(p)], capture_output=True,
