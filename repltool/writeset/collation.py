@@ -297,13 +297,20 @@ def _full_bin(data: bytes, dstlen: int, nweights: int, pad_to_max: bool) -> byte
 def _ducet() -> tuple[dict[int, tuple[int, int]], "array[int]"]:
     """DUCET 9.0.0 as ``uca900_data.h`` holds it: code point -> (first weight index,
     number of collation elements), and the flat (p, s, t) weight array."""
+    from . import _uca900_data
+    return _unpack_weights(_uca900_data.DUCET)
+
+
+def _unpack_weights(data: bytes) -> tuple[dict[int, tuple[int, int]], "array[int]"]:
+    """A generated weight table (scripts/gen_collations.py): zlib+base64 of the code
+    point count, the code points (u32 BE), their weight counts (u8) and the weights
+    (u16 BE), as code point -> (first weight index, count) and the flat weights."""
     import base64
     import zlib
     from array import array
     from itertools import accumulate
 
-    from . import _uca900_data
-    blob = zlib.decompress(base64.b64decode(_uca900_data.DUCET))
+    blob = zlib.decompress(base64.b64decode(data))
     n = int.from_bytes(blob[:4], "big")
     cps = array("I", blob[4:4 + 4 * n])
     counts = blob[4 + 4 * n:4 + 5 * n]
@@ -311,8 +318,7 @@ def _ducet() -> tuple[dict[int, tuple[int, int]], "array[int]"]:
     if sys.byteorder == "little":
         cps.byteswap()
         weights.byteswap()
-    starts = accumulate(counts, initial=0)
-    return dict(zip(cps, zip(starts, counts))), weights
+    return dict(zip(cps, zip(accumulate(counts, initial=0), counts))), weights
 
 
 def _elements(cp: int) -> tuple[tuple[int, int, int], ...]:
@@ -409,24 +415,11 @@ def _uca900(table: _Uca900, data: bytes, dstlen: int, pad_to_max: bool) -> bytes
 def _uca_index(version: int) -> tuple[dict[int, tuple[int, int]], "array[int]"]:
     """Code point -> (first weight index, number of primary weights), and the weights,
     of UCA 5.2.0 (520) or 4.0.0 (400)."""
-    import base64
-    import zlib
-    from array import array
-    from itertools import accumulate
-
     if version == 520:
         from ._uca520_data import UCA520 as data
     else:
         from ._uca400_data import UCA400 as data
-    blob = zlib.decompress(base64.b64decode(data))
-    n = int.from_bytes(blob[:4], "big")
-    cps = array("I", blob[4:4 + 4 * n])
-    counts = blob[4 + 4 * n:4 + 5 * n]
-    weights = array("H", blob[4 + 5 * n:])
-    if sys.byteorder == "little":
-        cps.byteswap()
-        weights.byteswap()
-    return dict(zip(cps, zip(accumulate(counts, initial=0), counts))), weights
+    return _unpack_weights(data)
 
 
 def uca_implicit(cp: int) -> tuple[int, int]:
