@@ -21,7 +21,7 @@ Rules (format-spec §1.5, MariaDB notes §6):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from ..positions import Position
 from .constants import (
@@ -232,9 +232,10 @@ class _Group:
 
     __slots__ = ("first", "last", "gtid_body", "maria", "events", "size", "count", "thread_id",
                  "state", "kind", "tables", "rows", "compressed", "keep", "has_gtid", "ts",
-                 "end_offset", "segment", "relay")
+                 "end_offset", "segment", "relay", "tap")
 
-    def __init__(self, first: Event, keep: bool) -> None:
+    def __init__(self, first: Event, keep: bool,
+                 tap: Callable[[Event, bool], None] | None = None) -> None:
         self.first = self.last = first
         self.gtid_body: GtidBody | None = None
         self.maria: MariaGtidBody | None = None
@@ -252,14 +253,25 @@ class _Group:
         self.end_offset: int | None = None   # end of the last event *in the file* (not in a payload)
         self.segment = first.pos.file
         self.relay = False
+        self.tap = tap
 
 
-def group_transactions(events: Iterable[Event], *, keep_events: bool = False
-                       ) -> Iterator[Transaction]:
+#: ``tap(event, opens)`` of :func:`group_transactions`
+Tap = Callable[[Event, bool], None]
+
+
+def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
+                       tap: Tap | None = None) -> Iterator[Transaction]:
     """Group a stream of events (from one or many files) into transactions.
 
     :param keep_events: keep every event in ``Transaction.events`` (memory then
         grows with the largest transaction, not with the log).
+    :param tap: called with every event that joins a group as it streams past,
+        ``opens`` True for a group's first event.  All of a transaction's events
+        have gone to the tap when it is yielded, and none of the next one's: a
+        consumer can fold a transaction's events as they come (write sets:
+        :meth:`repltool.writeset.WritesetExtractor.pairs`) instead of keeping
+        them.  A group that is never completed (truncated) is yielded too.
     """
     group: _Group | None = None
     table_names: dict[int, str] = {}
@@ -280,7 +292,7 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False
         if tc in _GTIDS or tc == _T.MARIADB_GTID_EVENT:
             if group is not None:
                 yield _finish(group, truncated=True)
-            group = _Group(ev, keep_events)
+            group = _Group(ev, keep_events, tap)
             group.segment, group.relay = seg.current, seg.relay
             group.has_gtid = True
             _add(group, ev, inner)
@@ -293,7 +305,7 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False
                 group.gtid_body = ev.body if isinstance(ev.body, GtidBody) else None
             continue
         if group is None:
-            group = _Group(ev, keep_events)
+            group = _Group(ev, keep_events, tap)
             group.segment, group.relay = seg.current, seg.relay
         _add(group, ev, inner)
         if tc == _T.TABLE_MAP_EVENT:
@@ -329,6 +341,8 @@ def _add(group: _Group, ev: Event, inner: bool) -> None:
         group.end_offset = ev.end_pos
     if group.keep:
         group.events.append(ev)
+    if group.tap is not None:
+        group.tap(ev, group.count == 1)
 
 
 def _advance(group: _Group, ev: Event) -> bool:

@@ -197,7 +197,9 @@ class _Checker:
         self.ws_unknown = 0
         self.last_gtid_pos: object = None
         ws_events = provider is not None and getattr(provider, "needs_events", False)
-        self.keep_events = bool(ws_events)
+        # a provider with feed() folds each transaction's events as they stream
+        self.tap = getattr(provider, "feed", None) if ws_events else None
+        self.keep_events = bool(ws_events) and self.tap is None
         self.opts = ReadOptions(verify_checksum=False, types=None if ws_events else _READ_TYPES)
 
     # ---- driving ----
@@ -206,7 +208,8 @@ class _Checker:
         i = 0
         while i < len(self.paths):
             stream = _Stream(self, i)
-            for trx in group_transactions(stream.events(), keep_events=self.keep_events):
+            for trx in group_transactions(stream.events(), keep_events=self.keep_events,
+                                          tap=self.tap):
                 self.transaction(trx)
             i = stream.next_index
         self.finish()

@@ -45,8 +45,11 @@ class TrxWriteset:
 class WritesetProvider(Protocol):
     """Gives the write set of a transaction, or None when it is unknown.
 
-    ``needs_events``: the provider reads ``Transaction.events`` (the engine then
-    keeps every transaction's events while it is checked).
+    ``needs_events``: the provider reads the events' bodies.  When it also has a
+    ``feed(event, opens)`` method, the engine passes it each transaction's events
+    as they stream (a :func:`~repltool.binlog.group_transactions` tap) and keeps
+    none; otherwise it keeps every transaction's events in ``Transaction.events``
+    while it is checked.
     """
 
     needs_events: bool
@@ -71,10 +74,18 @@ class RowWritesetProvider:
         self.failures = 0
         self.unknown_key_tables: dict[str, None] = {}
 
+    def feed(self, ev: Any, opens: bool) -> None:
+        """One event of the open transaction, as it streams (its keys are folded
+        in; the event is not kept)."""
+        self._extractor.event(ev, opens)
+
     def __call__(self, trx: Transaction) -> TrxWriteset | None:
+        """The write set of ``trx``: from its events when it carries them, else of
+        the events :meth:`feed` was given since it opened."""
         from ..errors import ReplToolError
+        ex = self._extractor
         try:
-            ws = self._extractor.writeset(trx)
+            ws = ex.writeset(trx) if trx.events else ex.take(trx.kind)
         except ReplToolError:
             self.failures += 1
             return None

@@ -482,8 +482,7 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: "_DamageCo
     """
     import dataclasses
 
-    from ..binlog import group_transactions
-    from ..writeset import READ_OPTIONS, iter_writesets, load_schema
+    from ..writeset import READ_OPTIONS, load_schema, stream_writesets
     from ..writeset.fused import read_writeset_lines
     from ..writeset.jsonl import RecordWriter
 
@@ -492,8 +491,7 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: "_DamageCo
                                keep_going=keep_going)
 
     def general():  # type: ignore[no-untyped-def]
-        return group_transactions(damage.count(flt.apply(read_events(files, opts))),
-                                  keep_events=True)
+        return damage.count(flt.apply(read_events(files, opts)))
 
     writer = RecordWriter()
     import warnings
@@ -503,7 +501,7 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: "_DamageCo
             f"repltool: warning: {printable(str(message))}", err=True)
         if flt.active:
             lines: Iterator[str] = (writer.line(trx, ws)
-                                    for trx, ws in iter_writesets(
+                                    for trx, ws in stream_writesets(
                                         general(), schema, default_collation=default_collation))
         else:
             lines = read_writeset_lines(files, schema, verify_checksum=verify_checksum,

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from .collation import Collation, collation_by_id, collation_by_name, field_sort_key
 from .extract import (
-    READ_OPTIONS, WritesetExtractor, iter_writesets, key_string, writeset_of, writeset_record,
-    xxh64,
+    READ_OPTIONS, WritesetExtractor, iter_writesets, key_string, stream_writesets, writeset_of,
+    writeset_record, xxh64,
 )
 from .fused import read_writesets
 from .model import (
@@ -39,7 +39,7 @@ from .schema import (
 )
 
 __all__ = [
-    "WriteKey", "TrxWriteset", "writeset_of", "iter_writesets", "WritesetExtractor", "writeset_record",
+    "WriteKey", "TrxWriteset", "writeset_of", "iter_writesets", "stream_writesets", "WritesetExtractor", "writeset_record",
     "READ_OPTIONS", "read_writesets", "load_schema", "parse_schema", "Schema", "TableSchema", "ColumnSchema",
     "IndexSchema", "KeyPart", "ForeignKeySchema", "key_string", "xxh64", "jsonable",
     "Collation", "field_sort_key", "collation_by_id", "collation_by_name",

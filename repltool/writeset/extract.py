@@ -49,6 +49,7 @@ declared PRIMARY KEY, is MySQL's generated invisible primary key (GIPK).
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 import warnings
 from typing import Any, Iterable, Iterator
@@ -58,9 +59,10 @@ import xxhash
 from ..binlog import ReadOptions, Transaction
 from ..binlog.coltypes import ColumnDef, ColumnType, TableDef, decode_table_map, table_def_cache
 from ..binlog.constants import ROWS_TYPES, EventType
-from ..binlog.events import RowsBody, TableMapBody
+from ..binlog.events import Event, RowsBody, TableMapBody
 from ..binlog.rows import BadValue, iter_row_changes
-from ..binlog.transactions import GROUPING_TYPES
+from ..binlog.transactions import GROUPING_TYPES, group_transactions
+from ..errors import ReplToolError
 from ..positions import Position
 from .collation import UNKNOWN, Collation, collation_by_id, collation_by_name
 from .model import (
@@ -72,7 +74,7 @@ from .plan import Fk, Key, Part, Plan, add_image, key_string
 from .schema import IndexSchema, KeyPart, Schema, TableSchema
 from .sortkey import sort_key_builder, string_key_problem
 
-__all__ = ["writeset_of", "iter_writesets", "WritesetExtractor", "READ_OPTIONS",
+__all__ = ["writeset_of", "iter_writesets", "stream_writesets", "WritesetExtractor", "READ_OPTIONS",
            "key_string", "xxh64", "writeset_record"]
 
 NO_FOREIGN_KEY_CHECKS_F = 0x2
@@ -134,14 +136,35 @@ class WritesetExtractor:
         self.strict = strict
         self._plans: dict[int, tuple[TableDef, Plan]] = {}
         self._warned: set[Any] = schema._warned if schema is not None else set()
+        self.begin()
 
     # ---- transactions ----
 
     def writeset(self, trx: Transaction) -> TrxWriteset:
         """The writeset of one transaction (read with ``keep_events=True``)."""
-        acc = Acc()
+        self.begin()
         for ev in trx.events:
-            body = ev.body
+            self.event(ev)
+        return self.take(trx.kind)
+
+    # ---- streaming: a transaction's events folded as they come ----
+
+    def begin(self) -> None:
+        """Start a transaction's write set (:meth:`event` then :meth:`take`)."""
+        self._acc = Acc()
+        self._error: ReplToolError | None = None
+
+    def event(self, ev: Event, opens: bool = False) -> None:
+        """Fold one event of the open transaction into its write set; ``opens``: the
+        transaction's first event (the state starts over).  An error is kept for
+        :meth:`take`, so this can be a :func:`~repltool.binlog.group_transactions`
+        tap.  Holds the keys and flags the result needs, never the events."""
+        if opens:
+            self.begin()
+        if self._error is not None:
+            return
+        body = ev.body
+        try:
             if isinstance(body, TableMapBody):
                 self.table_map(body, ev.pos)
             elif ev.type_code in _ROWS:
@@ -151,8 +174,44 @@ class WritesetExtractor:
                 table_id = getattr(body, "table_id", None)
                 if table_id is None and len(ev.raw) >= 25:
                     table_id = int.from_bytes(ev.raw[19:25], "little")
-                self.rows(ev.type_code, body, table_id, ev.pos, acc)
-        return self.result(acc, trx.kind)
+                self.rows(ev.type_code, body, table_id, ev.pos, self._acc)
+        except ReplToolError as exc:
+            self._error = exc
+
+    def take(self, kind: str) -> TrxWriteset:
+        """The write set of the transaction whose events went to :meth:`event`
+        (``kind``: its :attr:`Transaction.kind`); the state starts over.
+
+        :raises ReplToolError: what folding one of its events raised."""
+        acc, error = self._acc, self._error
+        self.begin()
+        if error is not None:
+            raise error
+        return self.result(acc, kind)
+
+    def pairs(self, events: Iterable[Event]) -> Iterator[tuple[Transaction, TrxWriteset]]:
+        """``(transaction, writeset)`` of every group of ``events`` (read with
+        :data:`READ_OPTIONS`), grouped by :func:`~repltool.binlog.group_transactions`
+        with this extractor as its tap: no transaction's events are kept, so memory
+        follows the write set (its keys), not the events (a payload of millions of
+        tiny Rows events).  The transactions carry no events, except a GR
+        View_change transaction: its View_change event
+        (:func:`repltool.certify.source.is_view_change`)."""
+        seen: list[Event] = []
+
+        def tap(ev: Event, opens: bool) -> None:
+            if opens:
+                seen.clear()
+            if ev.type_code == _VIEW_CHANGE and not seen:
+                seen.append(ev)
+            self.event(ev, opens)
+
+        for trx in group_transactions(events, tap=tap):
+            ws = self.take(trx.kind)
+            if seen:
+                trx = dataclasses.replace(trx, events=tuple(seen))
+                seen.clear()
+            yield trx, ws
 
     def table_map(self, body: TableMapBody, pos: Position | None) -> None:
         """Remember a Table_map (its table id now means this table)."""
@@ -411,6 +470,7 @@ class WritesetExtractor:
 
 
 _ROWS = frozenset(int(t) for t in ROWS_TYPES)
+_VIEW_CHANGE = int(EventType.VIEW_CHANGE_EVENT)
 
 
 def note_missing(acc: Acc, table: str, why: str) -> None:
@@ -499,6 +559,15 @@ def iter_writesets(transactions: Iterable[Transaction], schema: Schema | None = 
     ex = WritesetExtractor(schema, **kw)
     for trx in transactions:
         yield trx, ex.writeset(trx)
+
+
+def stream_writesets(events: Iterable[Event], schema: Schema | None = None, **kw: Any
+                     ) -> Iterator[tuple[Transaction, TrxWriteset]]:
+    """``(transaction, writeset)`` for each group of ``events`` (read with
+    :data:`READ_OPTIONS`), folded as the events stream: what :func:`iter_writesets`
+    gives over ``group_transactions(events, keep_events=True)`` without keeping any
+    transaction's events (:meth:`WritesetExtractor.pairs`)."""
+    return WritesetExtractor(schema, **kw).pairs(events)
 
 
 def writeset_record(trx: Transaction, ws: TrxWriteset) -> dict[str, Any]:

@@ -28,7 +28,7 @@ import os
 import struct
 from typing import Any, Callable, Iterable, Iterator
 
-from ..binlog import Transaction, read_transactions
+from ..binlog import Event, Transaction, read_events
 from ..binlog.coltypes import TableDef, decode_table_map, table_def_cache
 from ..binlog.constants import EventType
 from ..binlog.decode import DecodeContext
@@ -55,17 +55,17 @@ _KIND = dict(zip(_ROWS_V2, ("insert", "update", "delete")))
 
 def read_writesets(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
                    schema: Schema | None = None, *, verify_checksum: bool = True,
-                   general: Callable[[], Iterable[Transaction]] | None = None,
+                   general: Callable[[], Iterable[Event]] | None = None,
                    light: bool = False, **kw: Any) -> Iterator[Pair]:
     """``(transaction, writeset)`` for every transaction of the logs, in order.
 
     :param schema: key definitions (:func:`~repltool.writeset.load_schema`).
     :param verify_checksum: verify every CRC32 (as ``ReadOptions``).
-    :param general: the general path's transactions, if the caller reads
-        them differently (``repltool dump`` counts damage on the way): a
-        callable returning ``group_transactions(..., keep_events=True)`` of
-        the same files and checksum setting.  Default:
-        ``read_transactions(paths, READ_OPTIONS, keep_events=True)``.
+    :param general: the general path's events, if the caller reads them
+        differently (``repltool dump`` counts damage on the way): a callable
+        returning the events of the same files and checksum setting, with
+        :data:`~repltool.writeset.READ_OPTIONS`' bodies.  Default:
+        ``read_events(paths, READ_OPTIONS)``.
     :param light: the fast path yields
         :class:`~repltool.binlog.fastpath.LightTransaction` tuples (the fields
         ``stats`` reads - ``start``, ``gtid``, the clock, ``kind`` ... - with the
@@ -79,7 +79,7 @@ def read_writesets(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[st
 
 def read_writeset_lines(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
                         schema: Schema | None = None, *, verify_checksum: bool = True,
-                        general: Callable[[], Iterable[Transaction]] | None = None,
+                        general: Callable[[], Iterable[Event]] | None = None,
                         writer: RecordWriter | None = None, **kw: Any) -> Iterator[str]:
     """``writer.line(trx, ws)`` for every ``(trx, ws)`` of :func:`read_writesets`
     (``light=True``): the lines of ``repltool dump --writesets``.
@@ -94,7 +94,7 @@ def read_writeset_lines(paths: str | os.PathLike[str] | Iterable[str | os.PathLi
 
 
 def _read(paths: Any, schema: Schema | None, verify_checksum: bool,
-          general: Callable[[], Iterable[Transaction]] | None, light: bool,
+          general: Callable[[], Iterable[Event]] | None, light: bool,
           kw: dict[str, Any], writer: RecordWriter | None) -> Iterator[Any]:
     files = [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) \
         else [os.fspath(p) for p in paths]
@@ -115,13 +115,13 @@ def _read(paths: Any, schema: Schema | None, verify_checksum: bool,
     if general is None:
         from dataclasses import replace
         opts = replace(READ_OPTIONS, verify_checksum=verify_checksum)
-        transactions: Iterable[Transaction] = read_transactions(files, opts, keep_events=True)
+        events: Iterable[Event] = read_events(files, opts)
     else:
-        transactions = general()
+        events = general()
     ex = WritesetExtractor(schema, **kw)
     ex._warned = fast.extractor._warned         # warn once, whichever path saw it first
-    for i, trx in enumerate(transactions):
-        ws = ex.writeset(trx)
+    # folded as the events stream (WritesetExtractor.pairs): no transaction's events kept
+    for i, (trx, ws) in enumerate(ex.pairs(events)):
         if i >= done:
             yield (trx, ws) if writer is None else writer.line(trx, ws)
 

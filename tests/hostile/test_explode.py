@@ -150,3 +150,55 @@ def test_dump_and_stats_agree_on_damage_inside_a_payload(corpus: Path, tmp_path:
         lines[cmd] = [ln for ln in r.stderr.splitlines() if ln.startswith("repltool: error:")]
     assert lines["dump"] == lines["stats"] and len(lines["dump"]) == 1
     assert f"{p}:" in lines["dump"][0] and "WRITE_ROWS_EVENT" in lines["dump"][0]
+
+
+#: RLIMIT_AS for the floods below: Python, the library and a streamed payload fit;
+#: a payload's events held as one transaction (8 MiB: ~157 MiB RSS) do not
+FLOOD_LIMIT_MIB = 160
+
+
+@pytest.mark.parametrize("mib", [8, 32])
+def test_flood_write_sets_are_folded_as_the_events_stream(corpus: Path, tmp_path: Path,
+                                                          mib: int) -> None:
+    """dump --writesets, check and certify on a payload of ``mib`` MiB of tiny Rows
+    events (254,206 / ~1M events in one transaction) under RLIMIT_AS = 160 MiB: the
+    write set is folded as the events stream (``WritesetExtractor.pairs``, check's
+    provider fed by the grouper's tap), so memory does not follow the transaction.
+    Before, each held every event of the transaction (8 MiB: MemoryError here)."""
+    path = tmp_path / f"flood{mib}.bin"
+    path.write_bytes(CRAFTED["flood"](corpus, mib=mib))  # type: ignore[call-arg]
+    expect = {"writesets": '"missing_key_tables": ["db.t"]', "check": "1 transactions)",
+              "certify": "no-key"}
+    sb = Sandbox(FLOOD_LIMIT_MIB)
+    try:
+        for cmd, text in expect.items():
+            r = sb.run("cli", timeout=SECONDS + 60, argv=[*COMMANDS[cmd], str(path)],
+                       inputs=[str(path)], seconds=SECONDS)
+            where = f"flood {mib} MiB: repltool {' '.join(COMMANDS[cmd])}"
+            assert not r["failures"], f"{where}: {r['failures']}"
+            assert r["status"] == 0, f"{where}: exit {r['status']}: {r['stderr'][-300:]}"
+            assert text in r["stdout"], f"{where}: {r['stdout'][-300:]}"
+    finally:
+        sb.close()
+
+
+def test_streamed_write_sets_keep_no_events(corpus: Path) -> None:
+    """The library route: ``stream_writesets`` gives ``iter_writesets``' write set over
+    ``keep_events=True`` and a transaction without events (a 1 MiB flood)."""
+    import tempfile
+    import warnings
+
+    from repltool.binlog import read_events, read_transactions
+    from repltool.writeset import READ_OPTIONS, iter_writesets, stream_writesets
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "flood.bin"
+        p.write_bytes(CRAFTED["flood"](corpus, mib=1))  # type: ignore[call-arg]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # no schema: the table's keys are unknown
+            streamed = list(stream_writesets(read_events(str(p), READ_OPTIONS)))
+            kept = list(iter_writesets(read_transactions(str(p), READ_OPTIONS,
+                                                         keep_events=True)))
+    assert len(streamed) == len(kept) == 1
+    (trx, ws), (ktrx, kws) = streamed[0], kept[0]
+    assert trx.events == () and len(ktrx.events) == ktrx.num_events == trx.num_events > 30_000
+    assert ws == kws and ws.missing_key_tables == ("db.t",) and not ws.empty

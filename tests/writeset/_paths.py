@@ -15,7 +15,7 @@ plus a :class:`~repltool.writeset.WritesetExtractor` that decodes every column
 
 Which path really produced the pairs is not left to the results (equal either
 way): a spy on the fused reader's scan (``fused._FastRun.__iter__``) and on its
-general path (``fused.read_transactions``) records, for ``read_writesets`` and
+general path (``fused.read_events``) records, for ``read_writesets`` and
 ``read_writeset_lines``, how many pairs the fused scan yielded, why it gave up
 (the ``FastPathUnsupported`` message, or None) and whether the general path was
 started; :func:`check_paths` asserts they agree with ``iter_fast_writesets``.
@@ -59,7 +59,7 @@ class FusedRun:
     """What the spy saw of one ``read_writesets``/``read_writeset_lines`` call."""
     fast_pairs: int = 0             # pairs the fused scan yielded
     reason: str | None = None       # its FastPathUnsupported message, if it gave up
-    general: int = 0                # times the general path (read_transactions) was started
+    general: int = 0                # times the general path (read_events) was started
 
 
 class FusedSpy:
@@ -70,7 +70,7 @@ class FusedSpy:
 
     def watch(self) -> Any:
         mp = pytest.MonkeyPatch()
-        spy, scan, general = self, fused._FastRun.__iter__, fused.read_transactions
+        spy, scan, general = self, fused._FastRun.__iter__, fused.read_events
 
         def counted_scan(run: Any) -> Iterator[Any]:
             rec = FusedRun()
@@ -88,7 +88,7 @@ class FusedSpy:
             return general(*a, **kw)
 
         mp.setattr(fused._FastRun, "__iter__", counted_scan)
-        mp.setattr(fused, "read_transactions", counted_general)
+        mp.setattr(fused, "read_events", counted_general)
         return mp
 
     def one(self, pairs: Any) -> tuple[FusedRun, tuple[list[Any], str | None]]:
