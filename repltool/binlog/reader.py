@@ -14,15 +14,16 @@ really there before anything is allocated.
 
 from __future__ import annotations
 
+import io
 import os
 import struct
 import zlib
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterable, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator
 
 from ..errors import (
-    ChecksumMismatch, EncryptedLog, InputError, MalformedEvent, NoFormatDescription, NotABinlog,
-    ReplToolError, TruncatedLog, UnsupportedLog,
+    ChecksumMismatch, EncryptedLog, InputError, IOFailure, MalformedEvent, NoFormatDescription,
+    NotABinlog, ReplToolError, TruncatedLog, UnsupportedLog,
 )
 from ..outputs import open_regular
 from ..positions import Position
@@ -134,10 +135,57 @@ def read_events(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 def open_log(path: str) -> tuple[BinaryIO, int]:
     """Open a log file for reading: a regular file only (a FIFO, a pipe such as
-    ``<(cat F)`` or a device is refused at once, never waited on)."""
+    ``<(cat F)`` or a device is refused at once, never waited on).  An error
+    reading it later (EIO of a failing disk, a vanished network share) is an
+    :class:`~repltool.errors.IOFailure` naming the file and the offset."""
     fd = open_regular(path)
-    fh = os.fdopen(fd, "rb")  # noqa: SIM115 - closed by the caller
-    return fh, os.fstat(fd).st_size
+    try:
+        size = os.fstat(fd).st_size
+        fh = LogFile(_RAW(fd, "rb"), path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fh, size  # type: ignore[return-value]
+
+
+_RAW = io.FileIO     # the unbuffered file under a LogFile (tests inject failures here)
+
+
+class LogFile(io.BufferedReader):
+    """A log file open for reading whose read and seek errors say where they
+    happened: ``FILE:OFFSET: cannot read: REASON`` (exit 8), not a bare
+    ``OSError`` without the file's name."""
+
+    def __init__(self, raw: io.FileIO, path: str) -> None:
+        super().__init__(raw)
+        self.path = path
+
+    def read(self, size: int | None = -1) -> bytes:
+        try:
+            return super().read(size)
+        except OSError as exc:
+            raise self._failure("read", exc) from None
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            return super().readinto(buffer)
+        except OSError as exc:
+            raise self._failure("read", exc) from None
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        try:
+            return super().seek(offset, whence)
+        except OSError as exc:
+            raise self._failure("seek to", exc, offset if whence == 0 else None) from None
+
+    def _failure(self, what: str, exc: OSError, at: int | None = None) -> IOFailure:
+        if at is None:
+            try:
+                at = self.raw.tell()        # the file position where the system failed
+            except (OSError, ValueError):
+                at = 0
+        reason = exc.strerror or str(exc)
+        return IOFailure(f"cannot {what} the log: {reason}", pos=Position(self.path, at, None))
 
 
 def _read_file(fi: FileInfo, opts: ReadOptions) -> Iterator[Event]:

@@ -410,3 +410,34 @@ def test_a_log_truncated_while_read_is_truncated_not_a_crc_error(tmp_path: Path)
             pass
     assert first.type_code == 15
     assert "shrank" in str(info.value) and info.value.exit_code == 4
+
+
+def test_an_io_error_reading_an_input_names_the_file_and_offset(cli, logs, monkeypatch) -> None:
+    """EIO while a log is read (a failing disk, injected below the buffered reader of
+    every engine: the general reader, the compiled scan, the fused write-set scan):
+    one line ``FILE:OFFSET: cannot read the log: Input/output error``, exit 8."""
+    from repltool.binlog import reader
+    bad = str(logs[0])
+    assert os.path.getsize(bad) > 6000
+    fail_at = 3000
+
+    class FailingDisk(reader.io.FileIO):  # type: ignore[name-defined, misc]
+        def readinto(self, buffer):  # type: ignore[no-untyped-def]
+            if self.name != bad:
+                return super().readinto(buffer)
+            pos = self.tell()
+            if pos >= fail_at:
+                raise OSError(errno.EIO, "Input/output error")
+            return super().readinto(memoryview(buffer)[:fail_at - pos])
+
+    def opener(fd, mode):  # type: ignore[no-untyped-def]
+        f = FailingDisk(fd, mode)
+        f.name = os.readlink(f"/proc/self/fd/{fd}")     # type: ignore[misc]
+        return f
+    monkeypatch.setattr(reader, "_RAW", opener)
+    for argv in (["dump"], ["dump", "-v"], ["stats"], ["check"], ["dump", "--writesets"],
+                 ["certify", "--pk-only"], ["schedule"]):
+        _, err = cli(*argv, *logs, expect=ExitStatus.IO_ERROR)
+        line = one_line_error(err)
+        assert line == (f"repltool: error: {bad}:{fail_at}: cannot read the log: "
+                        "Input/output error"), (argv, line)
