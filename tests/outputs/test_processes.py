@@ -162,3 +162,42 @@ def test_pipes_and_fifos_are_refused_at_once(tmp_path: Path) -> None:
         assert "is a pipe or FIFO" in one_line(done.stderr)
     done = run("certify", "--schema", fifo, log)
     assert done.returncode == 2 and "schema file" in one_line(done.stderr)
+
+
+def test_an_output_directory_the_user_cannot_write(tmp_path: Path) -> None:
+    """A directory the user may not write, for real: the command runs as ``nobody``
+    (uid/gid 65534, no groups, through ``setpriv``) when the tests run as root, whose
+    permissions nothing stops; as itself otherwise.  Each output option gives exit 8
+    and one line naming the option and the directory; nothing is created."""
+    import shutil
+    import tempfile
+    as_nobody: list[str] = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        assert setpriv, "setpriv (util-linux) is needed to drop root's privileges"
+        as_nobody = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    # pytest's tmp_path is private to root: a world-readable place for the inputs
+    base = Path(tempfile.mkdtemp(prefix="repltool-ro-"))
+    try:
+        base.chmod(0o755)
+        logs = write_sample(base / "in", transactions=40)
+        for p in [base / "in", *logs]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        locked = base / "locked"
+        locked.mkdir(mode=0o755)        # root's: nobody may not write it
+        if not as_nobody:
+            locked.chmod(0o555)
+        before = sorted(os.listdir(locked))
+        for argv, option in (
+                (["check", "--junit", locked / "r.xml", *logs], "--junit"),
+                (["certify", "--pk-only", "--output", locked / "out", *logs], "--output"),
+                (["sample", "-o", locked / "s"], "-o")):
+            r = subprocess.run([*as_nobody, *REPLTOOL, *map(str, argv)], capture_output=True,
+                               text=True, timeout=HANG_GUARD, cwd=base)
+            assert r.returncode == 8, (argv, r.returncode, r.stderr)
+            line = one_line(r.stderr)
+            assert line.startswith(f"repltool: error: {option} ") and str(locked) in line, line
+            assert "Permission denied" in line, line
+            assert sorted(os.listdir(locked)) == before
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
