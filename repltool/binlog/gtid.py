@@ -18,10 +18,10 @@ Example::
 from __future__ import annotations
 
 import re
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from uuid import UUID
-
-from collections.abc import Iterable, Iterator, Mapping
 
 from ..errors import CertifyError, UsageError
 
@@ -63,43 +63,131 @@ class GtidInterval:
 Interval = tuple[int, int]
 """An inclusive range of GNOs ``(first, last)``."""
 
+#: MySQL's largest GNO (``GNO_END - 1``: rpl_gno is an int64)
+MAX_GNO = (1 << 63) - 1
 
-def _merge(intervals: Iterable[Interval]) -> tuple[Interval, ...]:
-    """Sort and coalesce inclusive intervals (adjacent ones are merged)."""
-    out: list[Interval] = []
-    for lo, hi in sorted(intervals):
-        if out and lo <= out[-1][1] + 1:
-            if hi > out[-1][1]:
-                out[-1] = (out[-1][0], hi)
+
+def _flat(intervals: Iterable[Interval]) -> array:
+    """Inclusive intervals as a flat ``array('q')`` ``[lo0, hi0, lo1, hi1, ...]``."""
+    out = array("q")
+    try:
+        for lo, hi in intervals:
+            out.append(lo)
+            out.append(hi)
+    except OverflowError:
+        raise CertifyError(f"a GNO beyond MySQL's largest, {MAX_GNO}") from None
+    return out
+
+
+def _merge(flat: array) -> array:
+    """Sort and coalesce flat inclusive intervals (adjacent ones are merged); the
+    common case, already sorted and apart, is returned as it is."""
+    n = len(flat)
+    prev = None
+    for i in range(0, n, 2):
+        lo = flat[i]
+        if flat[i + 1] < lo or (prev is not None and lo <= prev + 1):
+            break
+        prev = flat[i + 1]
+    else:
+        return flat
+    out = array("q")
+    for lo, hi in sorted(zip(flat[0::2], flat[1::2])):
+        if hi < lo:
+            continue
+        if out and lo <= out[-1] + 1:
+            if hi > out[-1]:
+                out[-1] = hi
         else:
-            out.append((lo, hi))
-    return tuple(out)
+            out.append(lo)
+            out.append(hi)
+    return out
 
 
-def _covers(outer: tuple[Interval, ...], inner: tuple[Interval, ...]) -> bool:
+def _find(flat: array, gno: int) -> int:
+    """Index of the first interval whose end is >= ``gno`` (binary search)."""
+    lo, hi = 0, len(flat) >> 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if flat[2 * mid + 1] < gno:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _member(flat: array, gno: int) -> bool:
+    i = _find(flat, gno)
+    return 2 * i < len(flat) and flat[2 * i] <= gno
+
+
+def _covers(outer: array, inner: array) -> bool:
     """True if every GNO of ``inner`` is in ``outer`` (both merged, sorted)."""
-    i = 0
-    for lo, hi in inner:
-        while i < len(outer) and outer[i][1] < lo:
-            i += 1
-        if i == len(outer) or outer[i][0] > lo or outer[i][1] < hi:
+    i, n = 0, len(outer)
+    for k in range(0, len(inner), 2):
+        lo, hi = inner[k], inner[k + 1]
+        while i < n and outer[i + 1] < lo:
+            i += 2
+        if i == n or outer[i] > lo or outer[i + 1] < hi:
             return False
     return True
 
 
-def _intersect(a: tuple[Interval, ...], b: tuple[Interval, ...]) -> tuple[Interval, ...]:
-    out: list[Interval] = []
+def _intersect(a: array, b: array) -> array:
+    out = array("q")
     i = j = 0
     while i < len(a) and j < len(b):
-        lo = max(a[i][0], b[j][0])
-        hi = min(a[i][1], b[j][1])
+        lo = max(a[i], b[j])
+        hi = min(a[i + 1], b[j + 1])
         if lo <= hi:
-            out.append((lo, hi))
-        if a[i][1] < b[j][1]:
-            i += 1
+            out.append(lo)
+            out.append(hi)
+        if a[i + 1] < b[j + 1]:
+            i += 2
         else:
-            j += 1
-    return tuple(out)
+            j += 2
+    return out
+
+
+class _Intervals(Sequence[GtidInterval]):
+    """A read-only view of one member's flat intervals as :class:`GtidInterval` items
+    (built on access: a million intervals stay 16 bytes each)."""
+
+    __slots__ = ("_flat",)
+
+    def __init__(self, flat: array) -> None:
+        self._flat = flat
+
+    def __len__(self) -> int:
+        return len(self._flat) >> 1
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def, override]
+        if isinstance(i, slice):
+            return tuple(self[k] for k in range(*i.indices(len(self))))
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("interval index out of range")
+        return GtidInterval(self._flat[2 * i], self._flat[2 * i + 1])
+
+    def __iter__(self) -> Iterator[GtidInterval]:
+        f = self._flat
+        for k in range(0, len(f), 2):
+            yield GtidInterval(f[k], f[k + 1])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _Intervals):
+            return self._flat == other._flat
+        if isinstance(other, (tuple, list)):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._flat.tobytes())
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
 
 
 def split_gtid(gtid: str) -> tuple[str, int]:
@@ -120,19 +208,37 @@ class GtidSet:
     """An immutable set of GTIDs stored as merged GNO intervals per sid.
 
     Instances are hashable and compare by content. All operations return new
-    sets; nothing is modified in place.
+    sets; nothing is modified in place.  The intervals of a sid are one flat
+    ``array('q')`` (16 bytes an interval: a Previous_gtids of a million intervals
+    holds 16 MB, as its bytes in the log); GNOs are MySQL's, 1 to 2^63-1.
     """
 
     __slots__ = ("_sets", "_hash")
 
     def __init__(self, sets: Mapping[str, Iterable[Interval]] | None = None) -> None:
-        merged: dict[str, tuple[Interval, ...]] = {}
-        for sid, intervals in (sets or {}).items():
-            m = _merge(intervals)
-            if m:
-                merged[sid.lower()] = m
-        self._sets: dict[str, tuple[Interval, ...]] = dict(sorted(merged.items()))
+        self._sets: dict[str, array] = {}
         self._hash: int | None = None
+        self._fill((sid, _flat(intervals)) for sid, intervals in (sets or {}).items())
+
+    def _fill(self, flats: Iterable[tuple[str, array]]) -> None:
+        merged: dict[str, array] = {}
+        for sid, flat in flats:
+            sid = sid.lower()
+            if sid in merged:
+                flat = merged[sid] + flat
+            m = _merge(flat)
+            if m:
+                merged[sid] = m
+            else:
+                merged.pop(sid, None)
+        self._sets = dict(sorted(merged.items()))
+
+    @classmethod
+    def _of_flats(cls, flats: Iterable[tuple[str, array]]) -> GtidSet:
+        new = cls.__new__(cls)
+        new._hash = None
+        new._fill(flats)
+        return new
 
     # ---- construction ----
 
@@ -180,23 +286,18 @@ class GtidSet:
     def add(self, gtid: str) -> GtidSet:
         """Return this set plus one GTID."""
         sid, gno = split_gtid(gtid)
-        if gno in _Members(self._sets.get(sid, ())):
+        if _member(self._sets.get(sid, _EMPTY), gno):
             return self
-        sets = dict(self._sets)
-        sets[sid] = _merge((*sets.get(sid, ()), (gno, gno)))
-        return GtidSet(sets)
+        return GtidSet._of_flats([*self._sets.items(), (sid, _flat([(gno, gno)]))])
 
     def union(self, other: GtidSet) -> GtidSet:
         """Return the union of two sets."""
-        sets: dict[str, list[Interval]] = {k: list(v) for k, v in self._sets.items()}
-        for sid, intervals in other._sets.items():
-            sets.setdefault(sid, []).extend(intervals)
-        return GtidSet(sets)
+        return GtidSet._of_flats([*self._sets.items(), *other._sets.items()])
 
     def intersection(self, other: GtidSet) -> GtidSet:
         """Return the GTIDs present in both sets."""
-        return GtidSet({sid: _intersect(iv, other._sets[sid])
-                        for sid, iv in self._sets.items() if sid in other._sets})
+        return GtidSet._of_flats((sid, _intersect(iv, other._sets[sid]))
+                                 for sid, iv in self._sets.items() if sid in other._sets)
 
     def is_subset(self, other: GtidSet) -> bool:
         """True if every GTID of this set is in ``other`` (equal sets included)."""
@@ -214,20 +315,26 @@ class GtidSet:
     def from_sids(cls, sids: Iterable[tuple[UUID, str | None, Iterable[GtidInterval]]]
                   ) -> GtidSet:
         """A set from decoded ``(uuid, tag, closed intervals)`` entries."""
-        sets: dict[str, list[Interval]] = {}
-        for sid, tag, intervals in sids:
-            key = f"{sid}:{tag}" if tag else str(sid)
-            sets.setdefault(key, []).extend((i.start, i.end) for i in intervals)
-        return cls(sets)
+        return cls._of_flats(
+            (f"{sid}:{tag}" if tag else str(sid), _flat((i.start, i.end) for i in intervals))
+            for sid, tag, intervals in sids)
+
+    @classmethod
+    def from_flat(cls, sids: Iterable[tuple[UUID, str | None, array]]) -> GtidSet:
+        """A set from ``(uuid, tag, intervals)`` entries whose closed intervals are
+        one flat ``array('q')`` ``[start0, end0, start1, end1, ...]`` (taken over:
+        the caller must not change it)."""
+        return cls._of_flats((f"{sid}:{tag}" if tag else str(sid), flat)
+                             for sid, tag, flat in sids)
 
     @property
-    def sids(self) -> tuple[tuple[UUID, str | None, tuple[GtidInterval, ...]], ...]:
-        """``(uuid, tag, closed intervals)`` per member server and tag, in order."""
+    def sids(self) -> tuple[tuple[UUID, str | None, Sequence[GtidInterval]], ...]:
+        """``(uuid, tag, closed intervals)`` per member server and tag, in order; the
+        intervals are a read-only sequence of :class:`GtidInterval`."""
         out = []
-        for key, intervals in self._sets.items():
+        for key, flat in self._sets.items():
             uuid, _, tag = key.partition(":")
-            out.append((UUID(uuid), tag or None,
-                        tuple(GtidInterval(lo, hi) for lo, hi in intervals)))
+            out.append((UUID(uuid), tag or None, _Intervals(flat)))
         return tuple(out)
 
     def __contains__(self, gtid: object) -> bool:
@@ -236,18 +343,18 @@ class GtidSet:
         if not isinstance(gtid, str):
             return False
         sid, gno = split_gtid(gtid)
-        return gno in _Members(self._sets.get(sid, ()))
+        return _member(self._sets.get(sid, _EMPTY), gno)
 
     def __bool__(self) -> bool:
         return bool(self._sets)
 
     def __len__(self) -> int:
-        return sum(hi - lo + 1 for iv in self._sets.values() for lo, hi in iv)
+        return sum(sum(f[1::2]) - sum(f[0::2]) + (len(f) >> 1) for f in self._sets.values())
 
     def __iter__(self) -> Iterator[str]:
-        for sid, intervals in self._sets.items():
-            for lo, hi in intervals:
-                for gno in range(lo, hi + 1):
+        for sid, f in self._sets.items():
+            for k in range(0, len(f), 2):
+                for gno in range(f[k], f[k + 1] + 1):
                     yield f"{sid}:{gno}"
 
     def __eq__(self, other: object) -> bool:
@@ -255,13 +362,14 @@ class GtidSet:
 
     def __hash__(self) -> int:
         if self._hash is None:
-            self._hash = hash(tuple(self._sets.items()))
+            self._hash = hash(tuple((sid, f.tobytes()) for sid, f in self._sets.items()))
         return self._hash
 
     def __str__(self) -> str:
         parts = []
-        for sid, intervals in self._sets.items():
-            text = ":".join(f"{lo}" if lo == hi else f"{lo}-{hi}" for lo, hi in intervals)
+        for sid, f in self._sets.items():
+            text = ":".join(f"{lo}" if lo == hi else f"{lo}-{hi}"
+                            for lo, hi in zip(f[0::2], f[1::2]))
             parts.append(f"{sid}:{text}")
         return ",".join(parts)
 
@@ -269,23 +377,7 @@ class GtidSet:
         return f"GtidSet({str(self)!r})"
 
 
-class _Members:
-    """``gno in _Members(intervals)`` by binary search over merged intervals."""
-
-    __slots__ = ("_iv",)
-
-    def __init__(self, intervals: tuple[Interval, ...]) -> None:
-        self._iv = intervals
-
-    def __contains__(self, gno: int) -> bool:
-        lo, hi = 0, len(self._iv)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self._iv[mid][1] < gno:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo < len(self._iv) and self._iv[lo][0] <= gno
+_EMPTY = array("q")
 
 
 _UUID = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
