@@ -220,3 +220,72 @@ def report_failures(failures) -> None:  # type: ignore[no-untyped-def]
         click.echo(f"repltool: skipped {printable(f.file)}: {printable(f.message)}", err=True)
     click.echo(f"repltool: {len(failures)} file(s) skipped (--keep-going)", err=True)
     raise click.exceptions.Exit(failures[0].exit_code)
+
+
+#: What a window means for the analysis commands (the end of each one's --help).
+WINDOW_NOTE = ("The window options select, as mysqlbinlog does, but whole transactions "
+               "only: a transaction is in the window when it starts at or after "
+               "--start-position and ends at or before --stop-position, its first event "
+               "is not older than --start-datetime (reading stops at the first one at or "
+               "after --stop-datetime), its GTID passes --include-gtids/--exclude-gtids, "
+               "and, with --database/--table, one of its statements or rows events is of "
+               "them.")
+
+
+def window_options(command):  # type: ignore[no-untyped-def]
+    """``--start-position``, ``--stop-position``, ``--start-datetime``, ``--stop-datetime``,
+    ``--include-gtids``, ``--exclude-gtids``, ``--database``/``-d`` and ``--table``.
+
+    The command receives them as one ``window`` argument, a
+    :class:`~repltool.binlog.window.Window` (inactive when none is given).
+    """
+    import functools
+
+    @click.option("--start-position", metavar="N|GTIDS",
+                  help="Start at offset N of the first file (dump: at that event, as "
+                       "mysqlbinlog; other commands: at the first transaction that starts "
+                       "there or later); or, for MariaDB logs, after these GTIDs "
+                       "(D-S-N[,...], one per domain).")
+    @click.option("--stop-position", metavar="N|GTIDS",
+                  help="Stop at offset N of the last file (dump: at the first event at or "
+                       "after N; other commands: before the first transaction that ends "
+                       "after N); or, for MariaDB logs, after these GTIDs (D-S-N[,...]).")
+    @click.option("--start-datetime", metavar="DATETIME",
+                  help="Leave out events (other commands: transactions) older than "
+                       "'YYYY-MM-DD hh:mm:ss' (in --timezone).")
+    @click.option("--stop-datetime", metavar="DATETIME",
+                  help="Stop at the first event (other commands: transaction) at or after "
+                       "this time (in --timezone).")
+    @click.option("--include-gtids", metavar="GTIDS",
+                  help="Only transactions in this GTID set (uuid:1-5,uuid:tag:3 or MariaDB "
+                       "0-1-5).")
+    @click.option("--exclude-gtids", metavar="GTIDS",
+                  help="Leave out transactions in this GTID set.")
+    @click.option("--database", "-d", "window_databases", multiple=True, metavar="DB",
+                  help="Only events of this database (dump: after --rewrite-db; other "
+                       "commands: transactions with a statement or rows event of it); "
+                       "repeatable.")
+    @click.option("--table", "window_tables", multiple=True, metavar="[DB.]TABLE",
+                  help="Only row events of this table (other commands: transactions with "
+                       "rows events of it), `table` or `db.table`; repeatable.")
+    @functools.wraps(command)
+    def wrapper(*args, start_position: str | None, stop_position: str | None,  # type: ignore[no-untyped-def]
+                start_datetime: str | None, stop_datetime: str | None,
+                include_gtids: str | None, exclude_gtids: str | None,
+                window_databases: tuple[str, ...], window_tables: tuple[str, ...], **kwargs):
+        from ..binlog.window import Window
+        window = Window.from_text(
+            start_position=start_position, stop_position=stop_position,
+            start_datetime=start_datetime, stop_datetime=stop_datetime,
+            include_gtids=include_gtids, exclude_gtids=exclude_gtids,
+            databases=window_databases, tables=window_tables)
+        return command(*args, window=window, **kwargs)
+
+    return wrapper
+
+
+def refuse_window(window, what: str) -> None:  # type: ignore[no-untyped-def]
+    """One line when a window cannot apply (``what``: the option it does not combine with)."""
+    if window is not None and window.active:
+        raise click.UsageError(f"the window options (--start-position, --include-gtids, "
+                               f"--database, ...) are not available with {what}")
