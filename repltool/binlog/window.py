@@ -20,9 +20,10 @@ One :class:`Window` describes what ``--start-position``/``--stop-position``,
     ``--stop-datetime`` (mysqlbinlog stops at the first such event);
   - its GTID is in ``--include-gtids`` and not in ``--exclude-gtids`` (a
     transaction without a GTID is never in an include set);
-  - with ``--database``/``--table``: one of its events is one mysqlbinlog would
-    keep for them (a Table_map or rows event of the table, a statement whose
-    default database is selected); GTID, BEGIN and COMMIT alone do not count.
+  - with ``--table``: it has rows events of one of the tables (in one of the
+    ``--database`` databases, if given); with ``--database`` alone: it has rows
+    events of a table of one of them, or a statement whose default database is
+    one of them (BEGIN, COMMIT and XA statements do not count).
 
 Timestamps are whole seconds since the epoch, as the event headers hold them;
 :func:`parse_datetime` reads ``'YYYY-MM-DD hh:mm:ss'`` in a given zone.
@@ -31,7 +32,9 @@ Timestamps are whole seconds since the epoch, as the event headers hold them;
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone, tzinfo
+import calendar
+import time
+from datetime import datetime, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from ..errors import UsageError
@@ -54,6 +57,57 @@ GTID_TYPES = frozenset({EventType.GTID_LOG_EVENT, EventType.ANONYMOUS_GTID_LOG_E
 _FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
 
 
+class LocalTime(tzinfo):
+    """The machine's local time zone, with its daylight-saving rules (the C library's,
+    as mysqlbinlog's ``localtime_r``), for ``--timezone local``."""
+
+    def _local(self, dt: datetime) -> time.struct_time:
+        stamp = time.mktime((dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second, 0, 0,
+                             -1))
+        return time.localtime(stamp)
+
+    def utcoffset(self, dt: datetime | None) -> timedelta:
+        return timedelta(seconds=self._local(dt).tm_gmtoff) if dt is not None else \
+            timedelta(seconds=-time.timezone)
+
+    def dst(self, dt: datetime | None) -> timedelta:
+        if dt is None or not self._local(dt).tm_isdst:
+            return timedelta(0)
+        return timedelta(seconds=time.timezone - time.altzone)
+
+    def tzname(self, dt: datetime | None) -> str:
+        return self._local(dt).tm_zone if dt is not None else time.tzname[0]
+
+    def fromutc(self, dt: datetime) -> datetime:
+        stamp = calendar.timegm(dt.utctimetuple())
+        return dt + timedelta(seconds=time.localtime(stamp).tm_gmtoff)
+
+    def __repr__(self) -> str:
+        return "LocalTime()"
+
+
+def resolve_timezone(name: str) -> tzinfo:
+    """``UTC``, ``local`` (:class:`LocalTime`) or an IANA name (``Europe/Paris``).
+
+    :raises UsageError: for a name the time-zone database does not know.
+    """
+    if name.upper() == "UTC":
+        return timezone.utc
+    if name.lower() == "local":
+        return LocalTime()
+    from zoneinfo import ZoneInfo
+    try:
+        return ZoneInfo(name)
+    except (ValueError, OSError, LookupError):
+        raise UsageError(f"--timezone {name}: not a time zone (UTC, local or an IANA name "
+                         "such as Europe/Paris)") from None
+
+
+def format_datetime(ts: int, tz: tzinfo = timezone.utc, fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
+    """Epoch seconds as text in ``tz``."""
+    return datetime.fromtimestamp(ts, tz).strftime(fmt)
+
+
 def parse_datetime(value: str | None, name: str = "datetime",
                    tz: tzinfo = timezone.utc) -> int | None:
     """Seconds since the epoch of ``'YYYY-MM-DD hh:mm:ss'`` (or ``YYYY-MM-DD``) in ``tz``.
@@ -70,11 +124,7 @@ def parse_datetime(value: str | None, name: str = "datetime",
             dt = datetime.strptime(value, fmt)
         except ValueError:
             continue
-        if hasattr(tz, "localize"):                # pytz-like zones
-            dt = tz.localize(dt)  # type: ignore[attr-defined]
-        else:
-            dt = dt.replace(tzinfo=tz)
-        return int(dt.timestamp())
+        return int(dt.replace(tzinfo=tz).timestamp())
     raise UsageError(f"{name}: cannot read {value!r} as 'YYYY-MM-DD hh:mm:ss'")
 
 
@@ -249,12 +299,21 @@ class Window:
         return True
 
     def _touches(self, trx: Transaction) -> bool:
-        table_ids: dict[int, tuple[str, str]] = {}
+        """Whether a rows event of the transaction is of a selected table (in a selected
+        database), or, with --database alone, one of its statements runs in one."""
         for ev in trx.events:
-            if isinstance(ev.body, TableMapBody):
-                table_ids[ev.body.table_id] = (ev.body.db, ev.body.table)
-            if self.db_table_ok(ev, table_ids):
-                return True
+            body = ev.body
+            if isinstance(body, TableMapBody):
+                if self.databases and body.db not in self.databases:
+                    continue
+                if not self.tables or body.table in self.tables or \
+                        f"{body.db}.{body.table}" in self.tables:
+                    return True
+            elif isinstance(body, QueryBody) and not self.tables and \
+                    ev.type_code not in GTID_TYPES and body.db in self.databases:
+                text = body.query[:16].strip().upper()
+                if text not in (b"BEGIN", b"COMMIT") and not text.startswith(b"XA "):
+                    return True
         return False
 
 
@@ -342,5 +401,6 @@ class EventFilter:
         return True
 
 
-__all__ = ["CONTROL_TYPES", "EventFilter", "GTID_TYPES", "Window", "parse_datetime",
-           "parse_ids", "parse_position"]
+__all__ = ["CONTROL_TYPES", "EventFilter", "GTID_TYPES", "LocalTime", "Window",
+           "format_datetime", "parse_datetime", "parse_ids", "parse_position",
+           "resolve_timezone"]

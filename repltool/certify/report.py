@@ -33,6 +33,7 @@ from .summary import SPAN_WINDOW, Summary, summarise
 
 if TYPE_CHECKING:
     from ..binlog.transactions import Transaction
+    from ..binlog.window import Window
 
 
 class Certified(NamedTuple):
@@ -67,14 +68,18 @@ class CertifyRun:
         rows counts as having missing keys, as without a usable key).
     :param default_collation: the collation of string key columns neither the
         log nor the schema names (:class:`repltool.writeset.WritesetExtractor`).
+    :param window: certify only the transactions in this window
+        (:meth:`repltool.binlog.window.Window.select`), as if the logs held only
+        them: the write-set history starts empty at the window's first one.
     """
 
     def __init__(self, paths: Paths, mode: Mode | str | None = None,
                  options: CertifyOptions | None = None, *, verify_checksum: bool = True,
                  schema_paths: Sequence[str | os.PathLike[str]] = (),
                  stable_sets: Sequence[GtidSet] = (), use_writesets: bool = True,
-                 default_collation: str | None = None) -> None:
+                 default_collation: str | None = None, window: Window | None = None) -> None:
         self.paths = path_list(paths)
+        windowed = window is not None and window.active
         self.default_collation = default_collation
         self.options = options or CertifyOptions()
         self.stable_sets = tuple(stable_sets)
@@ -93,7 +98,8 @@ class CertifyRun:
         # transactions without events) unless a subclass reads the pairs itself
         # (explain's runs look at the events of DDL transactions).
         self._fused: Iterator[tuple[Transaction, Any]] | None = None
-        if self.extractor is not None and type(self)._pairs is CertifyRun._pairs:
+        if self.extractor is not None and type(self)._pairs is CertifyRun._pairs \
+                and not windowed:
             from ..writeset import read_writesets
             self._fused = read_writesets(self.paths, self.schema, verify_checksum=verify_checksum,
                                          history_size=self.options.history_size,
@@ -104,6 +110,9 @@ class CertifyRun:
             self._transactions = read_transactions(
                 self.paths, _read_options(verify_checksum, self.extractor is not None),
                 keep_events=True)
+            if windowed:
+                assert window is not None
+                self._transactions = window.select(self._transactions, self.paths)
             self._first = next(self._transactions, None)
         self.relay_log = self._first is not None and self._first.relay_log
         self.mode = Mode(mode) if mode is not None else default_mode(self._first)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,8 +12,12 @@ from ..certify import Baseline, CertifyOptions, GtidSet, Mode
 from ..errors import CertifyError, UsageError
 from ..escape import json_safe, printable
 from .options import (
-    default_collation_option, inputs_argument, run_spark, spark_options, verify_checksum_option,
+    default_collation_option, inputs_argument, refuse_window, run_spark, spark_options,
+    verify_checksum_option, window_options,
 )
+
+if TYPE_CHECKING:
+    from ..binlog.window import Window
 
 _GR_ONLY = ("gc_every", "gc_interval", "gc_stable_set", "members", "member_lag",
             "session_order")
@@ -76,6 +80,7 @@ MAX_GROUP_MEMBERS = 9
 @click.option("--check", is_flag=True,
               help="Exit 1 when a logged clock differs from the computed one (e.g. to "
                    "verify a server's, or a re-tagged log's, clocks).")
+@window_options
 @verify_checksum_option
 @spark_options
 @click.pass_context
@@ -84,7 +89,7 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
             gc_stable_set: tuple[str, ...], members: int, member_lag: int, session_order: bool,
             schema_paths: tuple[str, ...], default_collation: str | None, pk_only: bool,
             fmt: str, output_dir: str | None, force: bool, timestamp_encoding: str, check: bool,
-            verify_checksum: bool, spark: Any,
+            window: Window, verify_checksum: bool, spark: Any,
             output_parquet: str | None) -> None:
     """Recompute last_committed/sequence_number from the write sets of the rows.
 
@@ -107,6 +112,11 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
     With --spark (report mode only, not with --output), files are read and
     write sets extracted by one Spark task per file; the driver certifies the
     transactions in input order (the same output).
+
+    With a window (--start-position, --include-gtids, --database, ...), only
+    the transactions in it are certified, as if the logs held only them (the
+    write-set history starts empty at the first one); --output refuses a
+    window, since a re-tagged copy must hold every transaction.
     """
     from ..certify.report import CertifyRun, ReportBuilder, result_row
     from ..certify.retag import ClockMap, check_output_dir, retag_logs
@@ -125,6 +135,11 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
     if spark is not None and output_dir is not None:
         raise UsageError("--output is not available with --spark: re-tagging rewrites the "
                          "files in order on one machine; run certify --output without --spark")
+    if output_dir is not None:
+        refuse_window(window, "--output (a re-tagged copy holds every transaction: "
+                      "certify the whole logs)")
+    if spark is not None:
+        refuse_window(window, "--spark")
     if output_dir is not None:
         if not schema_paths and not pk_only and (mode or "") != "commit-order":
             raise UsageError(
@@ -164,7 +179,8 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
                                                verify_checksum=verify_checksum,
                                                schema_paths=schema_paths,
                                                stable_sets=stable_sets,
-                                               default_collation=default_collation))
+                                               default_collation=default_collation,
+                                               window=window))
     else:
         from ..certify.stitched import PairsRun
         from ..distributed import spark_pairs

@@ -143,7 +143,8 @@ def dump(files: tuple[str, ...], **o: Any) -> None:
 
     The text output is what mysqlbinlog / mariadb-binlog print and can be piped
     into a server (point-in-time recovery): `repltool dump LOGS | mariadb`.
-    FILE `-` reads a log from standard input.  Times are shown in UTC.  Events
+    FILE `-` reads a log from standard input.  Times are shown in --timezone
+    (UTC unless given; mysqlbinlog uses local time: --timezone local).  Events
     inside a Transaction_payload are shown after it with their offset inside the
     payload (`payload_pos`).
     """

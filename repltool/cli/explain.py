@@ -11,8 +11,8 @@ import click
 from ..certify import Baseline, CertifyOptions, Mode
 from ..errors import UsageError
 from ..escape import json_safe, printable
-from .options import (inputs_argument, read_inputs, run_spark, spark_options,
-                      verify_checksum_option)
+from .options import (inputs_argument, read_inputs, refuse_window, run_spark, spark_options,
+                      verify_checksum_option, window_options)
 
 _GR_ONLY = ("gc_every", "gc_interval", "session_order")
 
@@ -67,6 +67,7 @@ _GR_ONLY = ("gc_every", "gc_interval", "session_order")
                    "or an existing file, see --force).")
 @click.option("--force", is_flag=True, help="Let --render replace an existing file (never "
                                             "an input).")
+@window_options
 @verify_checksum_option
 @spark_options
 @click.pass_context
@@ -74,8 +75,8 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
             history_size: int, schema_paths: tuple[str, ...], gc_every: int | None,
             gc_interval: float | None, session_order: bool, cost_spec: str, lenient: bool,
             gtid: str | None, pos: str | None, fmt: str, around: str | None, depth: int,
-            limit: int, top: int, render_path: str | None, force: bool, verify_checksum: bool,
-            spark: Any, output_parquet: str | None) -> None:
+            limit: int, top: int, render_path: str | None, force: bool, window: Any,
+            verify_checksum: bool, spark: Any, output_parquet: str | None) -> None:
     """Show why a replica cannot go faster: the dependency DAG of the logs.
 
     Builds the DAG the LOGICAL_CLOCK applier enforces - from the logged clocks
@@ -91,6 +92,11 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
     With --spark, the files are read (and, in a certify mode, their write sets
     extracted) by one Spark task per file; the DAG is built on the driver (the
     same output).
+
+    With a window (--start-position, --include-gtids, --database, ...), the
+    DAG is that of the transactions in it, as if the logs held only them: the
+    first one starts a source file, and in a certify mode the write-set
+    history starts empty there.
     """
     from ..explain import explain_log, find_node
     from ..schedule.source import parse_cost
@@ -125,8 +131,9 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
         if spark is None:
             graph = explain_log(files, mode, cost_model=cost, options=options,
                                 schema_paths=schema_paths, lenient=lenient,
-                                verify_checksum=verify_checksum)
+                                verify_checksum=verify_checksum, window=window)
         else:
+            refuse_window(window, "--spark")
             graph = run_spark(spark, files, lambda session, names: _spark_graph(
                 session, names, mode, cost, options, schema_paths, lenient, verify_checksum,
                 output_parquet))

@@ -222,19 +222,10 @@ def report_failures(failures) -> None:  # type: ignore[no-untyped-def]
     raise click.exceptions.Exit(failures[0].exit_code)
 
 
-#: What a window means for the analysis commands (the end of each one's --help).
-WINDOW_NOTE = ("The window options select, as mysqlbinlog does, but whole transactions "
-               "only: a transaction is in the window when it starts at or after "
-               "--start-position and ends at or before --stop-position, its first event "
-               "is not older than --start-datetime (reading stops at the first one at or "
-               "after --stop-datetime), its GTID passes --include-gtids/--exclude-gtids, "
-               "and, with --database/--table, one of its statements or rows events is of "
-               "them.")
-
-
 def window_options(command):  # type: ignore[no-untyped-def]
     """``--start-position``, ``--stop-position``, ``--start-datetime``, ``--stop-datetime``,
-    ``--include-gtids``, ``--exclude-gtids``, ``--database``/``-d`` and ``--table``.
+    ``--timezone``, ``--include-gtids``, ``--exclude-gtids``, ``--database``/``-d`` and
+    ``--table``.
 
     The command receives them as one ``window`` argument, a
     :class:`~repltool.binlog.window.Window` (inactive when none is given).
@@ -252,10 +243,15 @@ def window_options(command):  # type: ignore[no-untyped-def]
                        "after N); or, for MariaDB logs, after these GTIDs (D-S-N[,...]).")
     @click.option("--start-datetime", metavar="DATETIME",
                   help="Leave out events (other commands: transactions) older than "
-                       "'YYYY-MM-DD hh:mm:ss' (in --timezone).")
+                       "'YYYY-MM-DD hh:mm:ss', read in the time zone of the timezone "
+                       "option.")
     @click.option("--stop-datetime", metavar="DATETIME",
                   help="Stop at the first event (other commands: transaction) at or after "
-                       "this time (in --timezone).")
+                       "this time, read in the time zone of the timezone option.")
+    @click.option("--timezone", "zone_name", default="UTC", show_default=True, metavar="ZONE",
+                  help="The time zone of --start-datetime/--stop-datetime and of the "
+                       "datetimes dump prints: UTC, local (the machine's, as mysqlbinlog "
+                       "uses) or an IANA name such as Europe/Paris.")
     @click.option("--include-gtids", metavar="GTIDS",
                   help="Only transactions in this GTID set (uuid:1-5,uuid:tag:3 or MariaDB "
                        "0-1-5).")
@@ -271,10 +267,13 @@ def window_options(command):  # type: ignore[no-untyped-def]
     @functools.wraps(command)
     def wrapper(*args, start_position: str | None, stop_position: str | None,  # type: ignore[no-untyped-def]
                 start_datetime: str | None, stop_datetime: str | None,
-                include_gtids: str | None, exclude_gtids: str | None,
+                include_gtids: str | None, exclude_gtids: str | None, zone_name: str,
                 window_databases: tuple[str, ...], window_tables: tuple[str, ...], **kwargs):
-        from ..binlog.window import Window
-        window = Window.from_text(
+        from ..binlog.window import Window, resolve_timezone
+        from .render import set_timezone
+        zone = resolve_timezone(zone_name)
+        set_timezone(zone)
+        window = Window.from_text(tz=zone,
             start_position=start_position, stop_position=stop_position,
             start_datetime=start_datetime, stop_datetime=stop_datetime,
             include_gtids=include_gtids, exclude_gtids=exclude_gtids,

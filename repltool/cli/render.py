@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+from datetime import datetime, timezone, tzinfo
 from typing import Any
 
 from ..binlog.events import (
@@ -130,16 +130,26 @@ def stacked_table(table: Any, width: int = 80) -> Any:
     return Group(*lines)
 
 
+#: The zone datetimes are shown in (``--timezone``; set by each command).
+_zone: tzinfo = timezone.utc
+
+
+def set_timezone(zone: tzinfo) -> None:
+    """Show datetimes in ``zone`` from now on (``--timezone``)."""
+    global _zone
+    _zone = zone
+
+
 def _when(ts: int) -> str:
-    t = time.gmtime(ts)
-    return time.strftime("%y%m%d", t) + f" {t.tm_hour:2d}:{t.tm_min:02d}:{t.tm_sec:02d}"
+    t = datetime.fromtimestamp(ts, _zone)
+    return t.strftime("%y%m%d") + f" {t.hour:2d}:{t.minute:02d}:{t.second:02d}"
 
 
 def _usec(ts: int | None) -> str:
     if ts is None:
         return "n/a"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts // 1_000_000)) + \
-        f".{ts % 1_000_000:06d} UTC"
+    t = datetime.fromtimestamp(ts // 1_000_000, _zone)
+    return t.strftime("%Y-%m-%d %H:%M:%S") + f".{ts % 1_000_000:06d} {t.tzname() or 'UTC'}"
 
 
 def event_header(ev: Event) -> str:

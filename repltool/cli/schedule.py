@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from pathlib import Path
 
 import click
@@ -12,8 +12,8 @@ import click
 from ..errors import UsageError
 from ..schedule import Policy, SimConfig, parse_workers
 from ..schedule.source import CrashSpec, parse_cost, report_to_dict, schedule_report
-from .options import (inputs_argument, read_inputs, run_spark, spark_options,
-                      verify_checksum_option)
+from .options import (inputs_argument, read_inputs, refuse_window, run_spark, spark_options,
+                      verify_checksum_option, window_options)
 
 if TYPE_CHECKING:
     from ..distributed import SparkOptions
@@ -97,6 +97,7 @@ def _window(text: str) -> tuple[int, int]:
 @click.option("--measured", "measured_path", type=click.Path(dir_okay=False),
               metavar="FILE", help="MariaDB logs: CSV of mode,threads,seconds your replica "
                                    "measured (threads 0 = serial): predicted vs measured.")
+@window_options
 @verify_checksum_option
 @spark_options
 @click.pass_context
@@ -106,8 +107,8 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
              plot_path: str | None, force: bool, window_text: str, crash_text: str | None,
              retag: str | None, compare_text: str | None, schema_paths: tuple[str, ...],
              mode_text: str | None, domain_threads: int, max_queued: int,
-             measured_path: str | None, verify_checksum: bool, spark: SparkOptions | None,
-             output_parquet: str | None) -> None:
+             measured_path: str | None, window: Any, verify_checksum: bool,
+             spark: SparkOptions | None, output_parquet: str | None) -> None:
     """Simulate the LOGICAL_CLOCK multi-threaded applier over logs.
 
     Reads binlogs or relay logs in order, takes each transaction's
@@ -127,9 +128,15 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
     (slave_parallel_mode, --parallel-mode; --workers are slave_parallel_threads
     counts, speed-ups are against the serial SQL thread); --retag/--compare
     still simulate MySQL clocks re-computed from their write sets.
+
+    With a window (--start-position, --include-gtids, --database, ...), only
+    the transactions in it are simulated, as if the logs held only them: the
+    first one starts a source file (a barrier); with --retag/--compare the
+    write-set history starts empty there.  --crash-at, GTIDs and #INDEX then
+    refer to the window's transactions.
     """
     workers = parse_workers(workers_text)
-    window = _window(window_text)
+    timeline = _window(window_text)
     if plot_path is not None and Path(plot_path).suffix.lower() not in _PLOT_SUFFIXES:
         raise UsageError(f"--plot {plot_path}: the file name must end in .png or .svg")
     from ..outputs import check_output
@@ -139,6 +146,7 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
     if retag is None and compare_text is None:
         from ..schedule.mariadb import is_mariadb_log
         if is_mariadb_log(files):
+            refuse_window(window, "MariaDB logs' applier simulation (add --retag MODE)")
             if spark is not None or crash_text or plot_path:
                 raise UsageError("--spark, --crash-at and --plot are for MySQL's LOGICAL_CLOCK "
                                  "applier: not with MariaDB logs (or add --retag MODE)")
@@ -164,7 +172,8 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
         if _clockless(files):
             modes = modes[1:]       # MariaDB / 5.6: nothing logged to compare against
         reports = [schedule_report(files, workers, config, cost, verify_checksum=verify_checksum,
-                                   retag=m, schema_paths=schema_paths) for m in modes]
+                                   retag=m, schema_paths=schema_paths, window=window)
+                   for m in modes]
         if fmt == "json":
             json.dump({"compare": [report_to_dict(r) for r in reports]}, sys.stdout, indent=2)
             sys.stdout.write("\n")
@@ -176,6 +185,7 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
             *compare_renderables(reports))
         return
     if spark is not None:
+        refuse_window(window, "--spark")
         from ..distributed import spark_schedule_report
 
         def job(session, names):  # type: ignore[no-untyped-def]
@@ -190,10 +200,10 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
             files, workers, config, cost, verify_checksum=verify_checksum,
             trace=plot_path is not None, crash=crash,
             checkpoint_period=checkpoint_period or None, retag=retag,
-            schema_paths=schema_paths)
+            schema_paths=schema_paths, window=window)
     if plot_path is not None:
         from .render_schedule import write_plot
-        write_plot(report, plot_path, window, inputs, force=force)
+        write_plot(report, plot_path, timeline, inputs, force=force)
     if fmt == "json":
         json.dump(report_to_dict(report), sys.stdout, indent=2)
         sys.stdout.write("\n")
