@@ -286,5 +286,6 @@ def window_options(command):  # type: ignore[no-untyped-def]
 def refuse_window(window, what: str) -> None:  # type: ignore[no-untyped-def]
     """One line when a window cannot apply (``what``: the option it does not combine with)."""
     if window is not None and window.active:
-        raise click.UsageError(f"the window options (--start-position, --include-gtids, "
+        from ..errors import UsageError
+        raise UsageError(f"the window options (--start-position, --include-gtids, "
                                f"--database, ...) are not available with {what}")

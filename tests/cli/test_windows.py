@@ -264,3 +264,11 @@ def test_timezone_unknown_name_is_one_line(corpus: Path, cli) -> None:
     assert err.strip().splitlines() == [
         "repltool: error: --timezone Mars/Olympus: not a time zone (UTC, local or an IANA "
         "name such as Europe/Paris)"]
+
+
+@pytest.mark.parametrize("command", ["stats", "check", "schedule", "certify", "explain"])
+def test_window_with_spark_is_refused_in_one_line(corpus: Path, cli, command: str) -> None:
+    _, err = cli(command, "--spark", "--include-gtids", f"{UUID}:55", corpus / APE, expect=2)
+    assert err.strip().splitlines() == [
+        "repltool: error: the window options (--start-position, --include-gtids, --database, "
+        "...) are not available with --spark"]
