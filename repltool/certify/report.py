@@ -62,6 +62,7 @@ class CertifyRun:
     :param options: certification knobs (history size, baseline, GR options).
     :param verify_checksum: verify every CRC32.
     :param schema_paths: ``CREATE TABLE`` files for :func:`repltool.writeset.load_schema`.
+    :param schema_db: the database of their unqualified tables (``--schema-db``).
     :param stable_sets: GR garbage collection with a given stable set: one run
         right after the last GTID of each set has been certified.
     :param use_writesets: extract write sets (False: every transaction with
@@ -77,7 +78,8 @@ class CertifyRun:
                  options: CertifyOptions | None = None, *, verify_checksum: bool = True,
                  schema_paths: Sequence[str | os.PathLike[str]] = (),
                  stable_sets: Sequence[GtidSet] = (), use_writesets: bool = True,
-                 default_collation: str | None = None, window: Window | None = None) -> None:
+                 default_collation: str | None = None, window: Window | None = None,
+                 schema_db: str | None = None) -> None:
         self.paths = path_list(paths)
         windowed = window is not None and window.active
         self.default_collation = default_collation
@@ -93,7 +95,7 @@ class CertifyRun:
                                  "the tables have them")
         if schema_paths and self.extractor is not None:
             from ..writeset import load_schema
-            self.schema = load_schema([os.fspath(p) for p in schema_paths])
+            self.schema = load_schema([os.fspath(p) for p in schema_paths], default_db=schema_db)
         # The fused reader (repltool.writeset.read_writesets: the same pairs, its
         # transactions without events) unless a subclass reads the pairs itself
         # (explain's runs look at the events of DDL transactions).

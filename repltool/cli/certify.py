@@ -12,8 +12,8 @@ from ..certify import Baseline, CertifyOptions, GtidSet, Mode
 from ..errors import CertifyError, UsageError
 from ..escape import json_safe, printable
 from .options import (
-    default_collation_option, inputs_argument, refuse_window, run_spark, spark_options,
-    verify_checksum_option, window_options,
+    default_collation_option, inputs_argument, refuse_window, run_spark, schema_db_option,
+    spark_options, verify_checksum_option, window_options,
 )
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ MAX_GROUP_MEMBERS = 9
 @click.option("--schema", "schema_paths", multiple=True, type=click.Path(dir_okay=False),
               metavar="FILE", help="CREATE TABLE statements (unique keys, foreign keys, "
                                    "collations) for write-set extraction; repeatable.")
+@schema_db_option
 @default_collation_option
 @click.option("--pk-only", is_flag=True,
               help="Re-tag without --schema, vouching that no table has a UNIQUE or FOREIGN "
@@ -87,7 +88,8 @@ MAX_GROUP_MEMBERS = 9
 def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, history_size: int,
             baseline: str | None, gc_every: int | None, gc_interval: float | None,
             gc_stable_set: tuple[str, ...], members: int, member_lag: int, session_order: bool,
-            schema_paths: tuple[str, ...], default_collation: str | None, pk_only: bool,
+            schema_paths: tuple[str, ...], schema_db: str | None,
+            default_collation: str | None, pk_only: bool,
             fmt: str, output_dir: str | None, force: bool, timestamp_encoding: str, check: bool,
             window: Window, verify_checksum: bool, spark: Any,
             output_parquet: str | None) -> None:
@@ -178,6 +180,7 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
         report, differences = build(CertifyRun(files, mode, options,
                                                verify_checksum=verify_checksum,
                                                schema_paths=schema_paths,
+                                               schema_db=schema_db,
                                                stable_sets=stable_sets,
                                                default_collation=default_collation,
                                                window=window))
@@ -186,7 +189,7 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
         from ..distributed import spark_pairs
 
         def job(session: Any, names: list[str]) -> tuple[Any, _Differences]:
-            run = PairsRun(names, mode, options, schema_paths=schema_paths,
+            run = PairsRun(names, mode, options, schema_paths=schema_paths, schema_db=schema_db,
                            stable_sets=stable_sets)
             spark_pairs(session, names, run, verify_checksum=verify_checksum,
                         output_parquet=output_parquet)

@@ -10,7 +10,9 @@ import click
 
 from ..errors import UsageError
 from ..escape import printable
-from .options import SIZE, refuse_window, run_spark, spark_options, window_options
+from .options import (
+    SIZE, refuse_window, run_spark, schema_db_option, spark_options, window_options,
+)
 
 _EPILOG = """\b
 Parallelism (T001, C008) = work / span: the number of transactions that carry a
@@ -114,7 +116,7 @@ def _codes(value: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--schema", "schemas", multiple=True, type=click.Path(dir_okay=False),
               metavar="FILE", help="CREATE TABLE statements: UNIQUE and FOREIGN keys for the "
               "write sets W001/W002 extract from row events (repeatable).")
-@click.option("--schema-db", metavar="DB", help="Database of unqualified tables in --schema.")
+@schema_db_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]),
               default="text", show_default=True,
               help="text: FILE:OFFSET RULE severity: message; json; github: workflow "

@@ -21,7 +21,7 @@ from ..escape import json_safe, printable
 from .render_replay import BASE64_MODES
 from .options import (
     damage_exit, default_collation_option, files_argument, keep_going_option,
-    verify_checksum_option, window_options,
+    schema_db_option, verify_checksum_option, window_options,
 )
 
 
@@ -134,7 +134,7 @@ def without_empty_xa(events: Iterator[Event]) -> Iterator[Event]:
 @click.option("--schema", "schema_files", multiple=True, type=click.Path(dir_okay=False),
               help="With --writesets: CREATE TABLE statements (SHOW CREATE TABLE, mysqldump "
                    "--no-data) for UNIQUE and foreign keys (repeatable).")
-@click.option("--schema-db", help="Database of unqualified tables in --schema files.")
+@schema_db_option
 @default_collation_option
 @verify_checksum_option
 @keep_going_option

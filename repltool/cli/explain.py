@@ -11,8 +11,8 @@ import click
 from ..certify import Baseline, CertifyOptions, Mode
 from ..errors import UsageError
 from ..escape import json_safe, printable
-from .options import (inputs_argument, read_inputs, refuse_window, run_spark, spark_options,
-                      verify_checksum_option, window_options)
+from .options import (inputs_argument, read_inputs, refuse_window, run_spark,
+                      schema_db_option, spark_options, verify_checksum_option, window_options)
 
 _GR_ONLY = ("gc_every", "gc_interval", "session_order")
 
@@ -32,6 +32,7 @@ _GR_ONLY = ("gc_every", "gc_interval", "session_order")
 @click.option("--schema", "schema_paths", multiple=True, type=click.Path(dir_okay=False),
               metavar="FILE", help="CREATE TABLE statements (unique keys, foreign keys) for "
                                    "write-set extraction; repeatable.")
+@schema_db_option
 @click.option("--gc-every", type=click.IntRange(min=1), metavar="N",
               help="group-replication: garbage-collect after every N certified transactions.")
 @click.option("--gc-interval", type=click.FloatRange(min=0.0, min_open=True),
@@ -72,7 +73,8 @@ _GR_ONLY = ("gc_every", "gc_interval", "session_order")
 @spark_options
 @click.pass_context
 def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str | None,
-            history_size: int, schema_paths: tuple[str, ...], gc_every: int | None,
+            history_size: int, schema_paths: tuple[str, ...], schema_db: str | None,
+            gc_every: int | None,
             gc_interval: float | None, session_order: bool, cost_spec: str, lenient: bool,
             gtid: str | None, pos: str | None, fmt: str, around: str | None, depth: int,
             limit: int, top: int, render_path: str | None, force: bool, window: Any,
@@ -131,33 +133,34 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
         if spark is None:
             graph = explain_log(files, mode, cost_model=cost, options=options,
                                 schema_paths=schema_paths, lenient=lenient,
-                                verify_checksum=verify_checksum, window=window)
+                                verify_checksum=verify_checksum, window=window,
+                                schema_db=schema_db)
         else:
             refuse_window(window, "--spark")
             graph = run_spark(spark, files, lambda session, names: _spark_graph(
                 session, names, mode, cost, options, schema_paths, lenient, verify_checksum,
-                output_parquet))
+                output_parquet, schema_db))
     focus = None
     if gtid is not None or pos is not None:
         focus = find_node(graph, gtid=gtid, pos=pos)
-    window = None
+    picture = None
     picture_focus = focus
     if fmt in ("dot", "mermaid") or render_path is not None:
-        window = _window(graph, around, focus, depth, limit)
+        picture = _window(graph, around, focus, depth, limit)
         if around is not None and graph.nodes:
             picture_focus = _resolve(graph, around)
     if render_path is not None:
         from ..explain import render, to_dot
-        render(to_dot(graph, window or [], focus=picture_focus), render_path,
+        render(to_dot(graph, picture or [], focus=picture_focus), render_path,
                read_inputs(files, schema_paths, cost_spec), force=force)
-    if window and graph.mode == "recorded":
-        shown = set(window)
+    if picture and graph.mode == "recorded":
+        shown = set(picture)
         if all(e.reason == "commit-order" for e in graph.edges
                if e.src in shown and e.dst in shown):
             click.echo("repltool: hint: every edge in the picture is commit order (the "
                        "logged clocks do not say which rows the transactions share); "
                        "--mode writeset --schema FILE shows the rows involved", err=True)
-    _output(ctx, graph, fmt, focus, window, top, picture_focus)
+    _output(ctx, graph, fmt, focus, picture, top, picture_focus)
     for w in graph.warnings[:20]:
         click.echo(f"repltool: warning: {printable(str(w))}", err=True)
     if len(graph.warnings) > 20:
@@ -167,7 +170,7 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
 
 def _spark_graph(session: Any, names: list[str], mode: str, cost: Any, options: Any,
                  schema_paths: tuple[str, ...], lenient: bool, verify_checksum: bool,
-                 output_parquet: str | None) -> Any:
+                 output_parquet: str | None, schema_db: str | None = None) -> Any:
     from ..distributed import logged_transactions, spark_pairs, write_parquet
     from ..distributed.driver import stitched
     from ..explain import ExplainPairsRun, explain_prepared
@@ -179,7 +182,8 @@ def _spark_graph(session: Any, names: list[str], mode: str, cost: Any, options: 
         if output_parquet is not None:
             write_parquet(session, run, output_parquet)
         return graph
-    pairs = ExplainPairsRun(names, Mode(mode), options, schema_paths=schema_paths)
+    pairs = ExplainPairsRun(names, Mode(mode), options, schema_paths=schema_paths,
+                            schema_db=schema_db)
     spark_pairs(session, names, pairs, verify_checksum=verify_checksum,
                 output_parquet=output_parquet)
     return explain_prepared(names, mode, pairs, cost_model=cost, lenient=lenient)

@@ -45,6 +45,12 @@ default_collation_option = click.option(
          "having no usable key (missing keys).")
 
 
+schema_db_option = click.option(
+    "--schema-db", metavar="DB",
+    help="The database of unqualified tables in --schema files (those no USE statement "
+         "or header comment places).")
+
+
 class SizeType(click.ParamType):
     """A size in bytes, the same syntax everywhere: ``1048576``, ``64k``, ``10M``, ``1.5MiB``,
     ``1G`` (powers of 1024, like MySQL's size variables)."""

@@ -12,8 +12,8 @@ import click
 from ..errors import UsageError
 from ..schedule import Policy, SimConfig, parse_workers
 from ..schedule.source import CrashSpec, parse_cost, report_to_dict, schedule_report
-from .options import (inputs_argument, read_inputs, refuse_window, run_spark, spark_options,
-                      verify_checksum_option, window_options)
+from .options import (inputs_argument, read_inputs, refuse_window, run_spark,
+                      schema_db_option, spark_options, verify_checksum_option, window_options)
 
 if TYPE_CHECKING:
     from ..distributed import SparkOptions
@@ -87,6 +87,7 @@ def _window(text: str) -> tuple[int, int]:
 @click.option("--schema", "schema_paths", multiple=True, type=click.Path(dir_okay=False),
               metavar="FILE", help="CREATE TABLE statements for the write sets of --retag / "
                                    "--compare (UNIQUE and FOREIGN keys); repeatable.")
+@schema_db_option
 @click.option("--parallel-mode", "mode_text", metavar="MODE,...|all",
               help="MariaDB logs: slave_parallel_mode(s) to simulate: none, minimal, "
                    "conservative (the default), optimistic, aggressive; 'all': every mode.")
@@ -106,6 +107,7 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
              checkpoint_period: float, cost_spec: str, lenient: bool, fmt: str,
              plot_path: str | None, force: bool, window_text: str, crash_text: str | None,
              retag: str | None, compare_text: str | None, schema_paths: tuple[str, ...],
+             schema_db: str | None,
              mode_text: str | None, domain_threads: int, max_queued: int,
              measured_path: str | None, window: Any, verify_checksum: bool,
              spark: SparkOptions | None, output_parquet: str | None) -> None:
@@ -150,8 +152,9 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
             if spark is not None or crash_text or plot_path:
                 raise UsageError("--spark, --crash-at and --plot are for MySQL's LOGICAL_CLOCK "
                                  "applier: not with MariaDB logs (or add --retag MODE)")
-            _schedule_mariadb(ctx, files, workers, cost_spec, fmt, schema_paths, mode_text,
-                              domain_threads, max_queued, measured_path, verify_checksum)
+            _schedule_mariadb(ctx, files, workers, cost_spec, fmt, schema_paths, schema_db,
+                              mode_text, domain_threads, max_queued, measured_path,
+                              verify_checksum)
             return
     if mode_text is not None or measured_path is not None:
         raise UsageError("--parallel-mode and --measured simulate MariaDB's applier: only for "
@@ -172,7 +175,8 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
         if _clockless(files):
             modes = modes[1:]       # MariaDB / 5.6: nothing logged to compare against
         reports = [schedule_report(files, workers, config, cost, verify_checksum=verify_checksum,
-                                   retag=m, schema_paths=schema_paths, window=window)
+                                   retag=m, schema_paths=schema_paths, window=window,
+                                   schema_db=schema_db)
                    for m in modes]
         if fmt == "json":
             json.dump({"compare": [report_to_dict(r) for r in reports]}, sys.stdout, indent=2)
@@ -200,7 +204,7 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
             files, workers, config, cost, verify_checksum=verify_checksum,
             trace=plot_path is not None, crash=crash,
             checkpoint_period=checkpoint_period or None, retag=retag,
-            schema_paths=schema_paths, window=window)
+            schema_paths=schema_paths, window=window, schema_db=schema_db)
     if plot_path is not None:
         from .render_schedule import write_plot
         write_plot(report, plot_path, timeline, inputs, force=force)
@@ -218,6 +222,7 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
 
 def _schedule_mariadb(ctx: click.Context, files: tuple[str, ...], workers: list[int],
                       cost_spec: str, fmt: str, schema_paths: tuple[str, ...],
+                      schema_db: str | None,
                       mode_text: str | None, domain_threads: int, max_queued: int,
                       measured_path: str | None, verify_checksum: bool) -> None:
     """``schedule`` on MariaDB logs: MariaDB's applier in each requested mode."""
@@ -230,6 +235,7 @@ def _schedule_mariadb(ctx: click.Context, files: tuple[str, ...], workers: list[
     config = MariaConfig(domain_threads=domain_threads, max_queued=max_queued)
     reports = maria_reports(files, workers, modes, parse_cost(cost_spec), config=config,
                             verify_checksum=verify_checksum, schema_paths=schema_paths,
+                            schema_db=schema_db,
                             measurements=measurements)
     if fmt == "json":
         doc = (maria_report_to_dict(reports[0]) if len(reports) == 1

@@ -139,7 +139,8 @@ def _statement(trx: Transaction) -> str | None:
 def explain_log(paths: Paths, mode: str = RECORDED, *,
                 cost_model: CostModel | None = None, options: CertifyOptions | None = None,
                 schema_paths: Sequence[str | os.PathLike[str]] = (), lenient: bool = False,
-                verify_checksum: bool = True, window: Window | None = None) -> Graph:
+                verify_checksum: bool = True, window: Window | None = None,
+                schema_db: str | None = None) -> Graph:
     """Read logs and build their dependency :class:`Graph`.
 
     :param mode: ``recorded`` (the logged clocks) or a certify mode.
@@ -148,6 +149,7 @@ def explain_log(paths: Paths, mode: str = RECORDED, *,
     :param options: certification knobs (baseline, history size, GR garbage
         collection...); certify modes only.
     :param schema_paths: ``CREATE TABLE`` files for write-set extraction.
+    :param schema_db: the database of their unqualified tables (``--schema-db``).
     :param lenient: inconsistent clocks (and, in recorded mode, transactions
         without a clock) become barriers with warnings.
     :param window: only the transactions in this window
@@ -162,7 +164,7 @@ def explain_log(paths: Paths, mode: str = RECORDED, *,
     if mode not in MODES:
         raise UsageError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
     run = _WritesetKeepingRun(files, Mode(mode), options, verify_checksum=verify_checksum,
-                              schema_paths=schema_paths, window=window)
+                              schema_paths=schema_paths, window=window, schema_db=schema_db)
     return explain_prepared(files, mode, run, cost_model=cost_model, lenient=lenient)
 
 

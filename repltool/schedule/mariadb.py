@@ -545,7 +545,8 @@ def sweep_mariadb(transactions: Sequence[MariaTransaction], threads: Iterable[in
 def maria_transactions(paths: Sequence[str | os.PathLike[str]], *,
                        verify_checksum: bool = True, conflicts: bool = True,
                        schema_paths: Sequence[str | os.PathLike[str]] = (),
-                       warnings: list[str] | None = None) -> Iterator[MariaTransaction]:
+                       warnings: list[str] | None = None,
+                       schema_db: str | None = None) -> Iterator[MariaTransaction]:
     """Read MariaDB logs into :class:`MariaTransaction` values (costs 0).
 
     ``domain_id`` comes from the GTID, ``flags2`` / ``commit_id`` as logged,
@@ -563,7 +564,7 @@ def maria_transactions(paths: Sequence[str | os.PathLike[str]], *,
         schema = None
         if schema_paths:
             from ..writeset import load_schema
-            schema = load_schema([os.fspath(p) for p in schema_paths])
+            schema = load_schema([os.fspath(p) for p in schema_paths], default_db=schema_db)
         pairs: Iterable[tuple[Transaction, TrxWriteset | None]] = read_writesets(
             names, schema, verify_checksum=verify_checksum)
     else:
@@ -742,7 +743,7 @@ def maria_reports(paths: Sequence[str | os.PathLike[str]], threads: Sequence[int
                   config: MariaConfig = MariaConfig(), verify_checksum: bool = True,
                   schema_paths: Sequence[str | os.PathLike[str]] = (),
                   measurements: Sequence[Measurement] = (),
-                  threshold: float = 0.05) -> list[MariaReport]:
+                  threshold: float = 0.05, schema_db: str | None = None) -> list[MariaReport]:
     """Read MariaDB logs once and sweep ``threads`` in each of ``modes``.
 
     :param cost_model: a :class:`~repltool.schedule.cost.CostModel`.
@@ -754,7 +755,8 @@ def maria_reports(paths: Sequence[str | os.PathLike[str]], threads: Sequence[int
     with _w.catch_warnings(record=True) as caught:
         _w.simplefilter("always")
         sims = list(cost_model.apply(maria_transactions(  # type: ignore[attr-defined]
-            paths, verify_checksum=verify_checksum, schema_paths=schema_paths)))
+            paths, verify_checksum=verify_checksum, schema_paths=schema_paths,
+            schema_db=schema_db)))
     notes = tuple(dict.fromkeys(str(c.message) for c in caught))
     groups = 0
     previous: tuple[int, int | None] | None = None

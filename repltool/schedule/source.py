@@ -365,6 +365,7 @@ def certified_sim_transactions(paths: Sequence[str | os.PathLike[str]], mode: st
                                cost_model: CostModel | None = None, *,
                                verify_checksum: bool = True,
                                schema_paths: Sequence[str | os.PathLike[str]] = (),
+                               schema_db: str | None = None,
                                stats: SourceStats | None = None,
                                window: Window | None = None) -> Iterator[SimTransaction]:
     """Simulator input with the logical clocks :mod:`repltool.certify` computes.
@@ -390,7 +391,7 @@ def certified_sim_transactions(paths: Sequence[str | os.PathLike[str]], mode: st
         run = CertifyRun(paths, mode_, CertifyOptions(baseline=Baseline.SERIAL)
                          if _clockless(paths) else None,
                          verify_checksum=verify_checksum, schema_paths=schema_paths,
-                         window=window)
+                         window=window, schema_db=schema_db)
         st.warnings.extend(w for w in run.warnings if w not in st.warnings)
         previous: str | None = None
         for trx, result in run:
@@ -426,7 +427,8 @@ def schedule_report(paths: Paths, workers: Sequence[int],
                     crash: CrashSpec | None = None, checkpoint_period: float | None = 0.3,
                     threshold: float = 0.05, retag: str | None = None,
                     schema_paths: Sequence[str | os.PathLike[str]] = (),
-                    window: Window | None = None) -> ScheduleReport:
+                    window: Window | None = None,
+                    schema_db: str | None = None) -> ScheduleReport:
     """Read the logs, sweep ``workers``, and optionally replay a crash.
 
     ``window``: simulate only the transactions in it (see :func:`read_sim_transactions`).
@@ -443,7 +445,7 @@ def schedule_report(paths: Paths, workers: Sequence[int],
         sims = SimColumns(certified_sim_transactions(paths, retag, cost_model,
                                                      verify_checksum=verify_checksum,
                                                      schema_paths=schema_paths, stats=stats,
-                                                     window=window))
+                                                     window=window, schema_db=schema_db))
     else:
         sims = SimColumns(read_sim_transactions(paths, cost_model,
                                                 verify_checksum=verify_checksum,
