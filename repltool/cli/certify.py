@@ -12,8 +12,9 @@ from ..certify import Baseline, CertifyOptions, GtidSet, Mode
 from ..errors import CertifyError, UsageError
 from ..escape import json_safe, printable
 from .options import (
-    default_collation_option, inputs_argument, refuse_window, run_spark, schema_db_option,
-    spark_options, verify_checksum_option, window_options,
+    damage_log, default_collation_option, inputs_argument, keep_going_option, refuse_window,
+    report_damage, run_spark, schema_db_option, spark_options, verify_checksum_option,
+    window_options,
 )
 
 if TYPE_CHECKING:
@@ -83,6 +84,7 @@ MAX_GROUP_MEMBERS = 9
                    "verify a server's, or a re-tagged log's, clocks).")
 @window_options
 @verify_checksum_option
+@keep_going_option
 @spark_options
 @click.pass_context
 def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, history_size: int,
@@ -91,7 +93,7 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
             schema_paths: tuple[str, ...], schema_db: str | None,
             default_collation: str | None, pk_only: bool,
             fmt: str, output_dir: str | None, force: bool, timestamp_encoding: str, check: bool,
-            window: Window, verify_checksum: bool, spark: Any,
+            window: Window, verify_checksum: bool, keep_going: bool, spark: Any,
             output_parquet: str | None) -> None:
     """Recompute last_committed/sequence_number from the write sets of the rows.
 
@@ -137,6 +139,10 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
     if spark is not None and output_dir is not None:
         raise UsageError("--output is not available with --spark: re-tagging rewrites the "
                          "files in order on one machine; run certify --output without --spark")
+    damage = damage_log(keep_going, spark)
+    if output_dir is not None and damage is not None:
+        raise UsageError("--keep-going is not available with --output: a re-tagged copy of "
+                         "a damaged log would lose the transactions of its damaged regions")
     if output_dir is not None:
         refuse_window(window, "--output (a re-tagged copy holds every transaction: "
                       "certify the whole logs)")
@@ -183,7 +189,7 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
                                                schema_db=schema_db,
                                                stable_sets=stable_sets,
                                                default_collation=default_collation,
-                                               window=window))
+                                               window=window, damage=damage))
     else:
         from ..certify.stitched import PairsRun
         from ..distributed import spark_pairs
@@ -204,6 +210,7 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
             console.print(item)
     for w in [*report.warnings, *(w for r in report.retag or () for w in r.warnings)]:
         click.echo(f"repltool: warning: {printable(str(w))}", err=True)
+    report_damage(damage)
     if check and differences.count:
         for line in differences.shown:
             click.echo(f"repltool: {printable(line)}", err=True)

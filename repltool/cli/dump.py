@@ -13,8 +13,9 @@ from ..binlog import ReadOptions, read_events
 from ..binlog.constants import EventType
 from ..binlog.describe import event_to_dict
 from ..binlog.events import (
-    DAMAGED_TYPE, DamagedBody, Event, QueryBody, RowsBody, XaPrepareBody, XidBody,
+    Event, QueryBody, RowsBody, XaPrepareBody, XidBody,
 )
+from ..binlog.damage import DamageLog
 from ..binlog.window import CONTROL_TYPES, GTID_TYPES, EventFilter, parse_ids
 from ..errors import UsageError
 from ..escape import json_safe, printable
@@ -222,7 +223,7 @@ def _dump(files: tuple[str, ...], out: BinaryIO, o: dict[str, Any]) -> None:
     verify_checksum, keep_going = o["verify_checksum"], o["keep_going"]
     default_collation = o["default_collation"]
     rewrite = _rewrite_map(o["rewrite_dbs"])
-    damage = _DamageCounter()
+    damage = DamageLog()
     if writesets or schema_files or default_collation:
         if not writesets:
             raise UsageError("--schema needs --writesets" if schema_files
@@ -268,7 +269,7 @@ def _dump(files: tuple[str, ...], out: BinaryIO, o: dict[str, Any]) -> None:
     damage_exit(damage.first, damage.n)
 
 
-def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: "_DamageCounter",
+def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: DamageLog,
                     schema_files: tuple[str, ...], schema_db: str | None, verify_checksum: bool,
                     keep_going: bool, out: BinaryIO,
                     default_collation: str | None = None) -> None:
@@ -349,19 +350,3 @@ class _TextSink:
     def write(self, data: bytes) -> int:
         self.text.write(data.decode("utf-8", "surrogateescape"))
         return len(data)
-
-
-class _DamageCounter:
-    """Counts the DAMAGED_REGION pseudo-events of a --keep-going run as they pass."""
-
-    def __init__(self) -> None:
-        self.first: str | None = None
-        self.n = 0
-
-    def count(self, events: Iterator[Event]) -> Iterator[Event]:
-        for ev in events:
-            if ev.type_code == DAMAGED_TYPE:
-                self.n += 1
-                if self.first is None and isinstance(ev.body, DamagedBody):
-                    self.first = ev.body.error
-            yield ev

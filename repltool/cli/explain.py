@@ -11,8 +11,9 @@ import click
 from ..certify import Baseline, CertifyOptions, Mode
 from ..errors import UsageError
 from ..escape import json_safe, printable
-from .options import (inputs_argument, read_inputs, refuse_window, run_spark,
-                      schema_db_option, spark_options, verify_checksum_option, window_options)
+from .options import (damage_log, inputs_argument, keep_going_option, read_inputs,
+                      refuse_window, report_damage, run_spark, schema_db_option, spark_options,
+                      verify_checksum_option, window_options)
 
 _GR_ONLY = ("gc_every", "gc_interval", "session_order")
 
@@ -70,6 +71,7 @@ _GR_ONLY = ("gc_every", "gc_interval", "session_order")
                                             "an input).")
 @window_options
 @verify_checksum_option
+@keep_going_option
 @spark_options
 @click.pass_context
 def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str | None,
@@ -78,7 +80,8 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
             gc_interval: float | None, session_order: bool, cost_spec: str, lenient: bool,
             gtid: str | None, pos: str | None, fmt: str, around: str | None, depth: int,
             limit: int, top: int, render_path: str | None, force: bool, window: Any,
-            verify_checksum: bool, spark: Any, output_parquet: str | None) -> None:
+            verify_checksum: bool, keep_going: bool, spark: Any,
+            output_parquet: str | None) -> None:
     """Show why a replica cannot go faster: the dependency DAG of the logs.
 
     Builds the DAG the LOGICAL_CLOCK applier enforces - from the logged clocks
@@ -119,6 +122,7 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
         check_output(render_path, read_inputs(files, schema_paths, cost_spec), force=force,
                      option="--render")
     cost = parse_cost(cost_spec)
+    damage = damage_log(keep_going, spark)
     options = None
     if mode != "recorded":
         options = CertifyOptions(history_size=history_size,
@@ -134,7 +138,7 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
             graph = explain_log(files, mode, cost_model=cost, options=options,
                                 schema_paths=schema_paths, lenient=lenient,
                                 verify_checksum=verify_checksum, window=window,
-                                schema_db=schema_db)
+                                schema_db=schema_db, damage=damage)
         else:
             refuse_window(window, "--spark")
             graph = run_spark(spark, files, lambda session, names: _spark_graph(
@@ -166,6 +170,7 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
     if len(graph.warnings) > 20:
         click.echo(f"repltool: warning: ... and {len(graph.warnings) - 20} more warnings "
                    "(--format json lists them all)", err=True)
+    report_damage(damage)
 
 
 def _spark_graph(session: Any, names: list[str], mode: str, cost: Any, options: Any,

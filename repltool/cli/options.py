@@ -295,3 +295,26 @@ def refuse_window(window, what: str) -> None:  # type: ignore[no-untyped-def]
         from ..errors import UsageError
         raise UsageError(f"the window options (--start-position, --include-gtids, "
                                f"--database, ...) are not available with {what}")
+
+
+def report_damage(damage) -> None:  # type: ignore[no-untyped-def]
+    """After a --keep-going run (a :class:`~repltool.binlog.damage.DamageLog`, or None
+    without it): one line per damaged region kept, then the exit status of the first."""
+    if damage is None:
+        return
+    for d in damage.regions:
+        click.echo(f"repltool: damaged region: {printable(d.reason)} ({d.skipped} bytes "
+                   "skipped)", err=True)
+    damage_exit(damage.first, damage.n)
+
+
+def damage_log(keep_going: bool, spark: object = None):  # type: ignore[no-untyped-def]
+    """A :class:`~repltool.binlog.damage.DamageLog` for --keep-going (None without it);
+    refused with --spark, whose tasks read whole files."""
+    if not keep_going:
+        return None
+    if spark is not None:
+        from ..errors import UsageError
+        raise UsageError("--keep-going is not available with --spark on this command")
+    from ..binlog.damage import DamageLog
+    return DamageLog()

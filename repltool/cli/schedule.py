@@ -12,8 +12,9 @@ import click
 from ..errors import UsageError
 from ..schedule import Policy, SimConfig, parse_workers
 from ..schedule.source import CrashSpec, parse_cost, report_to_dict, schedule_report
-from .options import (inputs_argument, read_inputs, refuse_window, run_spark,
-                      schema_db_option, spark_options, verify_checksum_option, window_options)
+from .options import (damage_log, inputs_argument, keep_going_option, read_inputs,
+                      refuse_window, report_damage, run_spark, schema_db_option, spark_options,
+                      verify_checksum_option, window_options)
 
 if TYPE_CHECKING:
     from ..distributed import SparkOptions
@@ -100,6 +101,7 @@ def _window(text: str) -> tuple[int, int]:
                                    "measured (threads 0 = serial): predicted vs measured.")
 @window_options
 @verify_checksum_option
+@keep_going_option
 @spark_options
 @click.pass_context
 def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, policy: str,
@@ -109,7 +111,7 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
              retag: str | None, compare_text: str | None, schema_paths: tuple[str, ...],
              schema_db: str | None,
              mode_text: str | None, domain_threads: int, max_queued: int,
-             measured_path: str | None, window: Any, verify_checksum: bool,
+             measured_path: str | None, window: Any, verify_checksum: bool, keep_going: bool,
              spark: SparkOptions | None, output_parquet: str | None) -> None:
     """Simulate the LOGICAL_CLOCK multi-threaded applier over logs.
 
@@ -149,6 +151,9 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
         from ..schedule.mariadb import is_mariadb_log
         if is_mariadb_log(files):
             refuse_window(window, "MariaDB logs' applier simulation (add --retag MODE)")
+            if keep_going:
+                raise UsageError("--keep-going is not available for MariaDB logs' applier "
+                                 "simulation (add --retag MODE)")
             if spark is not None or crash_text or plot_path:
                 raise UsageError("--spark, --crash-at and --plot are for MySQL's LOGICAL_CLOCK "
                                  "applier: not with MariaDB logs (or add --retag MODE)")
@@ -165,6 +170,7 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
                        checkpoint_group=checkpoint_group, lenient=lenient)
     cost = parse_cost(cost_spec)
     crash = CrashSpec.parse(crash_text) if crash_text is not None else None
+    damage = damage_log(keep_going, spark)
     if (retag or compare_text) and spark is not None:
         raise UsageError("--retag/--compare certify the logs in order here: not with --spark")
     if compare_text is not None:
@@ -176,17 +182,19 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
             modes = modes[1:]       # MariaDB / 5.6: nothing logged to compare against
         reports = [schedule_report(files, workers, config, cost, verify_checksum=verify_checksum,
                                    retag=m, schema_paths=schema_paths, window=window,
-                                   schema_db=schema_db)
-                   for m in modes]
+                                   schema_db=schema_db,
+                                   # each run reads the logs again: the first one reports
+                                   damage=damage if i == 0 else damage_log(keep_going))
+                   for i, m in enumerate(modes)]
         if fmt == "json":
             json.dump({"compare": [report_to_dict(r) for r in reports]}, sys.stdout, indent=2)
             sys.stdout.write("\n")
-            return
-        from .render import make_console
-        from .render_schedule import compare_renderables
-        color = (ctx.obj or {}).get("color")
-        make_console(color).print(
-            *compare_renderables(reports))
+        else:
+            from .render import make_console
+            from .render_schedule import compare_renderables
+            color = (ctx.obj or {}).get("color")
+            make_console(color).print(*compare_renderables(reports))
+        report_damage(damage)
         return
     if spark is not None:
         refuse_window(window, "--spark")
@@ -204,20 +212,21 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
             files, workers, config, cost, verify_checksum=verify_checksum,
             trace=plot_path is not None, crash=crash,
             checkpoint_period=checkpoint_period or None, retag=retag,
-            schema_paths=schema_paths, window=window, schema_db=schema_db)
+            schema_paths=schema_paths, window=window, schema_db=schema_db, damage=damage)
     if plot_path is not None:
         from .render_schedule import write_plot
         write_plot(report, plot_path, timeline, inputs, force=force)
     if fmt == "json":
         json.dump(report_to_dict(report), sys.stdout, indent=2)
         sys.stdout.write("\n")
-        return
-    from .render import make_console
-    from .render_schedule import schedule_renderables
-    color = (ctx.obj or {}).get("color")
-    console = make_console(color)
-    for item in schedule_renderables(report):
-        console.print(item)
+    else:
+        from .render import make_console
+        from .render_schedule import schedule_renderables
+        color = (ctx.obj or {}).get("color")
+        console = make_console(color)
+        for item in schedule_renderables(report):
+            console.print(item)
+    report_damage(damage)
 
 
 def _schedule_mariadb(ctx: click.Context, files: tuple[str, ...], workers: list[int],

@@ -52,6 +52,7 @@ from .recovery import RecoveryReport, recover
 from .sweep import sweep
 
 if TYPE_CHECKING:
+    from ..binlog.damage import DamageLog
     from ..binlog.window import Window
 
 #: Added to the linear model's description: its ``rows`` input is approximate.
@@ -224,20 +225,26 @@ def read_sim_transactions(paths: Paths,
                           cost_model: CostModel | None = None, *,
                           verify_checksum: bool = True, lenient: bool = False,
                           stats: SourceStats | None = None,
-                          window: Window | None = None) -> Iterator[SimTransaction]:
+                          window: Window | None = None,
+                          damage: DamageLog | None = None) -> Iterator[SimTransaction]:
     """Read logs (binlogs or relay logs) straight into simulator transactions.
 
     :param window: only the transactions in this window
         (:meth:`repltool.binlog.window.Window.select`); the first one begins a
         source file (a barrier), as the first of a log would.
+    :param damage: read with ``keep_going``: damaged regions are skipped and recorded
+        in it; the transactions they cut are truncated (skipped, as the applier would).
 
     :raises ReplToolError: as :func:`~repltool.binlog.read_events` and
         :func:`transactions_to_sim`.
     """
     rotations = SourceRotations()
-    options = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES)
+    options = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES,
+                          keep_going=damage is not None)
     names = path_list(paths)
     events = rotations.watch(read_events(names, options))
+    if damage is not None:
+        events = damage.count(events)
     trxs: Iterable[Transaction] = group_transactions(
         events, keep_events=window is not None and window.needs_events)
     if window is not None:
@@ -367,7 +374,8 @@ def certified_sim_transactions(paths: Sequence[str | os.PathLike[str]], mode: st
                                schema_paths: Sequence[str | os.PathLike[str]] = (),
                                schema_db: str | None = None,
                                stats: SourceStats | None = None,
-                               window: Window | None = None) -> Iterator[SimTransaction]:
+                               window: Window | None = None,
+                               damage: DamageLog | None = None) -> Iterator[SimTransaction]:
     """Simulator input with the logical clocks :mod:`repltool.certify` computes.
 
     The logs are read once; each transaction's write set is extracted and
@@ -391,7 +399,7 @@ def certified_sim_transactions(paths: Sequence[str | os.PathLike[str]], mode: st
         run = CertifyRun(paths, mode_, CertifyOptions(baseline=Baseline.SERIAL)
                          if _clockless(paths) else None,
                          verify_checksum=verify_checksum, schema_paths=schema_paths,
-                         window=window, schema_db=schema_db)
+                         window=window, schema_db=schema_db, damage=damage)
         st.warnings.extend(w for w in run.warnings if w not in st.warnings)
         previous: str | None = None
         for trx, result in run:
@@ -428,10 +436,12 @@ def schedule_report(paths: Paths, workers: Sequence[int],
                     threshold: float = 0.05, retag: str | None = None,
                     schema_paths: Sequence[str | os.PathLike[str]] = (),
                     window: Window | None = None,
-                    schema_db: str | None = None) -> ScheduleReport:
+                    schema_db: str | None = None,
+                    damage: DamageLog | None = None) -> ScheduleReport:
     """Read the logs, sweep ``workers``, and optionally replay a crash.
 
-    ``window``: simulate only the transactions in it (see :func:`read_sim_transactions`).
+    ``window``: simulate only the transactions in it; ``damage``: read with ``keep_going``
+    (see :func:`read_sim_transactions`).
 
     The trace (``trace=True`` or a ``crash``) comes from one more run with
     the recommended worker count.
@@ -445,12 +455,13 @@ def schedule_report(paths: Paths, workers: Sequence[int],
         sims = SimColumns(certified_sim_transactions(paths, retag, cost_model,
                                                      verify_checksum=verify_checksum,
                                                      schema_paths=schema_paths, stats=stats,
-                                                     window=window, schema_db=schema_db))
+                                                     window=window, schema_db=schema_db,
+                                                     damage=damage))
     else:
         sims = SimColumns(read_sim_transactions(paths, cost_model,
                                                 verify_checksum=verify_checksum,
                                                 lenient=config.lenient, stats=stats,
-                                                window=window))
+                                                window=window, damage=damage))
     return report_from_sims(paths, sims, stats, workers, config, cost_model, trace=trace,
                             crash=crash, checkpoint_period=checkpoint_period,
                             threshold=threshold, clocks=retag or "recorded")
