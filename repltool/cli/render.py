@@ -72,27 +72,50 @@ def fit_table(console: Any, table: Any, width: int) -> Any:
     widths no smaller than each column's longest word (cells wrap only at spaces,
     so identifiers - GTIDs, file:pos, table and mode names - stay whole); a table
     whose longest words alone do not fit becomes a stack of ``column: value`` lines,
-    one block per row.
+    one block per row.  Only rich's public API is used: the table and its cells are
+    measured with :class:`rich.measure.Measurement`, widths set on copies of its
+    columns.
     """
     import copy
+
+    from rich.measure import Measurement
     wide = console.options.update_width(PIPE_WIDTH)
+    natural = Measurement.get(console, wide, table).maximum
+    if natural <= width:
+        return table
     table = copy.copy(table)
     table.columns = [copy.copy(c) for c in table.columns]
-    ranges = [table._measure_column(console, wide, c) for c in table.columns]
-    extra = table._extra_width
-    if sum(r.maximum for r in ranges) + extra <= width:
-        return table
-    mins = [r.maximum if c.no_wrap else r.minimum for r, c in zip(ranges, table.columns)]
+    ranges = [_content_range(console, wide, table, c) for c in table.columns]
+    # borders and padding, as rich lays the table out
+    extra = natural - sum(hi for _, hi in ranges)
+    mins = [hi if c.no_wrap else lo for (lo, hi), c in zip(ranges, table.columns)]
     room = width - extra - sum(mins)
     if room < 0:
         return stacked_table(table, width)
     # Share the room among the columns in proportion to what they would still take.
-    want = [r.maximum - m for r, m in zip(ranges, mins)]
+    want = [hi - m for (_, hi), m in zip(ranges, mins)]
     total_want = sum(want) or 1
-    widths = [m + (w * room) // total_want for m, w in zip(mins, want)]
-    for column, w in zip(table.columns, widths):
-        column.width = max(1, w - table._get_padding_width(column._index))
+    for column, m, w in zip(table.columns, mins, want):
+        column.width = max(1, m + (w * room) // total_want)
     return table
+
+
+def _content_range(console: Any, options: Any, table: Any, column: Any) -> tuple[int, int]:
+    """(minimum, maximum) width of a column's content, padding aside: its widest word,
+    and its widest cell on one line (header and footer included)."""
+    from rich.measure import Measurement
+    if column.width is not None:
+        return column.width, column.width
+    cells = [*([column.header] if table.show_header else []), *column.cells,
+             *([column.footer] if table.show_footer else [])]
+    sizes = [Measurement.get(console, options, cell) for cell in cells]
+    lo = max((m.minimum for m in sizes), default=1)
+    hi = max((m.maximum for m in sizes), default=1)
+    if column.min_width is not None:
+        lo, hi = max(lo, column.min_width), max(hi, column.min_width)
+    if column.max_width is not None:
+        lo, hi = min(lo, column.max_width), min(hi, column.max_width)
+    return lo, hi
 
 
 def stacked_table(table: Any, width: int = 80) -> Any:
@@ -114,7 +137,7 @@ def stacked_table(table: Any, width: int = 80) -> Any:
         return Text(wrapped, style=style, overflow="ignore")
 
     headers = [plain(c.header) for c in table.columns]
-    cells = [list(c._cells) for c in table.columns]
+    cells = [list(c.cells) for c in table.columns]
     lines: list[Any] = []
     if table.title:
         lines.append(line(plain(table.title), "bold"))
