@@ -122,3 +122,26 @@ def test_stats_piped_is_one_wide_table_not_a_stack(corpus: Path) -> None:
     assert len(rows) == 3
     assert all("10.11.19-MariaDB-0+deb12u1-log" in r and "│" in r for r in rows)
     assert [str(f) in r for f, r in zip(files, rows)] == [True] * 3
+
+
+@pytest.mark.parametrize("name", [MYSQL_GTID, ROTATION[1]])
+def test_dump_text_keeps_identifiers_whole(name: str, corpus: Path) -> None:
+    """dump's mysqlbinlog-like text, piped and on an 80-column pty: every GTID, every
+    event's ``# at N`` and every Table_map's `db`.`table` of ``--format jsonl`` is
+    there whole (dump writes plain lines, which the terminal wraps, never cuts)."""
+    log = corpus / name
+    run = repltool("dump", "--format", "jsonl", log)
+    assert run.status == 0, run.stderr
+    events = [json.loads(line) for line in run.stdout.splitlines()]
+    ids = [e["gtid"] for e in events if e.get("gtid")]
+    ids += [f"# at {e['pos']}" for e in events if "payload_pos" not in e]
+    ids += [f"`{e['db']}`.`{e['table']}`" for e in events if e["type"] == "TABLE_MAP_EVENT"]
+    assert len(ids) >= 20 and any(e["type"] == "TABLE_MAP_EVENT" for e in events)
+    piped = repltool("dump", log)
+    tty = repltool("--no-color", "dump", log, stdout_tty=True, cols=80)
+    assert piped.status == tty.status == 0, piped.stderr + tty.stderr
+    for text in (piped.stdout, tty.stdout):
+        assert "…" not in text
+        lines = set(text.splitlines())
+        missing = [i for i in ids if (i not in lines if i.startswith("# at ") else i not in text)]
+        assert not missing, f"not whole in the text: {missing[:5]}"
