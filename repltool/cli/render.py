@@ -338,6 +338,44 @@ def _gtid(b: GtidBody) -> tuple[str, list[str]]:
     return "\t".join(parts), lines
 
 
+# ---- paths ----
+
+class ShortPaths:
+    """Paths shortened to what tells them apart in text tables: their common directory
+    is dropped from every one and shown once (:meth:`header`), so that wide tables
+    wrap less at 80 columns.  Example: ``/data/mysql-bin.000001`` and
+    ``/data/mysql-bin.000002`` become ``mysql-bin.000001`` and ``mysql-bin.000002``
+    under ``files in /data/``."""
+
+    def __init__(self, paths: Any) -> None:
+        import os
+        names = list(dict.fromkeys(os.fspath(p) for p in paths))
+        try:
+            common = os.path.commonpath([os.path.dirname(p) for p in names]) if names else ""
+        except ValueError:              # absolute and relative paths mixed
+            common = ""
+        self.directory = "" if common in ("", os.curdir) else common
+        self._names = set(names)
+
+    def __call__(self, path: str) -> str:
+        """``path`` without the common directory (other strings unchanged)."""
+        import os
+        if not self.directory or path not in self._names:
+            return path
+        return os.path.relpath(path, self.directory)
+
+    @property
+    def header(self) -> str:
+        """``files in DIR/`` (empty when nothing was dropped)."""
+        import os
+        if not self.directory:
+            return ""
+        return f"files in {self.directory.rstrip(os.sep)}{os.sep}"
+
+    def names(self, paths: Any) -> list[str]:
+        return [self(p) for p in paths]
+
+
 # ---- stats ----
 
 #: Tables listed by the text output of ``stats`` (the title says when there are more).
@@ -348,7 +386,11 @@ def stats_tables(stats: Any) -> list[Any]:
     """rich renderables for a :class:`~repltool.stats.LogStats` (file-derived cells
     :func:`~repltool.escape.printable`; print them with :func:`make_console`)."""
     from rich.table import Table
+    from rich.text import Text
     out: list[Any] = []
+    short = ShortPaths(f.file for f in stats.files)
+    if short.header:
+        out.append(Text(printable(short.header)))
     files = Table(title="Files", show_lines=False)
     for col in ("file", "server", "bytes", "events", "transactions", "trunc.", "LC/SN trx",
                 "barriers", "mean window", "max window"):
@@ -356,7 +398,8 @@ def stats_tables(stats: Any) -> list[Any]:
     rows = list(stats.files) + ([stats.total] if len(stats.files) > 1 else [])
     for f in rows:
         c = f.clock
-        files.add_row(printable(f.file), printable(f.server_version or "-"), f"{f.size:,}",
+        files.add_row(printable(short(f.file)), printable(f.server_version or "-"),
+                      f"{f.size:,}",
                       f"{f.events:,}",
                       f"{f.transactions:,}", str(f.truncated_transactions),
                       f"{c.transactions:,}",
@@ -412,7 +455,6 @@ def stats_tables(stats: Any) -> list[Any]:
         if not items:
             continue
         if key == "duration" and not any(x.duration for x in items):
-            from rich.text import Text
             out.append(Text("Longest transactions: every transaction lasted less than a "
                             "second (from its first event to its last; the log's event "
                             "timestamps are whole seconds)"))
@@ -421,7 +463,7 @@ def stats_tables(stats: Any) -> list[Any]:
         for col in ("gtid", "file:pos", key, "events"):
             tt.add_column(col, justify="right" if col in (key, "events") else "left")
         for x in items:
-            tt.add_row(printable(x.gtid or "-"), printable(f"{x.file}:{x.pos}"),
+            tt.add_row(printable(x.gtid or "-"), printable(f"{short(x.file)}:{x.pos}"),
                        f"{getattr(x, key):,}",
                        f"{x.num_events:,}")
         out.append(tt)

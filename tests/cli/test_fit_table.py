@@ -63,3 +63,17 @@ def test_narrowed_tables_keep_every_word_whole(style: str, width: int) -> None:
     flat = [w.rstrip(":") for w in text.split()]     # (stacked: "cell: ...")
     for w in words:
         assert w in flat, (w, text)
+
+
+def test_short_paths_keep_what_tells_files_apart() -> None:
+    from repltool.cli.render import ShortPaths
+    s = ShortPaths(["/data/a/mysql-bin.000001", "/data/b/mysql-bin.000001", "/data/a/x.index"])
+    assert s.directory == "/data" and s.header == "files in /data/"
+    assert s.names(["/data/a/mysql-bin.000001", "/data/b/mysql-bin.000001", "TOTAL"]) == [
+        "a/mysql-bin.000001", "b/mysql-bin.000001", "TOTAL"]
+    one = ShortPaths(["/var/lib/mysql/binlog.000007"])
+    assert one("/var/lib/mysql/binlog.000007") == "binlog.000007"
+    assert one.header == "files in /var/lib/mysql/"
+    for paths in (["binlog.000001", "binlog.000002"], ["/abs/binlog.1", "rel/binlog.2"]):
+        plain = ShortPaths(paths)      # nothing in common, or absolute and relative mixed
+        assert plain.header == "" and plain.names(paths) == paths
