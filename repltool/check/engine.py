@@ -220,15 +220,18 @@ class _Checker:
         i = 0
         while i < len(self.paths):
             stream = _Stream(self, i)
-            checked = self._checked(group_transactions(stream.events(),
-                                                       keep_events=self.keep_events))
-            if self.window is not None:
+            transactions = group_transactions(stream.events(), keep_events=self.keep_events)
+            if self.window is None:
+                for trx in transactions:
+                    self.transaction(trx)
+            else:
+                checked = self._checked(transactions)
                 for trx in self.window.select(checked, self.paths):
                     starts, ends = self.inside.setdefault(trx.start.file, ([], []))
                     starts.append(trx.start.offset)
                     ends.append(math.inf if trx.spans_files else trx.end_offset)
-            for _ in checked:                   # (the rest, after the window's end)
-                pass
+                for _ in checked:               # (the rest, after the window's end)
+                    pass
             i = stream.next_index
         self.finish()
         if self.window is not None:
