@@ -11,7 +11,7 @@ import itertools
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from .binlog.constants import EventType, type_name
 from .binlog.clockscan import ClockRecord, scan_clocks
@@ -22,6 +22,9 @@ from .binlog.fastpath import scan_transactions
 from .binlog.reader import FileInfo, ReadOptions, read_events
 from .binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
 from .paths import Paths, path_list
+
+if TYPE_CHECKING:
+    from .binlog.window import Window
 
 
 def distance_bucket(distance: int) -> str:
@@ -321,7 +324,8 @@ class FilePart:
 def accumulate_stats(paths: Paths, *, verify_checksum: bool = True,
                      top: int = 5, keep_going: bool = False,
                      sink: Callable[[Transaction], None] | None = None,
-                     progress: Callable[[int], None] | None = None) -> list[FilePart]:
+                     progress: Callable[[int], None] | None = None,
+                     window: Window | None = None) -> list[FilePart]:
     """Read the logs as one ordered sequence; one unfinished :class:`FilePart` per path.
 
     Logs of the common shape are read by the fused scan of the active engine
@@ -332,10 +336,16 @@ def accumulate_stats(paths: Paths, *, verify_checksum: bool = True,
 
     :param sink: also called with every transaction, in order.
     :param progress: called now and then with the bytes of input read so far.
+    :param window: only the transactions in this window
+        (:meth:`repltool.binlog.window.Window.select`), read by the general reader;
+        the events by type are then those of these transactions.
 
     :raises ReplToolError: as :func:`~repltool.binlog.read_events` does.
     """
     paths = path_list(paths)
+    if window is not None and window.active:
+        return _accumulate_general(paths, verify_checksum, top, keep_going, sink, progress,
+                                   window)
     if not keep_going:
         try:
             return _accumulate_fast(paths, verify_checksum, top, sink, progress)
@@ -399,7 +409,8 @@ def _done_bytes(infos: list[FileInfo], offset: int) -> int:
 
 def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_going: bool,
                         sink: Callable[[Transaction], None] | None,
-                        progress: Callable[[int], None] | None) -> list[FilePart]:
+                        progress: Callable[[int], None] | None,
+                        window: Window | None = None) -> list[FilePart]:
     infos: list[FileInfo] = []
     tiebreak = itertools.count()
     per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
@@ -416,7 +427,7 @@ def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_
             if pos.file != cur_file:
                 cur_file = pos.file
                 acc = per_file.setdefault(cur_file, _FileAcc(top, tiebreak))
-                types, sizes = acc.types, acc.bytes
+                types, sizes = (Counter(), Counter()) if window else (acc.types, acc.bytes)
             types[ev.type_code] += 1
             if pos.payload_offset is None:
                 sizes[ev.type_code] += ev.event_size
@@ -427,7 +438,14 @@ def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_
                 progress(_done_bytes(infos, pos.offset))
             yield ev
 
-    for trx in group_transactions(tap(read_events(paths, opts, infos))):
+    trxs = group_transactions(tap(read_events(paths, opts, infos)), keep_events=bool(window))
+    for trx in window.select(trxs, paths) if window else trxs:
+        if window:                      # only the events of the window's transactions
+            acc = per_file[trx.start.file]
+            for ev in trx.events:
+                acc.types[ev.type_code] += 1
+                if ev.pos.payload_offset is None:
+                    acc.bytes[ev.type_code] += ev.event_size
         per_file[trx.start.file].transaction(trx)
         if sink is not None:
             sink(trx)
@@ -451,7 +469,8 @@ def finish_stats(parts: Sequence[FilePart], top: int = 5) -> LogStats:
 
 def compute_stats(paths: Paths, *, verify_checksum: bool = True,
                   top: int = 5, keep_going: bool = False,
-                  progress: Callable[[int], None] | None = None) -> LogStats:
+                  progress: Callable[[int], None] | None = None,
+                  window: Window | None = None) -> LogStats:
     """Read the logs (as one ordered sequence) and return per-file and total figures.
 
     Logical clocks restart in every binlog file, so clock figures are computed
@@ -460,7 +479,8 @@ def compute_stats(paths: Paths, *, verify_checksum: bool = True,
     :raises ReplToolError: as :func:`~repltool.binlog.read_events` does.
     """
     return finish_stats(accumulate_stats(paths, verify_checksum=verify_checksum, top=top,
-                                         keep_going=keep_going, progress=progress), top)
+                                         keep_going=keep_going, progress=progress,
+                                         window=window), top)
 
 
 def compute_clock_stats(paths: Paths, *,

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..binlog import ReadOptions, read_transactions
+from ..binlog import ReadOptions, group_transactions, read_events, read_transactions
 from ..paths import Paths, path_list
 from .gtidset import GtidSet
 from .model import CertifyOptions, CertResult, CertTransaction, GarbageCollect, KeyRef, Mode
@@ -33,6 +33,8 @@ from .summary import SPAN_WINDOW, Summary, summarise
 
 if TYPE_CHECKING:
     from ..binlog.transactions import Transaction
+    from ..binlog.damage import DamageLog
+    from ..binlog.window import Window
 
 
 class Certified(NamedTuple):
@@ -61,20 +63,29 @@ class CertifyRun:
     :param options: certification knobs (history size, baseline, GR options).
     :param verify_checksum: verify every CRC32.
     :param schema_paths: ``CREATE TABLE`` files for :func:`repltool.writeset.load_schema`.
+    :param schema_db: the database of their unqualified tables (``--schema-db``).
+    :param damage: read with ``keep_going`` (``--keep-going``): damaged regions are
+        skipped, recorded in it, and end the transaction they cut (truncated: not
+        certified).
     :param stable_sets: GR garbage collection with a given stable set: one run
         right after the last GTID of each set has been certified.
     :param use_writesets: extract write sets (False: every transaction with
         rows counts as having missing keys, as without a usable key).
     :param default_collation: the collation of string key columns neither the
         log nor the schema names (:class:`repltool.writeset.WritesetExtractor`).
+    :param window: certify only the transactions in this window
+        (:meth:`repltool.binlog.window.Window.select`), as if the logs held only
+        them: the write-set history starts empty at the window's first one.
     """
 
     def __init__(self, paths: Paths, mode: Mode | str | None = None,
                  options: CertifyOptions | None = None, *, verify_checksum: bool = True,
                  schema_paths: Sequence[str | os.PathLike[str]] = (),
                  stable_sets: Sequence[GtidSet] = (), use_writesets: bool = True,
-                 default_collation: str | None = None) -> None:
+                 default_collation: str | None = None, window: Window | None = None,
+                 schema_db: str | None = None, damage: DamageLog | None = None) -> None:
         self.paths = path_list(paths)
+        windowed = window is not None and window.active
         self.default_collation = default_collation
         self.options = options or CertifyOptions()
         self.stable_sets = tuple(stable_sets)
@@ -88,12 +99,13 @@ class CertifyRun:
                                  "the tables have them")
         if schema_paths and self.extractor is not None:
             from ..writeset import load_schema
-            self.schema = load_schema([os.fspath(p) for p in schema_paths])
+            self.schema = load_schema([os.fspath(p) for p in schema_paths], default_db=schema_db)
         # The fused reader (repltool.writeset.read_writesets: the same pairs, its
         # transactions without events) unless a subclass reads the pairs itself
         # (explain's runs look at the events of DDL transactions).
         self._fused: Iterator[tuple[Transaction, Any]] | None = None
-        if self.extractor is not None and type(self)._pairs is CertifyRun._pairs:
+        if self.extractor is not None and type(self)._pairs is CertifyRun._pairs \
+                and not windowed and damage is None:
             from ..writeset import read_writesets
             self._fused = read_writesets(self.paths, self.schema, verify_checksum=verify_checksum,
                                          history_size=self.options.history_size,
@@ -101,9 +113,17 @@ class CertifyRun:
             self._first_pair = next(self._fused, None)
             self._first = self._first_pair[0] if self._first_pair is not None else None
         else:
-            self._transactions = read_transactions(
-                self.paths, _read_options(verify_checksum, self.extractor is not None),
-                keep_events=True)
+            opts = _read_options(verify_checksum, self.extractor is not None)
+            if damage is None:
+                self._transactions = read_transactions(self.paths, opts, keep_events=True)
+            else:
+                from dataclasses import replace
+                self._transactions = group_transactions(
+                    damage.count(read_events(self.paths, replace(opts, keep_going=True))),
+                    keep_events=True)
+            if windowed:
+                assert window is not None
+                self._transactions = window.select(self._transactions, self.paths)
             self._first = next(self._transactions, None)
         self.relay_log = self._first is not None and self._first.relay_log
         self.mode = Mode(mode) if mode is not None else default_mode(self._first)

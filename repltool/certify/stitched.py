@@ -45,8 +45,10 @@ class PairsRun(CertifyRun):
     def __init__(self, paths: Sequence[str | os.PathLike[str]], mode: Mode | str | None = None,
                  options: CertifyOptions | None = None, *,
                  schema_paths: Sequence[str | os.PathLike[str]] = (),
+                 schema_db: str | None = None,
                  stable_sets: Sequence[GtidSet] = ()) -> None:
         super().__init__((), mode or Mode.WRITESET, options, schema_paths=schema_paths,
+                         schema_db=schema_db,
                          stable_sets=stable_sets)
         self.paths = [os.fspath(p) for p in paths]
         self._asked = Mode(mode) if mode is not None else None

@@ -15,12 +15,13 @@ which writes (1, 2).
 
 from __future__ import annotations
 
+import math
 import os
 import zlib
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from ..binlog import EventFlag, EventType, FileInfo, ReadOptions, read_events, type_name
 from ..binlog.events import Event, GtidListBody, PreviousGtidsBody
@@ -35,6 +36,9 @@ from .model import TOTAL, CheckReport, FileResult, Finding, Totals
 from .rules import FATAL_RULES, RULES, WRITESET_RULES, Severity
 from .writesets import SKIP_REASON, WritesetProvider, builtin_provider
 
+if TYPE_CHECKING:
+    from ..binlog.window import Window
+
 _T = EventType
 _KNOWN = frozenset(int(t) for t in EventType)
 _GTID_TYPES = frozenset({_T.GTID_LOG_EVENT, _T.ANONYMOUS_GTID_LOG_EVENT,
@@ -46,7 +50,8 @@ _BUILTIN = object()
 def check_files(paths: Paths,
                 config: CheckConfig | None = None, *,
                 writesets: WritesetProvider | None | object = _BUILTIN,
-                reader: Callable[..., Iterator[Event]] | None = None) -> CheckReport:
+                reader: Callable[..., Iterator[Event]] | None = None,
+                window: Window | None = None) -> CheckReport:
     """Check logs and return every finding.
 
     :param paths: the files, in order (the last one may be the active log).
@@ -58,6 +63,11 @@ def check_files(paths: Paths,
         info)`` (the default); for events read elsewhere (``check --spark``
         replays per-file digests).  The caller then checks that the files
         can be opened.
+    :param window: report only the findings inside this window
+        (:meth:`repltool.binlog.window.Window.select`): those located in one of
+        its transactions.  The whole logs are still read and checked (rules need
+        what came before: GTIDs already seen, clocks); findings about whole files
+        or the whole input (no offset) are left out.
     :raises InputError: a file does not exist or cannot be opened (nothing is checked).
     """
     paths = path_list(paths)
@@ -67,7 +77,7 @@ def check_files(paths: Paths,
             require_readable(name)
     provider = builtin_provider() if writesets is _BUILTIN else writesets
     return _Checker(names, config or CheckConfig(), provider,  # type: ignore[arg-type]
-                    reader or read_events).run()
+                    reader or read_events, window).run()
 
 
 def require_readable(path: str) -> None:
@@ -171,9 +181,13 @@ class _File:
 class _Checker:
     def __init__(self, paths: list[str], cfg: CheckConfig,
                  provider: WritesetProvider | None,
-                 reader: Callable[..., Iterator[Event]] = read_events) -> None:
+                 reader: Callable[..., Iterator[Event]] = read_events,
+                 window: Window | None = None) -> None:
         self.paths, self.cfg, self.provider = paths, cfg, provider
         self.reader = reader
+        self.window = window if window is not None and window.active else None
+        # the window's transactions, per file: starts and ends, in file order
+        self.inside: dict[str, tuple[list[int], list[float]]] = {}
         selected = cfg.selected()
         self.skipped: dict[str, str] = {}
         if provider is None:
@@ -199,7 +213,8 @@ class _Checker:
         ws_events = provider is not None and getattr(provider, "needs_events", False)
         # a provider with feed() folds each transaction's events as they stream
         self.tap = getattr(provider, "feed", None) if ws_events else None
-        self.keep_events = bool(ws_events) and self.tap is None
+        self.keep_events = ((bool(ws_events) and self.tap is None)
+                            or bool(window and window.needs_events))
         self.opts = ReadOptions(verify_checksum=False, types=None if ws_events else _READ_TYPES)
 
     # ---- driving ----
@@ -208,11 +223,23 @@ class _Checker:
         i = 0
         while i < len(self.paths):
             stream = _Stream(self, i)
-            for trx in group_transactions(stream.events(), keep_events=self.keep_events,
-                                          tap=self.tap):
-                self.transaction(trx)
+            transactions = group_transactions(stream.events(), keep_events=self.keep_events,
+                                              tap=self.tap)
+            if self.window is None:
+                for trx in transactions:
+                    self.transaction(trx)
+            else:
+                checked = self._checked(transactions)
+                for trx in self.window.select(checked, self.paths):
+                    starts, ends = self.inside.setdefault(trx.start.file, ([], []))
+                    starts.append(trx.start.offset)
+                    ends.append(math.inf if trx.spans_files else trx.end_offset)
+                for _ in checked:               # (the rest, after the window's end)
+                    pass
             i = stream.next_index
         self.finish()
+        if self.window is not None:
+            self.findings = [f for f in self.findings if self._in_window(f)]
         order = {c: n for n, c in enumerate(RULES)}
         file_order = {p: n for n, p in enumerate(self.paths)}
         self.findings.sort(key=lambda f: (file_order.get(f.file, len(file_order)),
@@ -222,6 +249,18 @@ class _Checker:
                            tuple(self.findings), tuple(self.active), self.skipped,
                            Totals(self.total.work, self.total_barriers, self.total.depth),
                            configuration=self.cfg.source)
+
+    def _checked(self, transactions: Iterator[Transaction]) -> Iterator[Transaction]:
+        for trx in transactions:
+            self.transaction(trx)
+            yield trx
+
+    def _in_window(self, finding: Finding) -> bool:
+        if finding.offset is None:
+            return False
+        starts, ends = self.inside.get(finding.file, ((), ()))
+        i = bisect_right(starts, finding.offset) - 1     # type: ignore[arg-type]
+        return i >= 0 and finding.offset < ends[i]
 
     def emit(self, code: str, file: str, offset: int | None, message: str,
              event_type: str | None = None, severity: Severity | None = None) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,8 +12,13 @@ from ..certify import Baseline, CertifyOptions, GtidSet, Mode
 from ..errors import CertifyError, UsageError
 from ..escape import json_safe, printable
 from .options import (
-    default_collation_option, inputs_argument, run_spark, spark_options, verify_checksum_option,
+    damage_log, default_collation_option, inputs_argument, keep_going_option, refuse_window,
+    report_damage, run_spark, schema_db_option, spark_options, verify_checksum_option,
+    window_options,
 )
+
+if TYPE_CHECKING:
+    from ..binlog.window import Window
 
 _GR_ONLY = ("gc_every", "gc_interval", "gc_stable_set", "members", "member_lag",
             "session_order")
@@ -57,6 +62,7 @@ MAX_GROUP_MEMBERS = 9
 @click.option("--schema", "schema_paths", multiple=True, type=click.Path(dir_okay=False),
               metavar="FILE", help="CREATE TABLE statements (unique keys, foreign keys, "
                                    "collations) for write-set extraction; repeatable.")
+@schema_db_option
 @default_collation_option
 @click.option("--pk-only", is_flag=True,
               help="Re-tag without --schema, vouching that no table has a UNIQUE or FOREIGN "
@@ -76,15 +82,18 @@ MAX_GROUP_MEMBERS = 9
 @click.option("--check", is_flag=True,
               help="Exit 1 when a logged clock differs from the computed one (e.g. to "
                    "verify a server's, or a re-tagged log's, clocks).")
+@window_options
 @verify_checksum_option
+@keep_going_option
 @spark_options
 @click.pass_context
 def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, history_size: int,
             baseline: str | None, gc_every: int | None, gc_interval: float | None,
             gc_stable_set: tuple[str, ...], members: int, member_lag: int, session_order: bool,
-            schema_paths: tuple[str, ...], default_collation: str | None, pk_only: bool,
+            schema_paths: tuple[str, ...], schema_db: str | None,
+            default_collation: str | None, pk_only: bool,
             fmt: str, output_dir: str | None, force: bool, timestamp_encoding: str, check: bool,
-            verify_checksum: bool, spark: Any,
+            window: Window, verify_checksum: bool, keep_going: bool, spark: Any,
             output_parquet: str | None) -> None:
     """Recompute last_committed/sequence_number from the write sets of the rows.
 
@@ -107,6 +116,11 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
     With --spark (report mode only, not with --output), files are read and
     write sets extracted by one Spark task per file; the driver certifies the
     transactions in input order (the same output).
+
+    With a window (--start-position, --include-gtids, --database, ...), only
+    the transactions in it are certified, as if the logs held only them (the
+    write-set history starts empty at the first one); --output refuses a
+    window, since a re-tagged copy must hold every transaction.
     """
     from ..certify.report import CertifyRun, ReportBuilder, result_row
     from ..certify.retag import ClockMap, check_output_dir, retag_logs
@@ -125,6 +139,15 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
     if spark is not None and output_dir is not None:
         raise UsageError("--output is not available with --spark: re-tagging rewrites the "
                          "files in order on one machine; run certify --output without --spark")
+    damage = damage_log(keep_going, spark)
+    if output_dir is not None and damage is not None:
+        raise UsageError("--keep-going is not available with --output: a re-tagged copy of "
+                         "a damaged log would lose the transactions of its damaged regions")
+    if output_dir is not None:
+        refuse_window(window, "--output (a re-tagged copy holds every transaction: "
+                      "certify the whole logs)")
+    if spark is not None:
+        refuse_window(window, "--spark")
     if output_dir is not None:
         if not schema_paths and not pk_only and (mode or "") != "commit-order":
             raise UsageError(
@@ -163,14 +186,16 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
         report, differences = build(CertifyRun(files, mode, options,
                                                verify_checksum=verify_checksum,
                                                schema_paths=schema_paths,
+                                               schema_db=schema_db,
                                                stable_sets=stable_sets,
-                                               default_collation=default_collation))
+                                               default_collation=default_collation,
+                                               window=window, damage=damage))
     else:
         from ..certify.stitched import PairsRun
         from ..distributed import spark_pairs
 
         def job(session: Any, names: list[str]) -> tuple[Any, _Differences]:
-            run = PairsRun(names, mode, options, schema_paths=schema_paths,
+            run = PairsRun(names, mode, options, schema_paths=schema_paths, schema_db=schema_db,
                            stable_sets=stable_sets)
             spark_pairs(session, names, run, verify_checksum=verify_checksum,
                         output_parquet=output_parquet)
@@ -185,6 +210,7 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
             console.print(item)
     for w in [*report.warnings, *(w for r in report.retag or () for w in r.warnings)]:
         click.echo(f"repltool: warning: {printable(str(w))}", err=True)
+    report_damage(damage)
     if check and differences.count:
         for line in differences.shown:
             click.echo(f"repltool: {printable(line)}", err=True)

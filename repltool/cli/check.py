@@ -10,7 +10,9 @@ import click
 
 from ..errors import UsageError
 from ..escape import printable
-from .options import SIZE, run_spark, spark_options
+from .options import (
+    SIZE, refuse_window, run_spark, schema_db_option, spark_options, window_options,
+)
 
 _EPILOG = """\b
 Parallelism (T001, C008) = work / span: the number of transactions that carry a
@@ -114,7 +116,7 @@ def _codes(value: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--schema", "schemas", multiple=True, type=click.Path(dir_okay=False),
               metavar="FILE", help="CREATE TABLE statements: UNIQUE and FOREIGN keys for the "
               "write sets W001/W002 extract from row events (repeatable).")
-@click.option("--schema-db", metavar="DB", help="Database of unqualified tables in --schema.")
+@schema_db_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]),
               default="text", show_default=True,
               help="text: FILE:OFFSET RULE severity: message; json; github: workflow "
@@ -132,13 +134,14 @@ def _codes(value: tuple[str, ...]) -> tuple[str, ...]:
               default=True, show_default=True,
               help="Check every event's CRC32 (rule S003); --no-verify-binlog-checksum is "
                    "--ignore S003, as on the other commands.")
+@window_options
 @spark_options
 def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
           ignore: tuple[str, ...], severity: dict, min_parallelism: float | None,
           max_barrier_share: float | None, max_trx_size: int | None, gr_applier: str | None,
           writesets: str | None, schemas: tuple[str, ...], schema_db: str | None, fmt: str,
           junit: str | None, force: bool, config_file: str | None, no_config: bool,
-          verify_checksum: bool, spark: Any,
+          verify_checksum: bool, window: Any, spark: Any,
           output_parquet: str | None) -> None:
     """Check logs for damage, bad logical clocks, GTID and relay-log problems.
 
@@ -150,6 +153,12 @@ def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
     extracts the write sets W001/W002 need; the rules run on the driver over
     the files in the order given (the same findings).  --output-parquet is
     not available with check.
+
+    With a window (--start-position, --include-gtids, --database, ...), the
+    whole logs are still read and checked (rules need what came before:
+    GTIDs seen, clocks), and only the findings located in the window's
+    transactions are reported; findings about whole files or all FILES
+    (C007, C008, T001, T002, W003: no offset) are left out.
     """
     from ..check import check_files, load_config, load_writesets, override
     from ..check import report as rep
@@ -183,6 +192,7 @@ def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
         from ..writeset import load_schema
         schema = load_schema(list(schemas), default_db=schema_db)
     if spark is not None:
+        refuse_window(window, "--spark")
         from ..distributed import spark_check
         from ..distributed.checkjob import ROWS
         result = run_spark(spark, files, lambda session, names: spark_check(
@@ -190,7 +200,7 @@ def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
     else:
         from ..check.writesets import builtin_provider
         result = check_files(list(files), cfg, writesets=mapping if mapping is not None
-                             else builtin_provider(schema))
+                             else builtin_provider(schema), window=window)
     render = {"text": rep.render_text, "json": rep.render_json, "github": rep.render_github}
     sys.stdout.write(render[fmt](result))
     sys.stdout.flush()

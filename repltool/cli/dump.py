@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from datetime import datetime, timezone
 from typing import Any, BinaryIO, Iterator
 
 import click
@@ -14,248 +13,82 @@ from ..binlog import ReadOptions, read_events
 from ..binlog.constants import EventType
 from ..binlog.describe import event_to_dict
 from ..binlog.events import (
-    DAMAGED_TYPE, DamagedBody, Event, GtidBody, MariaGtidBody, QueryBody, RowsBody, TableMapBody,
-    XaPrepareBody, XidBody,
+    Event, QueryBody, RowsBody, XaPrepareBody, XidBody,
 )
-from ..binlog.gtid import GtidFilter
+from ..binlog.damage import DamageLog
+from ..binlog.window import CONTROL_TYPES, GTID_TYPES, EventFilter, parse_ids
 from ..errors import UsageError
 from ..escape import json_safe, printable
 from .render_replay import BASE64_MODES
 from .options import (
     damage_exit, default_collation_option, files_argument, keep_going_option,
-    verify_checksum_option,
+    schema_db_option, verify_checksum_option, window_options,
 )
 
-_CONTROL = frozenset({
-    EventType.FORMAT_DESCRIPTION_EVENT, EventType.ROTATE_EVENT, EventType.STOP_EVENT,
-    EventType.PREVIOUS_GTIDS_LOG_EVENT, EventType.GTID_LIST_EVENT,
-    EventType.BINLOG_CHECKPOINT_EVENT, EventType.START_EVENT_V3,
-    EventType.START_ENCRYPTION_EVENT,
-})
-_GTID_TYPES = frozenset({EventType.GTID_LOG_EVENT, EventType.ANONYMOUS_GTID_LOG_EVENT,
-                         EventType.GTID_TAGGED_LOG_EVENT, EventType.MARIADB_GTID_EVENT})
 
+def without_empty_xa(events: Iterator[Event]) -> Iterator[Event]:
+    """Leave out an XA transaction the database/table filters emptied, and its
+    later XA COMMIT / XA ROLLBACK: replayed, the server would end the empty
+    prepared branch at XA PREPARE and refuse the XA COMMIT / ROLLBACK.
 
-def _parse_datetime(value: str | None, name: str) -> int | None:
-    if value is None:
-        return None
-    for fmt in ("%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d"):
-        try:
-            dt = datetime.strptime(value, fmt).replace(tzinfo=timezone.utc)
-            return int(dt.timestamp())
-        except ValueError:
-            continue
-    raise UsageError(f"{name}: cannot read {value!r} as 'YYYY-MM-DD hh:mm:ss'")
-
-
-class EventFilter:
-    """mysqlbinlog's selection options, applied to a stream of events.
-
-    Positions apply like mysqlbinlog's: ``start`` to the first file, ``stop`` to
-    the last.  GTID, database and table filters apply to the events of a
-    transaction; control events (FDE, Rotate, Previous_gtids, ...) always pass.
+    A transaction is held from its GTID event to its end (bounded by the
+    transaction), only when --database / --table select.
     """
-
-    def __init__(self, files: list[str], *, start: int | None, stop: int | None,
-                 start_dt: int | None, stop_dt: int | None, include: GtidFilter | None,
-                 exclude: GtidFilter | None, databases: tuple[str, ...],
-                 tables: tuple[str, ...], start_gtids: dict[int, int] | None = None,
-                 stop_gtids: dict[int, int] | None = None,
-                 do_domains: frozenset[int] = frozenset(),
-                 ignore_domains: frozenset[int] = frozenset(),
-                 ignore_servers: frozenset[int] = frozenset()) -> None:
-        self.first, self.last = files[0], files[-1]
-        self.start, self.stop = start, stop
-        self.start_dt, self.stop_dt = start_dt, stop_dt
-        self.include, self.exclude = include, exclude
-        self.databases = set(databases)
-        self.tables = set(tables)
-        self.start_gtids = start_gtids or {}
-        self.stop_gtids = stop_gtids or {}
-        self.do_domains, self.ignore_domains = do_domains, ignore_domains
-        self.ignore_servers = ignore_servers
-        self.gtid: str | None = None
-        self.maria: tuple[int, int, int] | None = None     # (domain, server, seq) of the group
-        self.table_ids: dict[int, tuple[str, str]] = {}
-
-    @property
-    def active(self) -> bool:
-        """Whether any option selects: otherwise every event passes unchanged."""
-        return not (self.start is None and self.stop is None and self.start_dt is None
-                    and self.stop_dt is None and self.include is None and self.exclude is None
-                    and not self.databases and not self.tables and not self.start_gtids
-                    and not self.stop_gtids and not self.do_domains
-                    and not self.ignore_domains and not self.ignore_servers)
-
-    def apply(self, events: Iterator[Event]) -> Iterator[Event]:
-        reached: set[int] = set()       # stop-position GTID domains done with
-        for ev in events:
-            f = ev.pos.file
-            if self.stop_gtids and isinstance(ev.body, MariaGtidBody):
-                # as mariadb-binlog: once every domain of the stop list got to its GTID,
-                # reading stops (later groups of other domains are not printed either)
-                if reached >= self.stop_gtids.keys():
-                    return
-                d = ev.body.domain_id
-                if d in self.stop_gtids and ev.body.seq_no >= self.stop_gtids[d]:
-                    reached.add(d)
-            if self.stop is not None and f == self.last and ev.pos.offset >= self.stop:
-                return
-            if self.stop_dt is not None and ev.timestamp >= self.stop_dt and ev.timestamp:
-                return
-            if self.start is not None and f == self.first and ev.pos.offset < self.start:
-                self._track(ev)
-                if ev.type_code == EventType.FORMAT_DESCRIPTION_EVENT:
-                    yield ev        # mysqlbinlog prints the FDE whatever the start position
-                continue
-            if self._keep(ev):
-                yield ev
-
-    def without_empty_xa(self, events: Iterator[Event]) -> Iterator[Event]:
-        """Leave out an XA transaction the database/table filters emptied, and its
-        later XA COMMIT / XA ROLLBACK: replayed, the server would end the empty
-        prepared branch at XA PREPARE and refuse the XA COMMIT / ROLLBACK.
-
-        A transaction is held from its GTID event to its end (bounded by the
-        transaction), only when --database / --table select.
-        """
-        from ..binlog.flashback import query_xid, xid_key
-        dropped: set[str] = set()
-        held: list[Event] | None = None
-        content = False
-        for ev in events:
-            b = ev.body
-            if ev.type_code in _GTID_TYPES or ev.type_code in _CONTROL:
-                if held:
-                    yield from held
-                held, content = ([ev], False) if ev.type_code in _GTID_TYPES else (None, False)
-                if held is None:
-                    yield ev
-                continue
+    from ..binlog.flashback import query_xid, xid_key
+    dropped: set[str] = set()
+    held: list[Event] | None = None
+    content = False
+    for ev in events:
+        b = ev.body
+        if ev.type_code in GTID_TYPES or ev.type_code in CONTROL_TYPES:
+            if held:
+                yield from held
+            held, content = ([ev], False) if ev.type_code in GTID_TYPES else (None, False)
             if held is None:
                 yield ev
-                continue
-            held.append(ev)
-            if isinstance(b, XaPrepareBody):
-                if not content and not b.one_phase:
-                    dropped.add(xid_key(b.gtrid, b.bqual, b.format_id))
-                else:
-                    yield from held
+            continue
+        if held is None:
+            yield ev
+            continue
+        held.append(ev)
+        if isinstance(b, XaPrepareBody):
+            if not content and not b.one_phase:
+                dropped.add(xid_key(b.gtrid, b.bqual, b.format_id))
+            else:
+                yield from held
+            held = None
+        elif isinstance(b, QueryBody):
+            word = b.query.lstrip()[:12].upper()
+            if word.startswith((b"XA COMMIT", b"XA ROLLBACK")) and \
+                    query_xid(b.query) in dropped and not content:
+                dropped.discard(query_xid(b.query) or "")
                 held = None
-            elif isinstance(b, QueryBody):
-                word = b.query.lstrip()[:12].upper()
-                if word.startswith((b"XA COMMIT", b"XA ROLLBACK")) and \
-                        query_xid(b.query) in dropped and not content:
-                    dropped.discard(query_xid(b.query) or "")
-                    held = None
-                elif word.startswith((b"COMMIT", b"ROLLBACK", b"XA COMMIT", b"XA ROLLBACK")):
-                    yield from held
-                    held = None
-                elif not word.startswith((b"BEGIN", b"XA ")):
-                    content = True
-            elif isinstance(b, XidBody):
+            elif word.startswith((b"COMMIT", b"ROLLBACK", b"XA COMMIT", b"XA ROLLBACK")):
                 yield from held
                 held = None
-            elif ev.type_code not in (EventType.ANNOTATE_ROWS_EVENT,
-                                      EventType.ROWS_QUERY_LOG_EVENT):   # comments only
+            elif not word.startswith((b"BEGIN", b"XA ")):
                 content = True
-        if held:
+        elif isinstance(b, XidBody):
             yield from held
-
-    def _track(self, ev: Event) -> None:
-        body = ev.body
-        if ev.type_code in _GTID_TYPES:
-            if isinstance(body, GtidBody):
-                self.gtid = body.gtid_text
-                self.maria = None
-            elif isinstance(body, MariaGtidBody):
-                self.gtid = f"{body.domain_id}-{ev.server_id}-{body.seq_no}"
-                self.maria = (body.domain_id, ev.server_id, body.seq_no)
-        elif ev.type_code in _CONTROL:
-            self.gtid = None
-            self.maria = None
-        if isinstance(body, TableMapBody):
-            self.table_ids[body.table_id] = (body.db, body.table)
-
-    def _keep(self, ev: Event) -> bool:
-        self._track(ev)
-        if ev.type_code in _CONTROL or ev.type_code == DAMAGED_TYPE:
-            return True
-        if self.start_dt is not None and ev.timestamp < self.start_dt:
-            return False
-        if self.include is not None and not self.include.matches(self.gtid):
-            return False
-        if self.exclude is not None and self.exclude.matches(self.gtid):
-            return False
-        if self.maria is not None and not self._maria_ok(*self.maria):
-            return False
-        if self.databases or self.tables:
-            return self._db_table_ok(ev)
-        return True
-
-    def _maria_ok(self, domain: int, server: int, seq: int) -> bool:
-        """mariadb-binlog's GTID positions and domain/server filters for a group:
-        ``--start-position=D-S-N`` keeps the groups of domain D after N,
-        ``--stop-position=D-S-N`` those up to N included (other domains pass)."""
-        if domain in self.start_gtids and seq <= self.start_gtids[domain]:
-            return False
-        if domain in self.stop_gtids and seq > self.stop_gtids[domain]:
-            return False
-        if self.do_domains and domain not in self.do_domains:
-            return False
-        return domain not in self.ignore_domains and server not in self.ignore_servers
-
-    def _db_table_ok(self, ev: Event) -> bool:
-        body = ev.body
-        db: str | None = None
-        table: str | None = None
-        if isinstance(body, QueryBody):
-            if ev.type_code in _GTID_TYPES:
-                return True
-            text = body.query[:16].strip().upper()
-            if text in (b"BEGIN", b"COMMIT") or text.startswith(b"XA "):
-                return True
-            db = body.db
-        elif isinstance(body, TableMapBody):
-            db, table = body.db, body.table
-        elif body is not None and hasattr(body, "table_id"):
-            db, table = self.table_ids.get(getattr(body, "table_id"), (None, None))
-        else:
-            return True
-        if self.databases and db not in self.databases:
-            return False
-        if self.tables:
-            if table is None:
-                return not self.databases or db in self.databases
-            return table in self.tables or f"{db}.{table}" in self.tables
-        return True
+            held = None
+        elif ev.type_code not in (EventType.ANNOTATE_ROWS_EVENT,
+                                  EventType.ROWS_QUERY_LOG_EVENT):   # comments only
+            content = True
+    if held:
+        yield from held
 
 
 @click.command()
 @files_argument
 @click.option("--format", "fmt", type=click.Choice(["text", "jsonl"]), default="text",
               show_default=True, help="mysqlbinlog-like text, or one JSON object per event.")
-@click.option("--start-position", metavar="N|GTIDS",
-              help="Skip events before offset N of the first file; or, for MariaDB logs, "
-                   "start after these GTIDs (D-S-N[,...], one per domain).")
-@click.option("--stop-position", metavar="N|GTIDS",
-              help="Stop at the first event at or after offset N of the last file; or, "
-                   "for MariaDB logs, stop after these GTIDs (D-S-N[,...]).")
-@click.option("--start-datetime", help="Skip events before 'YYYY-MM-DD hh:mm:ss' (UTC).")
-@click.option("--stop-datetime", help="Stop at the first event at or after this time (UTC).")
-@click.option("--include-gtids", help="Only transactions in this GTID set "
-              "(uuid:1-5,uuid:tag:3 or MariaDB 0-1-5).")
-@click.option("--exclude-gtids", help="Leave out transactions in this GTID set.")
+@window_options
 @click.option("--do-domain-ids", metavar="IDS",
               help="MariaDB: only transactions of these GTID domains (comma-separated).")
 @click.option("--ignore-domain-ids", metavar="IDS",
               help="MariaDB: leave out transactions of these GTID domains.")
 @click.option("--ignore-server-ids", metavar="IDS",
               help="MariaDB: leave out transactions whose GTID has these server ids.")
-@click.option("--database", "-d", "databases", multiple=True,
-              help="Only events of this database (repeatable; after --rewrite-db).")
-@click.option("--table", "tables", multiple=True,
-              help="Only row events of this table, `table` or `db.table` (repeatable).")
 @click.option("--rewrite-db", "rewrite_dbs", multiple=True, metavar="FROM->TO",
               help="Text: replay the events of database FROM into TO (the `use` of Query "
                    "events and the database of Table_map events; names inside statements "
@@ -302,7 +135,7 @@ class EventFilter:
 @click.option("--schema", "schema_files", multiple=True, type=click.Path(dir_okay=False),
               help="With --writesets: CREATE TABLE statements (SHOW CREATE TABLE, mysqldump "
                    "--no-data) for UNIQUE and foreign keys (repeatable).")
-@click.option("--schema-db", help="Database of unqualified tables in --schema files.")
+@schema_db_option
 @default_collation_option
 @verify_checksum_option
 @keep_going_option
@@ -311,7 +144,8 @@ def dump(files: tuple[str, ...], **o: Any) -> None:
 
     The text output is what mysqlbinlog / mariadb-binlog print and can be piped
     into a server (point-in-time recovery): `repltool dump LOGS | mariadb`.
-    FILE `-` reads a log from standard input.  Times are shown in UTC.  Events
+    FILE `-` reads a log from standard input.  Times are shown in --timezone
+    (UTC unless given; mysqlbinlog uses local time: --timezone local).  Events
     inside a Transaction_payload are shown after it with their offset inside the
     payload (`payload_pos`).
     """
@@ -324,34 +158,6 @@ def dump(files: tuple[str, ...], **o: Any) -> None:
     with _stdin_spooled(files) as paths, output_stream(o["result_file"], paths,
                                                        o["force"]) as out:
         _dump(paths, out, o)
-
-
-def _ids(value: str | None, name: str) -> frozenset[int]:
-    if not value:
-        return frozenset()
-    try:
-        return frozenset(int(x) for x in value.split(",") if x.strip())
-    except ValueError:
-        raise UsageError(f"{name}: {value!r} is not a comma-separated list of numbers") from None
-
-
-def _position(value: str | None, name: str) -> tuple[int | None, dict[int, int] | None]:
-    """(offset, None) or (None, {domain: seq_no}) for a MariaDB GTID position."""
-    if value is None:
-        return None, None
-    if value.isdigit():
-        return int(value), None
-    gtids: dict[int, int] = {}
-    for item in filter(None, (x.strip() for x in value.split(","))):
-        parts = item.split("-")
-        if len(parts) != 3 or not all(p.isdigit() for p in parts):
-            raise UsageError(f"{name}: {value!r} is neither an offset nor MariaDB GTIDs "
-                             "(domain-server-seq)")
-        domain, _server, seq = map(int, parts)
-        if domain in gtids:
-            raise UsageError(f"{name}: two GTIDs of domain {domain}")
-        gtids[domain] = seq
-    return None, gtids
 
 
 @contextlib.contextmanager
@@ -406,24 +212,18 @@ def output_stream(result_file: str | None, inputs: tuple[str, ...],
 
 
 def _dump(files: tuple[str, ...], out: BinaryIO, o: dict[str, Any]) -> None:
-    start, start_gtids = _position(o["start_position"], "--start-position")
-    stop, stop_gtids = _position(o["stop_position"], "--stop-position")
-    flt = EventFilter(
-        list(files), start=start, stop=stop,
-        start_dt=_parse_datetime(o["start_datetime"], "--start-datetime"),
-        stop_dt=_parse_datetime(o["stop_datetime"], "--stop-datetime"),
-        include=GtidFilter(o["include_gtids"]) if o["include_gtids"] else None,
-        exclude=GtidFilter(o["exclude_gtids"]) if o["exclude_gtids"] else None,
-        databases=o["databases"], tables=o["tables"], start_gtids=start_gtids,
-        stop_gtids=stop_gtids, do_domains=_ids(o["do_domain_ids"], "--do-domain-ids"),
-        ignore_domains=_ids(o["ignore_domain_ids"], "--ignore-domain-ids"),
-        ignore_servers=_ids(o["ignore_server_ids"], "--ignore-server-ids"))
+    import dataclasses
+    window = dataclasses.replace(
+        o["window"], do_domains=parse_ids(o["do_domain_ids"], "--do-domain-ids"),
+        ignore_domains=parse_ids(o["ignore_domain_ids"], "--ignore-domain-ids"),
+        ignore_servers=parse_ids(o["ignore_server_ids"], "--ignore-server-ids"))
+    flt = window.event_filter(files)
     fmt, verbose, writesets = o["fmt"], o["verbose"], o["writesets"]
     schema_files, schema_db = o["schema_files"], o["schema_db"]
     verify_checksum, keep_going = o["verify_checksum"], o["keep_going"]
     default_collation = o["default_collation"]
     rewrite = _rewrite_map(o["rewrite_dbs"])
-    damage = _DamageCounter()
+    damage = DamageLog()
     if writesets or schema_files or default_collation:
         if not writesets:
             raise UsageError("--schema needs --writesets" if schema_files
@@ -438,8 +238,8 @@ def _dump(files: tuple[str, ...], out: BinaryIO, o: dict[str, Any]) -> None:
         from ..binlog.rewrite_db import rewrite_databases
         read = rewrite_databases(read, rewrite)
     selected = flt.apply(read)
-    if flt.databases or flt.tables:
-        selected = flt.without_empty_xa(selected)
+    if window.needs_events:
+        selected = without_empty_xa(selected)
     events = damage.count(selected)
     rows = None
     if verbose:
@@ -469,7 +269,7 @@ def _dump(files: tuple[str, ...], out: BinaryIO, o: dict[str, Any]) -> None:
     damage_exit(damage.first, damage.n)
 
 
-def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: "_DamageCounter",
+def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: DamageLog,
                     schema_files: tuple[str, ...], schema_db: str | None, verify_checksum: bool,
                     keep_going: bool, out: BinaryIO,
                     default_collation: str | None = None) -> None:
@@ -548,19 +348,3 @@ class _TextSink:
     def write(self, data: bytes) -> int:
         self.text.write(data.decode("utf-8", "surrogateescape"))
         return len(data)
-
-
-class _DamageCounter:
-    """Counts the DAMAGED_REGION pseudo-events of a --keep-going run as they pass."""
-
-    def __init__(self) -> None:
-        self.first: str | None = None
-        self.n = 0
-
-    def count(self, events: Iterator[Event]) -> Iterator[Event]:
-        for ev in events:
-            if ev.type_code == DAMAGED_TYPE:
-                self.n += 1
-                if self.first is None and isinstance(ev.body, DamagedBody):
-                    self.first = ev.body.error
-            yield ev

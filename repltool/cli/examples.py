@@ -24,24 +24,36 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
          "repltool stats mysql-bin.000001 mysql-bin.000002 mysql-bin.000003"),
         ("the ten biggest transactions, as JSON",
          "repltool stats --format json --top 10 binlog.000001 > stats.json"),
+        ("a window: one table's transactions from an offset of the first file on",
+         "repltool stats --table wl.parent --start-position 486019 mysql-bin.000001 "
+         "mysql-bin.000002"),
     ],
     "check": [
         ("structure, clocks, GTIDs and write sets of a set of logs",
          "repltool check --schema schema.sql mysql-bin.000001 mysql-bin.000002"),
         ("a CI gate: GitHub annotations, a JUnit report, a size limit",
          "repltool check --format github --junit check.xml --max-trx-size 64M binlog.000001"),
+        ("findings of some GTIDs only (the whole log is still checked)",
+         "repltool check --include-gtids 2d6e8214-9918-11ec-ac13-0010e0dc39c0:3-5 "
+         "binlog.000001"),
     ],
     "schedule": [
         ("how fast a replica applies the logged clocks with 1-8 workers",
          "repltool schedule --workers 1,2,4,8 binlog.000001"),
         ("every way of computing the clocks side by side (MariaDB logs too)",
          "repltool schedule --compare all --schema schema.sql mysql-bin.000001"),
+        ("the transactions since a time given in this machine's zone, as mysqlbinlog reads it",
+         "repltool schedule --timezone local --start-datetime '2022-01-01 00:00:00' "
+         "binlog.000001"),
     ],
     "certify": [
         ("clocks re-computed from the write sets",
          "repltool certify --mode writeset --schema schema.sql mysql-bin.000001"),
         ("one JSON object per transaction",
          "repltool certify --mode writeset-session --format jsonl binlog.000001 > clocks.jsonl"),
+        ("only the transactions after a MariaDB GTID (the history starts empty there)",
+         "repltool certify --mode writeset --schema schema.sql --start-position 0-1-500 "
+         "mysql-bin.000002 mysql-bin.000003"),
     ],
     "explain": [
         ("what limits parallelism: the critical path and its causes",

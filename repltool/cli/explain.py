@@ -11,8 +11,9 @@ import click
 from ..certify import Baseline, CertifyOptions, Mode
 from ..errors import UsageError
 from ..escape import json_safe, printable
-from .options import (inputs_argument, read_inputs, run_spark, spark_options,
-                      verify_checksum_option)
+from .options import (damage_log, inputs_argument, keep_going_option, read_inputs,
+                      refuse_window, report_damage, run_spark, schema_db_option, spark_options,
+                      verify_checksum_option, window_options)
 
 _GR_ONLY = ("gc_every", "gc_interval", "session_order")
 
@@ -32,6 +33,7 @@ _GR_ONLY = ("gc_every", "gc_interval", "session_order")
 @click.option("--schema", "schema_paths", multiple=True, type=click.Path(dir_okay=False),
               metavar="FILE", help="CREATE TABLE statements (unique keys, foreign keys) for "
                                    "write-set extraction; repeatable.")
+@schema_db_option
 @click.option("--gc-every", type=click.IntRange(min=1), metavar="N",
               help="group-replication: garbage-collect after every N certified transactions.")
 @click.option("--gc-interval", type=click.FloatRange(min=0.0, min_open=True),
@@ -67,15 +69,19 @@ _GR_ONLY = ("gc_every", "gc_interval", "session_order")
                    "or an existing file, see --force).")
 @click.option("--force", is_flag=True, help="Let --render replace an existing file (never "
                                             "an input).")
+@window_options
 @verify_checksum_option
+@keep_going_option
 @spark_options
 @click.pass_context
 def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str | None,
-            history_size: int, schema_paths: tuple[str, ...], gc_every: int | None,
+            history_size: int, schema_paths: tuple[str, ...], schema_db: str | None,
+            gc_every: int | None,
             gc_interval: float | None, session_order: bool, cost_spec: str, lenient: bool,
             gtid: str | None, pos: str | None, fmt: str, around: str | None, depth: int,
-            limit: int, top: int, render_path: str | None, force: bool, verify_checksum: bool,
-            spark: Any, output_parquet: str | None) -> None:
+            limit: int, top: int, render_path: str | None, force: bool, window: Any,
+            verify_checksum: bool, keep_going: bool, spark: Any,
+            output_parquet: str | None) -> None:
     """Show why a replica cannot go faster: the dependency DAG of the logs.
 
     Builds the DAG the LOGICAL_CLOCK applier enforces - from the logged clocks
@@ -91,6 +97,11 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
     With --spark, the files are read (and, in a certify mode, their write sets
     extracted) by one Spark task per file; the DAG is built on the driver (the
     same output).
+
+    With a window (--start-position, --include-gtids, --database, ...), the
+    DAG is that of the transactions in it, as if the logs held only them: the
+    first one starts a source file, and in a certify mode the write-set
+    history starts empty there.
     """
     from ..explain import explain_log, find_node
     from ..schedule.source import parse_cost
@@ -111,6 +122,7 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
         check_output(render_path, read_inputs(files, schema_paths, cost_spec), force=force,
                      option="--render")
     cost = parse_cost(cost_spec)
+    damage = damage_log(keep_going, spark)
     options = None
     if mode != "recorded":
         options = CertifyOptions(history_size=history_size,
@@ -125,42 +137,45 @@ def explain(ctx: click.Context, files: tuple[str, ...], mode: str, baseline: str
         if spark is None:
             graph = explain_log(files, mode, cost_model=cost, options=options,
                                 schema_paths=schema_paths, lenient=lenient,
-                                verify_checksum=verify_checksum)
+                                verify_checksum=verify_checksum, window=window,
+                                schema_db=schema_db, damage=damage)
         else:
+            refuse_window(window, "--spark")
             graph = run_spark(spark, files, lambda session, names: _spark_graph(
                 session, names, mode, cost, options, schema_paths, lenient, verify_checksum,
-                output_parquet))
+                output_parquet, schema_db))
     focus = None
     if gtid is not None or pos is not None:
         focus = find_node(graph, gtid=gtid, pos=pos)
-    window = None
+    picture = None
     picture_focus = focus
     if fmt in ("dot", "mermaid") or render_path is not None:
-        window = _window(graph, around, focus, depth, limit)
+        picture = _window(graph, around, focus, depth, limit)
         if around is not None and graph.nodes:
             picture_focus = _resolve(graph, around)
     if render_path is not None:
         from ..explain import render, to_dot
-        render(to_dot(graph, window or [], focus=picture_focus), render_path,
+        render(to_dot(graph, picture or [], focus=picture_focus), render_path,
                read_inputs(files, schema_paths, cost_spec), force=force)
-    if window and graph.mode == "recorded":
-        shown = set(window)
+    if picture and graph.mode == "recorded":
+        shown = set(picture)
         if all(e.reason == "commit-order" for e in graph.edges
                if e.src in shown and e.dst in shown):
             click.echo("repltool: hint: every edge in the picture is commit order (the "
                        "logged clocks do not say which rows the transactions share); "
                        "--mode writeset --schema FILE shows the rows involved", err=True)
-    _output(ctx, graph, fmt, focus, window, top, picture_focus)
+    _output(ctx, graph, fmt, focus, picture, top, picture_focus)
     for w in graph.warnings[:20]:
         click.echo(f"repltool: warning: {printable(str(w))}", err=True)
     if len(graph.warnings) > 20:
         click.echo(f"repltool: warning: ... and {len(graph.warnings) - 20} more warnings "
                    "(--format json lists them all)", err=True)
+    report_damage(damage)
 
 
 def _spark_graph(session: Any, names: list[str], mode: str, cost: Any, options: Any,
                  schema_paths: tuple[str, ...], lenient: bool, verify_checksum: bool,
-                 output_parquet: str | None) -> Any:
+                 output_parquet: str | None, schema_db: str | None = None) -> Any:
     from ..distributed import logged_transactions, spark_pairs, write_parquet
     from ..distributed.driver import stitched
     from ..explain import ExplainPairsRun, explain_prepared
@@ -172,7 +187,8 @@ def _spark_graph(session: Any, names: list[str], mode: str, cost: Any, options: 
         if output_parquet is not None:
             write_parquet(session, run, output_parquet)
         return graph
-    pairs = ExplainPairsRun(names, Mode(mode), options, schema_paths=schema_paths)
+    pairs = ExplainPairsRun(names, Mode(mode), options, schema_paths=schema_paths,
+                            schema_db=schema_db)
     spark_pairs(session, names, pairs, verify_checksum=verify_checksum,
                 output_parquet=output_parquet)
     return explain_prepared(names, mode, pairs, cost_model=cost, lenient=lenient)

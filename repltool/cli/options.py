@@ -45,6 +45,12 @@ default_collation_option = click.option(
          "having no usable key (missing keys).")
 
 
+schema_db_option = click.option(
+    "--schema-db", metavar="DB",
+    help="The database of unqualified tables in --schema files (those no USE statement "
+         "or header comment places).")
+
+
 class SizeType(click.ParamType):
     """A size in bytes, the same syntax everywhere: ``1048576``, ``64k``, ``10M``, ``1.5MiB``,
     ``1G`` (powers of 1024, like MySQL's size variables)."""
@@ -220,3 +226,95 @@ def report_failures(failures) -> None:  # type: ignore[no-untyped-def]
         click.echo(f"repltool: skipped {printable(f.file)}: {printable(f.message)}", err=True)
     click.echo(f"repltool: {len(failures)} file(s) skipped (--keep-going)", err=True)
     raise click.exceptions.Exit(failures[0].exit_code)
+
+
+def window_options(command):  # type: ignore[no-untyped-def]
+    """``--start-position``, ``--stop-position``, ``--start-datetime``, ``--stop-datetime``,
+    ``--timezone``, ``--include-gtids``, ``--exclude-gtids``, ``--database``/``-d`` and
+    ``--table``.
+
+    The command receives them as one ``window`` argument, a
+    :class:`~repltool.binlog.window.Window` (inactive when none is given).
+    """
+    import functools
+
+    @click.option("--start-position", metavar="N|GTIDS",
+                  help="Start at offset N of the first file (dump: at that event, as "
+                       "mysqlbinlog; other commands: at the first transaction that starts "
+                       "there or later); or, for MariaDB logs, after these GTIDs "
+                       "(D-S-N[,...], one per domain).")
+    @click.option("--stop-position", metavar="N|GTIDS",
+                  help="Stop at offset N of the last file (dump: at the first event at or "
+                       "after N; other commands: before the first transaction that ends "
+                       "after N); or, for MariaDB logs, after these GTIDs (D-S-N[,...]).")
+    @click.option("--start-datetime", metavar="DATETIME",
+                  help="Leave out events (other commands: transactions) older than "
+                       "'YYYY-MM-DD hh:mm:ss', read in the time zone of the timezone "
+                       "option.")
+    @click.option("--stop-datetime", metavar="DATETIME",
+                  help="Stop at the first event (other commands: transaction) at or after "
+                       "this time, read in the time zone of the timezone option.")
+    @click.option("--timezone", "zone_name", default="UTC", show_default=True, metavar="ZONE",
+                  help="The time zone of --start-datetime/--stop-datetime and of the "
+                       "datetimes dump prints: UTC, local (the machine's, as mysqlbinlog "
+                       "uses) or an IANA name such as Europe/Paris.")
+    @click.option("--include-gtids", metavar="GTIDS",
+                  help="Only transactions in this GTID set (uuid:1-5,uuid:tag:3 or MariaDB "
+                       "0-1-5).")
+    @click.option("--exclude-gtids", metavar="GTIDS",
+                  help="Leave out transactions in this GTID set.")
+    @click.option("--database", "-d", "window_databases", multiple=True, metavar="DB",
+                  help="Only events of this database (dump: after --rewrite-db; other "
+                       "commands: transactions with a statement or rows event of it); "
+                       "repeatable.")
+    @click.option("--table", "window_tables", multiple=True, metavar="[DB.]TABLE",
+                  help="Only row events of this table (other commands: transactions with "
+                       "rows events of it), `table` or `db.table`; repeatable.")
+    @functools.wraps(command)
+    def wrapper(*args, start_position: str | None, stop_position: str | None,  # type: ignore[no-untyped-def]
+                start_datetime: str | None, stop_datetime: str | None,
+                include_gtids: str | None, exclude_gtids: str | None, zone_name: str,
+                window_databases: tuple[str, ...], window_tables: tuple[str, ...], **kwargs):
+        from ..binlog.window import Window, resolve_timezone
+        from .render import set_timezone
+        zone = resolve_timezone(zone_name)
+        set_timezone(zone)
+        window = Window.from_text(tz=zone,
+            start_position=start_position, stop_position=stop_position,
+            start_datetime=start_datetime, stop_datetime=stop_datetime,
+            include_gtids=include_gtids, exclude_gtids=exclude_gtids,
+            databases=window_databases, tables=window_tables)
+        return command(*args, window=window, **kwargs)
+
+    return wrapper
+
+
+def refuse_window(window, what: str) -> None:  # type: ignore[no-untyped-def]
+    """One line when a window cannot apply (``what``: the option it does not combine with)."""
+    if window is not None and window.active:
+        from ..errors import UsageError
+        raise UsageError(f"the window options (--start-position, --include-gtids, "
+                               f"--database, ...) are not available with {what}")
+
+
+def report_damage(damage) -> None:  # type: ignore[no-untyped-def]
+    """After a --keep-going run (a :class:`~repltool.binlog.damage.DamageLog`, or None
+    without it): one line per damaged region kept, then the exit status of the first."""
+    if damage is None:
+        return
+    for d in damage.regions:
+        click.echo(f"repltool: damaged region: {printable(d.reason)} ({d.skipped} bytes "
+                   "skipped)", err=True)
+    damage_exit(damage.first, damage.n)
+
+
+def damage_log(keep_going: bool, spark: object = None):  # type: ignore[no-untyped-def]
+    """A :class:`~repltool.binlog.damage.DamageLog` for --keep-going (None without it);
+    refused with --spark, whose tasks read whole files."""
+    if not keep_going:
+        return None
+    if spark is not None:
+        from ..errors import UsageError
+        raise UsageError("--keep-going is not available with --spark on this command")
+    from ..binlog.damage import DamageLog
+    return DamageLog()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+from datetime import datetime, timezone, tzinfo
 from typing import Any
 
 from ..binlog.events import (
@@ -72,27 +72,50 @@ def fit_table(console: Any, table: Any, width: int) -> Any:
     widths no smaller than each column's longest word (cells wrap only at spaces,
     so identifiers - GTIDs, file:pos, table and mode names - stay whole); a table
     whose longest words alone do not fit becomes a stack of ``column: value`` lines,
-    one block per row.
+    one block per row.  Only rich's public API is used: the table and its cells are
+    measured with :class:`rich.measure.Measurement`, widths set on copies of its
+    columns.
     """
     import copy
+
+    from rich.measure import Measurement
     wide = console.options.update_width(PIPE_WIDTH)
+    natural = Measurement.get(console, wide, table).maximum
+    if natural <= width:
+        return table
     table = copy.copy(table)
     table.columns = [copy.copy(c) for c in table.columns]
-    ranges = [table._measure_column(console, wide, c) for c in table.columns]
-    extra = table._extra_width
-    if sum(r.maximum for r in ranges) + extra <= width:
-        return table
-    mins = [r.maximum if c.no_wrap else r.minimum for r, c in zip(ranges, table.columns)]
+    ranges = [_content_range(console, wide, table, c) for c in table.columns]
+    # borders and padding, as rich lays the table out
+    extra = natural - sum(hi for _, hi in ranges)
+    mins = [hi if c.no_wrap else lo for (lo, hi), c in zip(ranges, table.columns)]
     room = width - extra - sum(mins)
     if room < 0:
         return stacked_table(table, width)
     # Share the room among the columns in proportion to what they would still take.
-    want = [r.maximum - m for r, m in zip(ranges, mins)]
+    want = [hi - m for (_, hi), m in zip(ranges, mins)]
     total_want = sum(want) or 1
-    widths = [m + (w * room) // total_want for m, w in zip(mins, want)]
-    for column, w in zip(table.columns, widths):
-        column.width = max(1, w - table._get_padding_width(column._index))
+    for column, m, w in zip(table.columns, mins, want):
+        column.width = max(1, m + (w * room) // total_want)
     return table
+
+
+def _content_range(console: Any, options: Any, table: Any, column: Any) -> tuple[int, int]:
+    """(minimum, maximum) width of a column's content, padding aside: its widest word,
+    and its widest cell on one line (header and footer included)."""
+    from rich.measure import Measurement
+    if column.width is not None:
+        return column.width, column.width
+    cells = [*([column.header] if table.show_header else []), *column.cells,
+             *([column.footer] if table.show_footer else [])]
+    sizes = [Measurement.get(console, options, cell) for cell in cells]
+    lo = max((m.minimum for m in sizes), default=1)
+    hi = max((m.maximum for m in sizes), default=1)
+    if column.min_width is not None:
+        lo, hi = max(lo, column.min_width), max(hi, column.min_width)
+    if column.max_width is not None:
+        lo, hi = min(lo, column.max_width), min(hi, column.max_width)
+    return lo, hi
 
 
 def stacked_table(table: Any, width: int = 80) -> Any:
@@ -114,7 +137,7 @@ def stacked_table(table: Any, width: int = 80) -> Any:
         return Text(wrapped, style=style, overflow="ignore")
 
     headers = [plain(c.header) for c in table.columns]
-    cells = [list(c._cells) for c in table.columns]
+    cells = [list(c.cells) for c in table.columns]
     lines: list[Any] = []
     if table.title:
         lines.append(line(plain(table.title), "bold"))
@@ -130,16 +153,26 @@ def stacked_table(table: Any, width: int = 80) -> Any:
     return Group(*lines)
 
 
+#: The zone datetimes are shown in (``--timezone``; set by each command).
+_zone: tzinfo = timezone.utc
+
+
+def set_timezone(zone: tzinfo) -> None:
+    """Show datetimes in ``zone`` from now on (``--timezone``)."""
+    global _zone
+    _zone = zone
+
+
 def _when(ts: int) -> str:
-    t = time.gmtime(ts)
-    return time.strftime("%y%m%d", t) + f" {t.tm_hour:2d}:{t.tm_min:02d}:{t.tm_sec:02d}"
+    t = datetime.fromtimestamp(ts, _zone)
+    return t.strftime("%y%m%d") + f" {t.hour:2d}:{t.minute:02d}:{t.second:02d}"
 
 
 def _usec(ts: int | None) -> str:
     if ts is None:
         return "n/a"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts // 1_000_000)) + \
-        f".{ts % 1_000_000:06d} UTC"
+    t = datetime.fromtimestamp(ts // 1_000_000, _zone)
+    return t.strftime("%Y-%m-%d %H:%M:%S") + f".{ts % 1_000_000:06d} {t.tzname() or 'UTC'}"
 
 
 def event_header(ev: Event) -> str:
@@ -305,6 +338,44 @@ def _gtid(b: GtidBody) -> tuple[str, list[str]]:
     return "\t".join(parts), lines
 
 
+# ---- paths ----
+
+class ShortPaths:
+    """Paths shortened to what tells them apart in text tables: their common directory
+    is dropped from every one and shown once (:meth:`header`), so that wide tables
+    wrap less at 80 columns.  Example: ``/data/mysql-bin.000001`` and
+    ``/data/mysql-bin.000002`` become ``mysql-bin.000001`` and ``mysql-bin.000002``
+    under ``files in /data/``."""
+
+    def __init__(self, paths: Any) -> None:
+        import os
+        names = list(dict.fromkeys(os.fspath(p) for p in paths))
+        try:
+            common = os.path.commonpath([os.path.dirname(p) for p in names]) if names else ""
+        except ValueError:              # absolute and relative paths mixed
+            common = ""
+        self.directory = "" if common in ("", os.curdir) else common
+        self._names = set(names)
+
+    def __call__(self, path: str) -> str:
+        """``path`` without the common directory (other strings unchanged)."""
+        import os
+        if not self.directory or path not in self._names:
+            return path
+        return os.path.relpath(path, self.directory)
+
+    @property
+    def header(self) -> str:
+        """``files in DIR/`` (empty when nothing was dropped)."""
+        import os
+        if not self.directory:
+            return ""
+        return f"files in {self.directory.rstrip(os.sep)}{os.sep}"
+
+    def names(self, paths: Any) -> list[str]:
+        return [self(p) for p in paths]
+
+
 # ---- stats ----
 
 #: Tables listed by the text output of ``stats`` (the title says when there are more).
@@ -315,7 +386,11 @@ def stats_tables(stats: Any) -> list[Any]:
     """rich renderables for a :class:`~repltool.stats.LogStats` (file-derived cells
     :func:`~repltool.escape.printable`; print them with :func:`make_console`)."""
     from rich.table import Table
+    from rich.text import Text
     out: list[Any] = []
+    short = ShortPaths(f.file for f in stats.files)
+    if short.header:
+        out.append(Text(printable(short.header)))
     files = Table(title="Files", show_lines=False)
     for col in ("file", "server", "bytes", "events", "transactions", "trunc.", "LC/SN trx",
                 "barriers", "mean window", "max window"):
@@ -323,7 +398,8 @@ def stats_tables(stats: Any) -> list[Any]:
     rows = list(stats.files) + ([stats.total] if len(stats.files) > 1 else [])
     for f in rows:
         c = f.clock
-        files.add_row(printable(f.file), printable(f.server_version or "-"), f"{f.size:,}",
+        files.add_row(printable(short(f.file)), printable(f.server_version or "-"),
+                      f"{f.size:,}",
                       f"{f.events:,}",
                       f"{f.transactions:,}", str(f.truncated_transactions),
                       f"{c.transactions:,}",
@@ -379,7 +455,6 @@ def stats_tables(stats: Any) -> list[Any]:
         if not items:
             continue
         if key == "duration" and not any(x.duration for x in items):
-            from rich.text import Text
             out.append(Text("Longest transactions: every transaction lasted less than a "
                             "second (from its first event to its last; the log's event "
                             "timestamps are whole seconds)"))
@@ -388,7 +463,7 @@ def stats_tables(stats: Any) -> list[Any]:
         for col in ("gtid", "file:pos", key, "events"):
             tt.add_column(col, justify="right" if col in (key, "events") else "left")
         for x in items:
-            tt.add_row(printable(x.gtid or "-"), printable(f"{x.file}:{x.pos}"),
+            tt.add_row(printable(x.gtid or "-"), printable(f"{short(x.file)}:{x.pos}"),
                        f"{getattr(x, key):,}",
                        f"{x.num_events:,}")
         out.append(tt)

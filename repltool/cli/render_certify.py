@@ -27,7 +27,11 @@ def certify_renderables(report: Any) -> list[Any]:
     head = Table(title="certify", show_header=False)
     head.add_column("what")
     head.add_column("value")
-    head.add_row("files", printable(", ".join(report.files)))
+    from .render import ShortPaths
+    short = ShortPaths(report.files)
+    if short.directory:
+        head.add_row("directory", printable(short.directory))
+    head.add_row("files", printable(", ".join(short.names(report.files))))
     head.add_row("log", "relay log" if report.relay_log else "binlog")
     head.add_row("mode", report.mode.value)
     cell, notes = _session_text(report)

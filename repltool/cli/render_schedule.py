@@ -78,13 +78,22 @@ def schedule_renderables(report: ScheduleReport) -> list[Any]:
     return out
 
 
+def _files_rows(t: Any, files: Any) -> None:
+    """The ``directory`` (common to the files, when there is one) and ``files`` rows."""
+    from .render import ShortPaths
+    short = ShortPaths(files)
+    if short.directory:
+        t.add_row("directory", printable(short.directory))
+    t.add_row("files", "\n".join(printable(f) for f in short.names(files)))
+
+
 def _summary(report: ScheduleReport) -> Any:
     from rich.table import Table
     sw, st, cfg = report.sweep, report.stats, report.config
     t = Table(title="Schedule simulation (LOGICAL_CLOCK applier)", show_header=False)
     t.add_column("what")
     t.add_column("value")
-    t.add_row("files", "\n".join(printable(f) for f in report.files))
+    _files_rows(t, report.files)
     trx = f"{st.transactions:,}"
     if st.truncated_skipped:
         trx += f" ({st.truncated_skipped} truncated skipped)"
@@ -351,7 +360,7 @@ def _maria_summary(rep: Any) -> Any:
     t = Table(title="Schedule simulation (MariaDB parallel replication)", show_header=False)
     t.add_column("what")
     t.add_column("value")
-    t.add_row("files", "\n".join(printable(f) for f in rep.files))
+    _files_rows(t, rep.files)
     t.add_row("event groups", f"{rep.transactions:,} in {rep.domains} domain(s), "
               f"{rep.commit_groups:,} primary group commits")
     flags = rep.flag_counts

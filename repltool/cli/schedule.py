@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from pathlib import Path
 
 import click
@@ -12,8 +12,9 @@ import click
 from ..errors import UsageError
 from ..schedule import Policy, SimConfig, parse_workers
 from ..schedule.source import CrashSpec, parse_cost, report_to_dict, schedule_report
-from .options import (inputs_argument, read_inputs, run_spark, spark_options,
-                      verify_checksum_option)
+from .options import (damage_log, inputs_argument, keep_going_option, read_inputs,
+                      refuse_window, report_damage, run_spark, schema_db_option, spark_options,
+                      verify_checksum_option, window_options)
 
 if TYPE_CHECKING:
     from ..distributed import SparkOptions
@@ -87,6 +88,7 @@ def _window(text: str) -> tuple[int, int]:
 @click.option("--schema", "schema_paths", multiple=True, type=click.Path(dir_okay=False),
               metavar="FILE", help="CREATE TABLE statements for the write sets of --retag / "
                                    "--compare (UNIQUE and FOREIGN keys); repeatable.")
+@schema_db_option
 @click.option("--parallel-mode", "mode_text", metavar="MODE,...|all",
               help="MariaDB logs: slave_parallel_mode(s) to simulate: none, minimal, "
                    "conservative (the default), optimistic, aggressive; 'all': every mode.")
@@ -97,7 +99,9 @@ def _window(text: str) -> tuple[int, int]:
 @click.option("--measured", "measured_path", type=click.Path(dir_okay=False),
               metavar="FILE", help="MariaDB logs: CSV of mode,threads,seconds your replica "
                                    "measured (threads 0 = serial): predicted vs measured.")
+@window_options
 @verify_checksum_option
+@keep_going_option
 @spark_options
 @click.pass_context
 def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, policy: str,
@@ -105,9 +109,10 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
              checkpoint_period: float, cost_spec: str, lenient: bool, fmt: str,
              plot_path: str | None, force: bool, window_text: str, crash_text: str | None,
              retag: str | None, compare_text: str | None, schema_paths: tuple[str, ...],
+             schema_db: str | None,
              mode_text: str | None, domain_threads: int, max_queued: int,
-             measured_path: str | None, verify_checksum: bool, spark: SparkOptions | None,
-             output_parquet: str | None) -> None:
+             measured_path: str | None, window: Any, verify_checksum: bool, keep_going: bool,
+             spark: SparkOptions | None, output_parquet: str | None) -> None:
     """Simulate the LOGICAL_CLOCK multi-threaded applier over logs.
 
     Reads binlogs or relay logs in order, takes each transaction's
@@ -127,9 +132,15 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
     (slave_parallel_mode, --parallel-mode; --workers are slave_parallel_threads
     counts, speed-ups are against the serial SQL thread); --retag/--compare
     still simulate MySQL clocks re-computed from their write sets.
+
+    With a window (--start-position, --include-gtids, --database, ...), only
+    the transactions in it are simulated, as if the logs held only them: the
+    first one starts a source file (a barrier); with --retag/--compare the
+    write-set history starts empty there.  --crash-at, GTIDs and #INDEX then
+    refer to the window's transactions.
     """
     workers = parse_workers(workers_text)
-    window = _window(window_text)
+    timeline = _window(window_text)
     if plot_path is not None and Path(plot_path).suffix.lower() not in _PLOT_SUFFIXES:
         raise UsageError(f"--plot {plot_path}: the file name must end in .png or .svg")
     from ..outputs import check_output
@@ -139,11 +150,15 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
     if retag is None and compare_text is None:
         from ..schedule.mariadb import is_mariadb_log
         if is_mariadb_log(files):
+            if keep_going:
+                raise UsageError("--keep-going is not available for MariaDB logs' applier "
+                                 "simulation (add --retag MODE)")
             if spark is not None or crash_text or plot_path:
                 raise UsageError("--spark, --crash-at and --plot are for MySQL's LOGICAL_CLOCK "
                                  "applier: not with MariaDB logs (or add --retag MODE)")
-            _schedule_mariadb(ctx, files, workers, cost_spec, fmt, schema_paths, mode_text,
-                              domain_threads, max_queued, measured_path, verify_checksum)
+            _schedule_mariadb(ctx, files, workers, cost_spec, fmt, schema_paths, schema_db,
+                              mode_text, domain_threads, max_queued, measured_path,
+                              verify_checksum, window)
             return
     if mode_text is not None or measured_path is not None:
         raise UsageError("--parallel-mode and --measured simulate MariaDB's applier: only for "
@@ -154,6 +169,7 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
                        checkpoint_group=checkpoint_group, lenient=lenient)
     cost = parse_cost(cost_spec)
     crash = CrashSpec.parse(crash_text) if crash_text is not None else None
+    damage = damage_log(keep_going, spark)
     if (retag or compare_text) and spark is not None:
         raise UsageError("--retag/--compare certify the logs in order here: not with --spark")
     if compare_text is not None:
@@ -164,18 +180,23 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
         if _clockless(files):
             modes = modes[1:]       # MariaDB / 5.6: nothing logged to compare against
         reports = [schedule_report(files, workers, config, cost, verify_checksum=verify_checksum,
-                                   retag=m, schema_paths=schema_paths) for m in modes]
+                                   retag=m, schema_paths=schema_paths, window=window,
+                                   schema_db=schema_db,
+                                   # each run reads the logs again: the first one reports
+                                   damage=damage if i == 0 else damage_log(keep_going))
+                   for i, m in enumerate(modes)]
         if fmt == "json":
             json.dump({"compare": [report_to_dict(r) for r in reports]}, sys.stdout, indent=2)
             sys.stdout.write("\n")
-            return
-        from .render import make_console
-        from .render_schedule import compare_renderables
-        color = (ctx.obj or {}).get("color")
-        make_console(color).print(
-            *compare_renderables(reports))
+        else:
+            from .render import make_console
+            from .render_schedule import compare_renderables
+            color = (ctx.obj or {}).get("color")
+            make_console(color).print(*compare_renderables(reports))
+        report_damage(damage)
         return
     if spark is not None:
+        refuse_window(window, "--spark")
         from ..distributed import spark_schedule_report
 
         def job(session, names):  # type: ignore[no-untyped-def]
@@ -190,26 +211,29 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
             files, workers, config, cost, verify_checksum=verify_checksum,
             trace=plot_path is not None, crash=crash,
             checkpoint_period=checkpoint_period or None, retag=retag,
-            schema_paths=schema_paths)
+            schema_paths=schema_paths, window=window, schema_db=schema_db, damage=damage)
     if plot_path is not None:
         from .render_schedule import write_plot
-        write_plot(report, plot_path, window, inputs, force=force)
+        write_plot(report, plot_path, timeline, inputs, force=force)
     if fmt == "json":
         json.dump(report_to_dict(report), sys.stdout, indent=2)
         sys.stdout.write("\n")
-        return
-    from .render import make_console
-    from .render_schedule import schedule_renderables
-    color = (ctx.obj or {}).get("color")
-    console = make_console(color)
-    for item in schedule_renderables(report):
-        console.print(item)
+    else:
+        from .render import make_console
+        from .render_schedule import schedule_renderables
+        color = (ctx.obj or {}).get("color")
+        console = make_console(color)
+        for item in schedule_renderables(report):
+            console.print(item)
+    report_damage(damage)
 
 
 def _schedule_mariadb(ctx: click.Context, files: tuple[str, ...], workers: list[int],
                       cost_spec: str, fmt: str, schema_paths: tuple[str, ...],
+                      schema_db: str | None,
                       mode_text: str | None, domain_threads: int, max_queued: int,
-                      measured_path: str | None, verify_checksum: bool) -> None:
+                      measured_path: str | None, verify_checksum: bool,
+                      window: Any = None) -> None:
     """``schedule`` on MariaDB logs: MariaDB's applier in each requested mode."""
     from ..schedule.mariadb import (DEFAULT_MODE, MariaConfig, maria_report_to_dict,
                                     maria_reports, read_measurements)
@@ -220,6 +244,7 @@ def _schedule_mariadb(ctx: click.Context, files: tuple[str, ...], workers: list[
     config = MariaConfig(domain_threads=domain_threads, max_queued=max_queued)
     reports = maria_reports(files, workers, modes, parse_cost(cost_spec), config=config,
                             verify_checksum=verify_checksum, schema_paths=schema_paths,
+                            schema_db=schema_db, window=window,
                             measurements=measurements)
     if fmt == "json":
         doc = (maria_report_to_dict(reports[0]) if len(reports) == 1

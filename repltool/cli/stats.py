@@ -11,11 +11,12 @@ import click
 from ..escape import printable
 from ..stats import LogStats, compute_clock_stats, compute_stats, stats_to_dict
 from .options import (
-    damage_exit, inputs_argument, keep_going_option, report_failures, run_spark, spark_options,
-    verify_checksum_option,
+    damage_exit, inputs_argument, keep_going_option, refuse_window,
+    report_failures, run_spark, spark_options, verify_checksum_option, window_options,
 )
 
 if TYPE_CHECKING:
+    from ..binlog.window import Window
     from ..distributed import SparkOptions
 
 
@@ -29,12 +30,13 @@ if TYPE_CHECKING:
               help="Only transactions and logical clocks: MySQL 8.0.2+ logs are read by "
                    "jumping over transaction bodies with transaction_length (events inside "
                    "transactions are then neither counted nor CRC-checked).")
+@window_options
 @verify_checksum_option
 @keep_going_option
 @spark_options
 @click.pass_context
 def stats(ctx: click.Context, files: tuple[str, ...], fmt: str, top: int, clock_only: bool,
-          verify_checksum: bool, keep_going: bool, spark: SparkOptions | None,
+          window: Window, verify_checksum: bool, keep_going: bool, spark: SparkOptions | None,
           output_parquet: str | None) -> None:
     """Summarise logs: versions, events by type, transactions, logical clocks.
 
@@ -46,10 +48,18 @@ def stats(ctx: click.Context, files: tuple[str, ...], fmt: str, top: int, clock_
     With --spark, each file is analysed by its own Spark task and the figures
     are merged on the driver (the same output); with --keep-going, files that
     cannot be read at all are listed and left out.
+
+    With a window (--start-position, --include-gtids, --database, ...), every
+    figure is of the transactions in it (events by type: their events), read
+    by the general reader.
     """
     if clock_only and keep_going:
         raise click.UsageError("--keep-going needs the event-by-event reader, not --clock-only")
     failures = ()
+    if clock_only:
+        refuse_window(window, "--clock-only")
+    if spark is not None:
+        refuse_window(window, "--spark")
     if spark is not None:
         if clock_only:
             raise click.UsageError("--clock-only is not available with --spark")
@@ -66,7 +76,7 @@ def stats(ctx: click.Context, files: tuple[str, ...], fmt: str, top: int, clock_
         from .progress import byte_progress
         with byte_progress(files, "stats") as progress:
             result = compute_stats(files, verify_checksum=verify_checksum, top=top,
-                                   keep_going=keep_going, progress=progress)
+                                   keep_going=keep_going, progress=progress, window=window)
     if fmt == "json":
         json.dump(stats_to_dict(result), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")

@@ -28,10 +28,12 @@ def _range(text: str) -> tuple[int, int]:
 
 
 @click.command()
-@click.option("-o", "--out", "out", required=True, type=click.Path(file_okay=False),
+@click.option("-o", "--output", "out", type=click.Path(file_okay=False), metavar="DIR",
               help="Directory to write the logs, schema.sql and ground-truth.json into "
                    "(all-or-nothing; refused when it holds files of these names or logs of "
-                   "an earlier run, unless --force).")
+                   "an earlier run, unless --force).  Required.")
+@click.option("--out", "old_out", type=click.Path(file_okay=False), default=None, hidden=True,
+              help="Old name of -o/--output (an output directory is -o/--output everywhere).")
 @click.option("--force", is_flag=True,
               help="Replace the files of an earlier run in DIR (and remove its logs this run "
                    "does not replace, so the index stays true).")
@@ -90,7 +92,7 @@ def _range(text: str) -> tuple[int, int]:
 @click.option("--ground-truth-rows", is_flag=True, help="Also put every row image in it.")
 @click.option("--db", default="shop", show_default=True)
 @click.option("--seed", type=int, default=1, show_default=True)
-def synth(out: str, force: bool, server_format: str | None, old_format: str | None,
+def synth(out: str | None, old_out: str | None, force: bool, server_format: str | None, old_format: str | None,
           server_version: str | None, relay_log: bool,
           transactions: int | None, size: int | None, max_binlog_size: int,
           max_relay_log_size: int | None, clients: int, think_us: int, sync_us: int,
@@ -108,6 +110,13 @@ def synth(out: str, force: bool, server_format: str | None, old_format: str | No
     schema.sql and ground-truth.json (the keys every GTID wrote).
     """
     from ..synth import ClockConfig, KeyDistribution, SynthOptions, WorkloadConfig, generate
+    if old_out is not None:
+        if out is not None and out != old_out:
+            raise click.UsageError("--out is the old name of -o/--output: give one")
+        click.echo("repltool: warning: synth --out is now -o/--output", err=True)
+        out = old_out
+    if out is None:
+        raise click.UsageError("Missing option '-o' / '--output'.")
     if old_format is not None:
         if server_format is not None and server_format != old_format:
             raise click.UsageError("--format is the old name of --server-generation: give one")

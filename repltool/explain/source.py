@@ -39,6 +39,8 @@ from .model import Graph, Node
 
 if TYPE_CHECKING:
     from ..binlog.transactions import Transaction
+    from ..binlog.damage import DamageLog
+    from ..binlog.window import Window
 
 RECORDED = "recorded"
 #: ``--mode`` values: the logged clocks, or one of certify's algorithms.
@@ -138,7 +140,8 @@ def _statement(trx: Transaction) -> str | None:
 def explain_log(paths: Paths, mode: str = RECORDED, *,
                 cost_model: CostModel | None = None, options: CertifyOptions | None = None,
                 schema_paths: Sequence[str | os.PathLike[str]] = (), lenient: bool = False,
-                verify_checksum: bool = True) -> Graph:
+                verify_checksum: bool = True, window: Window | None = None,
+                schema_db: str | None = None, damage: DamageLog | None = None) -> Graph:
     """Read logs and build their dependency :class:`Graph`.
 
     :param mode: ``recorded`` (the logged clocks) or a certify mode.
@@ -147,19 +150,26 @@ def explain_log(paths: Paths, mode: str = RECORDED, *,
     :param options: certification knobs (baseline, history size, GR garbage
         collection...); certify modes only.
     :param schema_paths: ``CREATE TABLE`` files for write-set extraction.
+    :param schema_db: the database of their unqualified tables (``--schema-db``).
+    :param damage: read with ``keep_going``: damaged regions are skipped and recorded
+        in it; the transactions they cut are truncated (not nodes).
     :param lenient: inconsistent clocks (and, in recorded mode, transactions
         without a clock) become barriers with warnings.
+    :param window: only the transactions in this window
+        (:meth:`repltool.binlog.window.Window.select`), as if the logs held only them.
     :raises UsageError: on an unknown mode.
     :raises ReplToolError: from reading, certifying or the clock rules.
     """
     files = tuple(path_list(paths))
     if mode == RECORDED:
-        return explain_prepared(files, mode, _recorded_source(files, verify_checksum),
+        return explain_prepared(files, mode,
+                                _recorded_source(files, verify_checksum, window, damage),
                                 cost_model=cost_model, lenient=lenient)
     if mode not in MODES:
         raise UsageError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
     run = _WritesetKeepingRun(files, Mode(mode), options, verify_checksum=verify_checksum,
-                              schema_paths=schema_paths)
+                              schema_paths=schema_paths, window=window, schema_db=schema_db,
+                              damage=damage)
     return explain_prepared(files, mode, run, cost_model=cost_model, lenient=lenient)
 
 
@@ -202,14 +212,20 @@ def explain_prepared(files: Sequence[str], mode: str, source: Any, *,
     return graph
 
 
-def _recorded_source(files: Sequence[str], verify_checksum: bool) -> tuple[Any, Any]:
+def _recorded_source(files: Sequence[str], verify_checksum: bool,
+                     window: Window | None = None,
+                     damage: DamageLog | None = None) -> tuple[Any, Any]:
     from ..binlog import ReadOptions, read_events
     from ..binlog.transactions import GROUPING_TYPES, group_transactions
     from ..schedule.source import SourceRotations
 
     rotations = SourceRotations()
-    options = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES)
-    return group_transactions(rotations.watch(read_events(list(files), options))), rotations
+    options = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES,
+                          keep_going=damage is not None)
+    events = rotations.watch(read_events(list(files), options))
+    trxs = group_transactions(damage.count(events) if damage is not None else events,
+                              keep_events=window is not None and window.needs_events)
+    return (window.select(trxs, files) if window is not None else trxs), rotations
 
 
 def _recorded_nodes(transactions: Iterable[Transaction], rotations: Any, model: CostModel,

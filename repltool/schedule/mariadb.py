@@ -74,6 +74,7 @@ from .sweep import knee
 
 if TYPE_CHECKING:
     from ..binlog.transactions import Transaction
+    from ..binlog.window import Window
     from ..writeset import TrxWriteset
 
 #: MariaDB's upper bound for ``slave_parallel_threads``.
@@ -545,7 +546,9 @@ def sweep_mariadb(transactions: Sequence[MariaTransaction], threads: Iterable[in
 def maria_transactions(paths: Sequence[str | os.PathLike[str]], *,
                        verify_checksum: bool = True, conflicts: bool = True,
                        schema_paths: Sequence[str | os.PathLike[str]] = (),
-                       warnings: list[str] | None = None) -> Iterator[MariaTransaction]:
+                       warnings: list[str] | None = None,
+                       schema_db: str | None = None,
+                       window: Window | None = None) -> Iterator[MariaTransaction]:
     """Read MariaDB logs into :class:`MariaTransaction` values (costs 0).
 
     ``domain_id`` comes from the GTID, ``flags2`` / ``commit_id`` as logged,
@@ -555,17 +558,30 @@ def maria_transactions(paths: Sequence[str | os.PathLike[str]], *,
     a table written without a usable key counts as one key (the applier
     scans and locks it), and FK parent keys count as written (the safe
     side: a parent S-lock only conflicts with a writer).  Truncated groups
-    are skipped (the applier discards them).
+    are skipped (the applier discards them).  With a ``window``
+    (:meth:`repltool.binlog.window.Window.select`), only its groups, as if the logs
+    held only them.
     """
     names = [os.fspath(p) for p in paths]
-    if conflicts:
+    if window is not None and window.active:
+        from dataclasses import replace
+
+        from ..binlog import read_transactions
+        from ..writeset import READ_OPTIONS, iter_writesets, load_schema
+        trxs = window.select(read_transactions(
+            names, replace(READ_OPTIONS, verify_checksum=verify_checksum),
+            keep_events=True), names)
+        schema = load_schema([os.fspath(p) for p in schema_paths], default_db=schema_db) \
+            if schema_paths and conflicts else None
+        pairs: Iterable[tuple[Transaction, TrxWriteset | None]] = (
+            iter_writesets(trxs, schema) if conflicts else ((t, None) for t in trxs))
+    elif conflicts:
         from ..writeset import read_writesets
         schema = None
         if schema_paths:
             from ..writeset import load_schema
-            schema = load_schema([os.fspath(p) for p in schema_paths])
-        pairs: Iterable[tuple[Transaction, TrxWriteset | None]] = read_writesets(
-            names, schema, verify_checksum=verify_checksum)
+            schema = load_schema([os.fspath(p) for p in schema_paths], default_db=schema_db)
+        pairs = read_writesets(names, schema, verify_checksum=verify_checksum)
     else:
         from ..binlog import ReadOptions, read_transactions
         from ..binlog.transactions import GROUPING_TYPES
@@ -742,7 +758,8 @@ def maria_reports(paths: Sequence[str | os.PathLike[str]], threads: Sequence[int
                   config: MariaConfig = MariaConfig(), verify_checksum: bool = True,
                   schema_paths: Sequence[str | os.PathLike[str]] = (),
                   measurements: Sequence[Measurement] = (),
-                  threshold: float = 0.05) -> list[MariaReport]:
+                  threshold: float = 0.05, schema_db: str | None = None,
+                  window: Window | None = None) -> list[MariaReport]:
     """Read MariaDB logs once and sweep ``threads`` in each of ``modes``.
 
     :param cost_model: a :class:`~repltool.schedule.cost.CostModel`.
@@ -754,7 +771,8 @@ def maria_reports(paths: Sequence[str | os.PathLike[str]], threads: Sequence[int
     with _w.catch_warnings(record=True) as caught:
         _w.simplefilter("always")
         sims = list(cost_model.apply(maria_transactions(  # type: ignore[attr-defined]
-            paths, verify_checksum=verify_checksum, schema_paths=schema_paths)))
+            paths, verify_checksum=verify_checksum, schema_paths=schema_paths,
+            schema_db=schema_db, window=window)))
     notes = tuple(dict.fromkeys(str(c.message) for c in caught))
     groups = 0
     previous: tuple[int, int | None] | None = None

@@ -35,7 +35,7 @@ import os
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..binlog import ReadOptions, read_events, read_transactions
 from ..binlog.constants import EventFlag, EventType
@@ -50,6 +50,10 @@ from .fastpath import simulate_fast
 from .model import SimConfig, SimResult, SimTransaction, SweepResult
 from .recovery import RecoveryReport, recover
 from .sweep import sweep
+
+if TYPE_CHECKING:
+    from ..binlog.damage import DamageLog
+    from ..binlog.window import Window
 
 #: Added to the linear model's description: its ``rows`` input is approximate.
 ROWS_CAVEAT = ("rows = number of rows events (row images are not decoded yet, "
@@ -220,17 +224,32 @@ def _map(transactions: Iterable[Transaction], relay: SourceRotations | None, len
 def read_sim_transactions(paths: Paths,
                           cost_model: CostModel | None = None, *,
                           verify_checksum: bool = True, lenient: bool = False,
-                          stats: SourceStats | None = None) -> Iterator[SimTransaction]:
+                          stats: SourceStats | None = None,
+                          window: Window | None = None,
+                          damage: DamageLog | None = None) -> Iterator[SimTransaction]:
     """Read logs (binlogs or relay logs) straight into simulator transactions.
+
+    :param window: only the transactions in this window
+        (:meth:`repltool.binlog.window.Window.select`); the first one begins a
+        source file (a barrier), as the first of a log would.
+    :param damage: read with ``keep_going``: damaged regions are skipped and recorded
+        in it; the transactions they cut are truncated (skipped, as the applier would).
 
     :raises ReplToolError: as :func:`~repltool.binlog.read_events` and
         :func:`transactions_to_sim`.
     """
     rotations = SourceRotations()
-    options = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES)
-    events = rotations.watch(read_events(path_list(paths), options))
-    return transactions_to_sim(group_transactions(events), cost_model, relay=rotations,
-                               lenient=lenient, stats=stats)
+    options = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES,
+                          keep_going=damage is not None)
+    names = path_list(paths)
+    events = rotations.watch(read_events(names, options))
+    if damage is not None:
+        events = damage.count(events)
+    trxs: Iterable[Transaction] = group_transactions(
+        events, keep_events=window is not None and window.needs_events)
+    if window is not None:
+        trxs = window.select(trxs, names)
+    return transactions_to_sim(trxs, cost_model, relay=rotations, lenient=lenient, stats=stats)
 
 
 # ---- cost models by name ----
@@ -353,7 +372,10 @@ def certified_sim_transactions(paths: Sequence[str | os.PathLike[str]], mode: st
                                cost_model: CostModel | None = None, *,
                                verify_checksum: bool = True,
                                schema_paths: Sequence[str | os.PathLike[str]] = (),
-                               stats: SourceStats | None = None) -> Iterator[SimTransaction]:
+                               schema_db: str | None = None,
+                               stats: SourceStats | None = None,
+                               window: Window | None = None,
+                               damage: DamageLog | None = None) -> Iterator[SimTransaction]:
     """Simulator input with the logical clocks :mod:`repltool.certify` computes.
 
     The logs are read once; each transaction's write set is extracted and
@@ -376,7 +398,8 @@ def certified_sim_transactions(paths: Sequence[str | os.PathLike[str]], mode: st
     def sims() -> Iterator[SimTransaction]:
         run = CertifyRun(paths, mode_, CertifyOptions(baseline=Baseline.SERIAL)
                          if _clockless(paths) else None,
-                         verify_checksum=verify_checksum, schema_paths=schema_paths)
+                         verify_checksum=verify_checksum, schema_paths=schema_paths,
+                         window=window, schema_db=schema_db, damage=damage)
         st.warnings.extend(w for w in run.warnings if w not in st.warnings)
         previous: str | None = None
         for trx, result in run:
@@ -411,8 +434,14 @@ def schedule_report(paths: Paths, workers: Sequence[int],
                     verify_checksum: bool = True, trace: bool = False,
                     crash: CrashSpec | None = None, checkpoint_period: float | None = 0.3,
                     threshold: float = 0.05, retag: str | None = None,
-                    schema_paths: Sequence[str | os.PathLike[str]] = ()) -> ScheduleReport:
+                    schema_paths: Sequence[str | os.PathLike[str]] = (),
+                    window: Window | None = None,
+                    schema_db: str | None = None,
+                    damage: DamageLog | None = None) -> ScheduleReport:
     """Read the logs, sweep ``workers``, and optionally replay a crash.
+
+    ``window``: simulate only the transactions in it; ``damage``: read with ``keep_going``
+    (see :func:`read_sim_transactions`).
 
     The trace (``trace=True`` or a ``crash``) comes from one more run with
     the recommended worker count.
@@ -425,11 +454,14 @@ def schedule_report(paths: Paths, workers: Sequence[int],
     if retag is not None:
         sims = SimColumns(certified_sim_transactions(paths, retag, cost_model,
                                                      verify_checksum=verify_checksum,
-                                                     schema_paths=schema_paths, stats=stats))
+                                                     schema_paths=schema_paths, stats=stats,
+                                                     window=window, schema_db=schema_db,
+                                                     damage=damage))
     else:
         sims = SimColumns(read_sim_transactions(paths, cost_model,
                                                 verify_checksum=verify_checksum,
-                                                lenient=config.lenient, stats=stats))
+                                                lenient=config.lenient, stats=stats,
+                                                window=window, damage=damage))
     return report_from_sims(paths, sims, stats, workers, config, cost_model, trace=trace,
                             crash=crash, checkpoint_period=checkpoint_period,
                             threshold=threshold, clocks=retag or "recorded")

@@ -88,3 +88,74 @@ def test_clean_file_keep_going_is_identical(corpus: Path, capsys: pytest.Capture
     plain = capsys.readouterr().out
     assert run(["dump", "--keep-going", "--format", "jsonl", str(corpus / SMALL)]) == 0
     assert capsys.readouterr().out == plain
+
+
+APE = "mysql/apecloud/tests__parse_file_tests__mysql-bin.000080"
+
+
+def _views():  # type: ignore[no-untyped-def]
+    def certify(out: str):  # type: ignore[no-untyped-def]
+        return [(r["gtid"], r["computed"], r["depends_on"]["reason"])
+                for r in map(json.loads, out.splitlines())]
+
+    def explain(out: str):  # type: ignore[no-untyped-def]
+        d = json.loads(out)
+        return d["transactions"], d["critical_path"], d["edges"], d["reasons"]
+
+    def schedule(out: str):  # type: ignore[no-untyped-def]
+        d = json.loads(out)
+        return d["transactions"], d["critical_path"], [r["makespan"] for r in d["runs"]]
+
+    return {
+        "certify": (["certify", "--format", "jsonl", "--mode", "writeset"], certify),
+        "explain": (["explain", "--format", "json", "--mode", "writeset"], explain),
+        "explain-recorded": (["explain", "--format", "json"], explain),
+        "schedule": (["schedule", "--format", "json", "--workers", "1,2"], schedule),
+        "schedule-retag": (["schedule", "--format", "json", "--workers", "1,2", "--retag",
+                            "writeset"], schedule),
+        "schedule-compare": (["schedule", "--format", "json", "--workers", "1,2", "--compare",
+                              "writeset"],
+                             lambda out: [schedule(json.dumps(r))
+                                          for r in json.loads(out)["compare"]]),
+    }
+
+
+@pytest.mark.parametrize("command", list(_views()))
+def test_keep_going_skips_the_damaged_transaction(corpus: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str],
+                                                  command: str) -> None:
+    """A CRC32 damaged inside transaction 3's Xid event: with --keep-going the command
+    goes on, and its result is the same command's on the log without that transaction
+    (the applier discards a transaction without its end); the exit status is the
+    damage's, and stderr names the damaged region."""
+    src = corpus / APE
+    trxs = list(read_transactions(src))
+    victim = trxs[3]
+    bad = tmp_path / "bad.bin"
+    _damage(src, bad, [victim.end_offset - 6])
+    data = src.read_bytes()
+    without = tmp_path / "without.bin"
+    without.write_bytes(data[:trxs[0].start.offset] + b"".join(
+        data[t.start.offset:t.end_offset] for t in trxs if t is not victim))
+    base, view = _views()[command]
+    assert run([*base, str(bad)]) == ExitStatus.CHECKSUM              # strict: stops
+    capsys.readouterr()
+    assert run([*base, "--keep-going", str(bad)]) == ExitStatus.CHECKSUM
+    kept, err = capsys.readouterr()
+    assert "repltool: damaged region: " in err and "ChecksumMismatch" not in err.split(
+        "damaged region: ")[0]
+    assert run([*base, str(without)]) == 0
+    expected = capsys.readouterr().out
+    assert view(kept) == view(expected)
+    assert run([*base, str(src)]) == 0
+    assert view(capsys.readouterr().out) != view(kept)      # the victim counted there
+
+
+def test_keep_going_refused_where_it_cannot_apply(corpus: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    out_dir = tmp_path / "out"
+    assert run(["certify", "--keep-going", "--pk-only", "--mode", "writeset", "--output",
+                str(out_dir), str(corpus / APE)]) == ExitStatus.USAGE
+    assert "--keep-going is not available with --output" in capsys.readouterr().err
+    assert run(["explain", "--keep-going", "--spark", str(corpus / APE)]) == ExitStatus.USAGE
+    assert "--keep-going is not available with --spark" in capsys.readouterr().err

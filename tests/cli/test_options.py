@@ -49,6 +49,20 @@ def test_synth_server_generation_and_the_old_format_name(cli, tmp_path: Path) ->
     assert "give one" in err
 
 
+def test_synth_output_and_the_old_out_name(cli, tmp_path: Path) -> None:
+    """-o/--output is synth's output directory, as everywhere; --out still works, warned."""
+    _, err = cli("synth", "--output", tmp_path / "a", "-n", "20")
+    assert "warning" not in err and (tmp_path / "a" / "binlog.000001").is_file()
+    _, err = cli("synth", "--out", tmp_path / "b", "-n", "20")
+    assert "repltool: warning: synth --out is now -o/--output" in err
+    assert (tmp_path / "b" / "binlog.000001").read_bytes() == \
+        (tmp_path / "a" / "binlog.000001").read_bytes()
+    _, err = cli("synth", "--out", tmp_path / "c", "-o", tmp_path / "d", "-n", "20", expect=2)
+    assert "give one" in err
+    _, err = cli("synth", "-n", "20", expect=2)
+    assert "Missing option '-o' / '--output'" in err
+
+
 def test_warnings_are_on_stderr_with_the_prefix(cli, corpus: Path, tmp_path: Path) -> None:
     """certify (its re-tag notes included) and explain: warnings never in stdout."""
     log = corpus / "mariadb" / "rotation" / "mysql-bin.000001"
