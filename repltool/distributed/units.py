@@ -45,7 +45,7 @@ class FileFailure:
 
 @dataclass(frozen=True)
 class _Task:
-    kind: str                     # "stats" | "transactions" | "pairs" | "certify" | "check"
+    kind: str                     # "stats" | "transactions" | "pairs" | "certify" | "check[part]"
     verify_checksum: bool = True
     keep_going: bool = False
     top: int = 5
@@ -77,6 +77,7 @@ class _Result:
     first: Any = None             # pairs: the first transaction read (slim)
     names_needed: frozenset[str] = frozenset()   # check: tables whose keys were unknown here
     names_seen: frozenset[str] = frozenset()     # check: tables a FULL-metadata Table_map named
+    w001: Any = None              # check parts: W001's first clock and last sequence_number
 
 
 def _failure(exc: ReplToolError, unit: _Unit) -> FileFailure:
@@ -140,6 +141,9 @@ def _run_unit(task: _Task, unit: _Unit) -> _Result:
     if task.kind == "check":
         from .checkjob import check_unit
         return check_unit(task, unit)
+    if task.kind == "checkpart":
+        from .checkjob import check_part_unit
+        return check_part_unit(task, unit)
     return _transactions_unit(task, unit)
 
 

@@ -211,3 +211,33 @@ def test_writeset_and_commit_order_are_certified_on_executors(spark, rotated: li
     spark_pairs(spark, relay, run)
     assert not run.certified_elsewhere
     assert [result_row(c) for c in run] == [result_row(c) for c in CertifyRun(relay, mode)]
+
+
+# ---- check: rules on the executors, cross-file rules merged on the driver (issue 15) ----
+
+def test_check_runs_the_rules_on_executors(spark, cli, rotated: list[Path], tmp_path: Path,
+                                          split_relay: list[Path],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Binlogs: the driver merges per-part findings (no event digests), with G001 across
+    files (copies of two files) and T001 over all; relay logs take the digest replay."""
+    import shutil
+    from repltool.check import engine
+    merged: list[int] = []
+    real = engine.merge_parts
+
+    def counting(paths, *args, **kw):
+        merged.append(len(paths))
+        return real(paths, *args, **kw)
+    monkeypatch.setattr(engine, "merge_parts", counting)
+    copies = [shutil.copy(rotated[3], tmp_path / "copy.000001"),
+              shutil.copy(rotated[40], tmp_path / "copy.000002")]
+    files = rotated[:20] + copies + rotated[20:]
+    report = check_json(cli, "--min-parallelism", "50", *files, expect=1)
+    rules = {f["rule"] for f in report["findings"]}
+    assert {"G001", "T001"} <= rules
+    assert merged == [len(files)]
+    small = require_corpus() / "mariadb" / "small" / "mysql-bin.000001"
+    check_json(cli, "--schema", small.parent / "schema.sql", small, expect=0)
+    assert merged == [len(files), 1]
+    check_json(cli, *split_relay, expect=0)
+    assert merged == [len(files), 1]
