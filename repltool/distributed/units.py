@@ -78,6 +78,7 @@ class _Result:
     names_needed: frozenset[str] = frozenset()   # check: tables whose keys were unknown here
     names_seen: frozenset[str] = frozenset()     # check: tables a FULL-metadata Table_map named
     w001: Any = None              # check parts: W001's first clock and last sequence_number
+    written: Any = None           # certify --output: ("written", reports) | ("unseen", host) | ...
 
 
 def _failure(exc: ReplToolError, unit: _Unit) -> FileFailure:
