@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import zlib
 from array import array
-from itertools import accumulate
+from itertools import accumulate, repeat
 from operator import sub as _sub
 from typing import Any, Iterator, Sequence
 
@@ -140,13 +140,16 @@ def unpack(columns: Columns) -> list[Any]:
                 getattr(f, "kw_only", False) for f in dataclasses.fields(cls)):
             names = columns.names
             return [cls(**dict(zip(names, row))) for row in zip(*cols)]
+    fields = getattr(cls, "_fields", None)
+    if issubclass(cls, tuple) and fields is not None and tuple(fields) == columns.names:
+        return list(map(tuple.__new__, repeat(cls), zip(*cols)))    # NamedTuple: no frames
     return [cls(*row) for row in zip(*cols)]
 
 
 def _values(col: tuple[Any, ...], n: int) -> list[Any]:
     kind = col[0]
     if kind == "b":
-        return [bool(b) for b in col[1]]
+        return list(map(bool, col[1]))
     if kind in ("i", "d"):
         ints = array("q")
         ints.frombytes(zlib.decompress(col[1]))
@@ -160,7 +163,7 @@ def _values(col: tuple[Any, ...], n: int) -> list[Any]:
         refs = array("I")
         refs.frombytes(zlib.decompress(col[2]))
         table = col[1]
-        return [table[i] for i in refs]
+        return list(map(table.__getitem__, refs))
     if kind == "n":
         prefixes = _values(col[1], n)
         numbers = array("q")
