@@ -145,13 +145,34 @@ def retag_logs(paths: Sequence[str | os.PathLike[str]], clocks: ClockMap,
         renamed are restored).
     """
     with check_output_dir(paths, out_dir, force=force) as outputs:
-        reports = []
-        for p in paths:
-            reports.append(rewrite_log(p, outputs.stage(Path(p).name),
-                                       clocks.by_file.get(os.fspath(p), ClockColumns()),
+        return retag_staged(outputs, paths, clocks, encoding=encoding)
+
+
+def retag_staged(outputs: OutputSet, paths: Sequence[str | os.PathLike[str]],
+                 clocks: ClockMap, *, encoding: str = "mysql",
+                 written: Sequence[RewriteReport | Exception | None] | None = None
+                 ) -> tuple[RewriteReport, ...]:
+    """:func:`retag_logs` into an entered :class:`OutputSet`, committed at the end.
+
+    :param written: the copies are already in the staging directory, written
+        elsewhere (``certify --spark``: by the executors, one entry per path:
+        its report, or the error that stopped it, raised here in input order).
+    """
+    reports = []
+    for i, p in enumerate(paths):
+        dst = outputs.stage(Path(p).name)
+        if written is None:
+            reports.append(rewrite_log(p, dst, clocks.by_file.get(os.fspath(p), ClockColumns()),
                                        encoding=encoding))
-        outputs.commit()
-        return tuple(_renamed(r, outputs.directory) for r in reports)
+            continue
+        done = written[i]
+        if isinstance(done, Exception):
+            raise done
+        if done is None:
+            raise CertifyError(f"{p}: no re-tagged copy was written")
+        reports.append(done)
+    outputs.commit()
+    return tuple(_renamed(r, outputs.directory) for r in reports)
 
 
 def _renamed(report: RewriteReport, out: Path) -> RewriteReport:

@@ -21,7 +21,8 @@ import zlib
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterator
+from itertools import accumulate
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from ..binlog import EventFlag, EventType, FileInfo, ReadOptions, read_events, type_name
 from ..binlog.events import Event, GtidListBody, PreviousGtidsBody
@@ -32,7 +33,7 @@ from ..errors import (
 )
 from ..paths import Paths, path_list
 from .config import CheckConfig
-from .model import TOTAL, CheckReport, FileResult, Finding, Totals
+from .model import TOTAL, CheckPart, CheckReport, FileResult, Finding, Totals
 from .rules import FATAL_RULES, RULES, WRITESET_RULES, Severity
 from .writesets import SKIP_REASON, WritesetProvider, builtin_provider
 
@@ -210,6 +211,9 @@ class _Checker:
         self.violations: list[object] = []
         self.ws_unknown = 0
         self.last_gtid_pos: object = None
+        self.duplicates: list[tuple[object, int, int, int]] | None = None  # check_part: G001s
+        self.w001_first: tuple[int, int] | None = None   # check_part: first clock W001 saw
+        self.w001_last: int | None = None
         ws_events = provider is not None and getattr(provider, "needs_events", False)
         # a provider with feed() folds each transaction's events as they stream
         self.tap = getattr(provider, "feed", None) if ws_events else None
@@ -240,13 +244,15 @@ class _Checker:
         self.finish()
         if self.window is not None:
             self.findings = [f for f in self.findings if self._in_window(f)]
+        return self.report(tuple(f.result() for f in self.files.values()))
+
+    def report(self, files: tuple[FileResult, ...]) -> CheckReport:
         order = {c: n for n, c in enumerate(RULES)}
         file_order = {p: n for n, p in enumerate(self.paths)}
         self.findings.sort(key=lambda f: (file_order.get(f.file, len(file_order)),
                                           f.offset if f.offset is not None else -1,
                                           order[f.rule]))
-        return CheckReport(tuple(f.result() for f in self.files.values()),
-                           tuple(self.findings), tuple(self.active), self.skipped,
+        return CheckReport(files, tuple(self.findings), tuple(self.active), self.skipped,
                            Totals(self.total.work, self.total_barriers, self.total.depth),
                            configuration=self.cfg.source)
 
@@ -391,11 +397,16 @@ class _Checker:
         if trx.truncated:
             pass                            # not committed: re-delivery is not a duplicate
         elif earlier is not None:
-            self.emit("G001", f.path, where, f"GTID {gtid} was already committed at "
-                      f"{self.paths[earlier[0]]}:{earlier[1]}")
+            self.duplicate(f.path, where, gtid, earlier)
+            if self.duplicates is not None:
+                self.duplicates.append((seen_key, seen_no, f.index, where))
         else:
             self.seen.add(seen_key, seen_no, f.index, where)
         self._gno(f, key, gno, gtid, where)
+
+    def duplicate(self, path: str, where: int, gtid: str, earlier: tuple[int, int]) -> None:
+        self.emit("G001", path, where, f"GTID {gtid} was already committed at "
+                  f"{self.paths[earlier[0]]}:{earlier[1]}")
 
     def _gno(self, f: _File, key: object, gno: int, gtid: str, where: int) -> None:
         last = f.last_gno.get(key)
@@ -475,6 +486,8 @@ class _Checker:
         if self.safety is None:
             from ..certify import SafetyChecker
             self.safety = SafetyChecker()
+            self.w001_first = (lc, sn)
+        self.w001_last = sn
         gtid = trx.gtid if trx.gtid and trx.gtid != "ANONYMOUS" else None
         ct = CertTransaction(gtid=gtid, pos=trx.start, file=f.path, recorded=(lc, sn),
                              writeset=hashes)
@@ -489,8 +502,7 @@ class _Checker:
         for f in self.files.values():
             fi = f.fi
             if fi is not None and fi.in_use and f.index < last:
-                self.emit("S005", f.path, 4, "the in-use flag is set but later files follow: the "
-                          "server crashed while writing this file", "FORMAT_DESCRIPTION_EVENT")
+                self.in_use(f.path)
             if f.saturated:
                 self.emit("C007", f.path, None, f"{f.saturated} of {f.clocked} transactions "
                           "have a saturated delta16 clock (65535 or more apart)")
@@ -521,6 +533,10 @@ class _Checker:
                       f"{self.ws_unknown} transactions have no known write set{tables}: "
                       "W001 could not check them; give --schema, or log with "
                       "binlog_row_metadata=FULL")
+
+    def in_use(self, path: str) -> None:
+        self.emit("S005", path, 4, "the in-use flag is set but later files follow: the "
+                  "server crashed while writing this file", "FORMAT_DESCRIPTION_EVENT")
 
     def _totals(self) -> None:
         work, span = self.total.work, self.total.depth
@@ -605,6 +621,38 @@ class _Committed:
         return None
 
 
+    def runs(self) -> Iterator[tuple[object, int, int, array]]:
+        """Every run: (source, first number, file index, offsets), by source then number."""
+        for key, starts in self._starts.items():
+            for start, (file, offsets) in zip(starts, self._runs[key]):
+                yield key, start, file, offsets
+
+    def overlapping(self, key: object, first: int, count: int
+                    ) -> Iterator[tuple[int, int, int]]:
+        """(number, file index, offset) of the committed numbers in ``first .. first+count-1``."""
+        starts = self._starts.get(key)
+        if not starts:
+            return
+        end = first + count
+        i = max(bisect_right(starts, first) - 1, 0)
+        runs = self._runs[key]
+        while i < len(starts) and starts[i] < end:
+            file, offsets = runs[i]
+            lo, hi = max(first, starts[i]), min(end, starts[i] + len(offsets))
+            for no in range(lo, hi):
+                yield no, file, offsets[no - starts[i]]
+            i += 1
+
+    def add_run(self, key: object, first: int, file: int, offsets: array) -> None:
+        """Add numbers ``first ..`` at ``offsets``: none of them may be committed yet."""
+        starts = self._starts.setdefault(key, [])
+        runs = self._runs.setdefault(key, [])
+        i = bisect_right(starts, first)
+        starts.insert(i, first)
+        runs.insert(i, (file, offsets))
+        self._tail[key] = (first, file, offsets)
+
+
 def _previous_key(key: object) -> object:
     """Previous_gtids keys are (UUID, tag); the GTID text gives (str, tag)."""
     if isinstance(key, tuple):
@@ -643,3 +691,127 @@ class _Stream:
                 self.next_index = index + 1
                 return
             f.fi = f.fi or (info[0] if info else None)
+
+
+# ---- parts (check --spark): each part checked where it is read, merged in input order ----
+
+def check_part(paths: Paths, config: CheckConfig | None = None, *,
+               writesets: WritesetProvider | None | object = _BUILTIN) -> CheckPart:
+    """:func:`check_files` on consecutive files, with what :func:`merge_parts` needs.
+
+    :raises InputError: as :func:`check_files`.
+    """
+    import zlib as _zlib
+    from dataclasses import replace
+    names = [os.fspath(p) for p in path_list(paths)]
+    for name in names:
+        require_readable(name)
+    provider = builtin_provider() if writesets is _BUILTIN else writesets
+    ck = _Checker(names, config or CheckConfig(), provider, read_events)  # type: ignore[arg-type]
+    ck.duplicates = []
+    last: list[Transaction] = []
+    count = ck.transaction
+
+    def transaction(trx: Transaction) -> None:
+        if last:
+            last[0] = trx
+        else:
+            last.append(trx)
+        count(trx)
+    ck.transaction = transaction  # type: ignore[method-assign]
+    report = ck.run()
+    stopped = [i for i, f in enumerate(report.files) if f.stopped is not None]
+    trx = last[0] if last else None
+    open_end = bool(trx is not None and trx.truncated and report.files
+                    and report.files[-1].stopped is None
+                    and names.index(trx.start.file) > (stopped[-1] if stopped else -1))
+    committed = []
+    for key, start, file, offsets in ck.seen.runs():
+        deltas = array("q", [offsets[0]]) + array(
+            "q", (b - a for a, b in zip(offsets, offsets[1:])))
+        committed.append((key, start, file, _zlib.compress(deltas.tobytes(), 1)))
+    unknown = getattr(provider, "unknown_key_tables", None) or ()
+    return CheckPart(report, tuple(committed), tuple(ck.duplicates),
+                     tuple(replace(t, events=()) for t in ck.truncated), ck.ws_unknown,
+                     tuple(unknown), (ck.w001_first, ck.w001_last), open_end)
+
+
+def w001_continues(previous: int | None, first: tuple[int, int] | None) -> bool:
+    """Whether W001's first clock of a part is no barrier after ``previous``, the last
+    sequence_number W001 saw before the part (then the part must be checked with the one
+    before it: a conflict may cross)."""
+    if first is None or previous is None or previous == 0:
+        return False
+    lc, sn = first
+    return lc != 0 and sn != 0 and previous < sn <= previous + 1
+
+
+class _Merged:
+    """The merged parts' provider: only the tables whose keys were unknown."""
+
+    needs_events = False
+
+    def __init__(self) -> None:
+        self.unknown_key_tables: dict[str, None] = {}
+
+
+def merge_parts(paths: Paths, config: CheckConfig | None,
+                parts: Iterable[tuple[int, CheckPart]], *, writesets: bool = True
+                ) -> CheckReport:
+    """The :func:`check_files` report of ``paths`` from its parts, in input order.
+
+    :param parts: (index in ``paths`` of the part's first file, :func:`check_part`'s
+        result); the parts cover ``paths`` in order, none of whose names repeats.
+        A part's W001 must begin with a barrier (see :func:`w001_continues`) and no
+        part may be a relay log (their clock segments cross files).
+    :param writesets: whether the parts had a write-set provider.
+    """
+    import zlib as _zlib
+    names = [os.fspath(p) for p in path_list(paths)]
+    merged = _Merged()
+    ck = _Checker(names, config or CheckConfig(), merged if writesets else None)
+    results: list[FileResult] = []
+    redone = {"G001", "R002", "S005"}
+    last = len(names) - 1
+    for first, part in parts:
+        for i, fr in enumerate(part.report.files):
+            results.append(fr)
+            if fr.in_use and first + i < last:
+                ck.in_use(fr.file)
+        ck.findings.extend(f for f in part.report.findings
+                           if f.file != TOTAL and f.rule not in redone)
+        for key, start, file, packed in part.committed:
+            offsets = array("q")
+            offsets.frombytes(_zlib.decompress(packed))
+            offsets = array("q", accumulate(offsets))
+            taken = {}
+            for no, efile, eoff in ck.seen.overlapping(key, start, len(offsets)):
+                taken[no] = (efile, eoff)
+                where = offsets[no - start]
+                ck.duplicate(names[first + file], where, _gtid_text(key, no), (efile, eoff))
+            if not taken:
+                ck.seen.add_run(key, start, first + file, offsets)
+                continue
+            for i, where in enumerate(offsets):
+                if start + i not in taken:
+                    ck.seen.add(key, start + i, first + file, where)
+        for key, no, file, where in part.duplicates:
+            earlier = ck.seen.get(key, no)
+            assert earlier is not None
+            ck.duplicate(names[first + file], where, _gtid_text(key, no), earlier)
+        ck.truncated.extend(part.truncated)  # type: ignore[arg-type]
+        totals = part.report.totals
+        ck.total.work += totals.clocked
+        ck.total.depth += totals.span
+        ck.total_barriers += totals.barriers
+        ck.ws_unknown += part.unresolved
+        merged.unknown_key_tables.update(dict.fromkeys(part.unknown_tables))
+    ck.finish()
+    return ck.report(tuple(results))
+
+
+def _gtid_text(key: object, no: int) -> str:
+    """The GTID text of a :func:`_seen_key` (source, number)."""
+    if isinstance(key, tuple):                         # MariaDB ("maria", "domain-server")
+        return f"{key[1]}-{no}"
+    return f"{key}:{no}"

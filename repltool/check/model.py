@@ -118,3 +118,32 @@ class CheckReport:
         for f in self.findings:
             out[f.rule] = out.get(f.rule, 0) + 1
         return dict(sorted(out.items()))
+
+
+@dataclass(frozen=True)
+class CheckPart:
+    """One part of a check (some consecutive files read as one ordered sequence) and the
+    state the rules across parts need (``check --spark`` merges parts in input order).
+
+    :ivar report: the part's own check; its findings about all files (T001, T002,
+        W003), G001, R002 and S005 are made again when the parts are merged.
+    :ivar committed: the GTIDs committed in the part, first occurrences, as runs:
+        (source, first number, file index in the part, zlib-compressed int64
+        deltas of the transactions' offsets).
+    :ivar duplicates: the part's G001s: (source, number, file index, offset).
+    :ivar truncated: the part's transactions without an end event (no events).
+    :ivar unresolved: transactions with no known write set; ``unknown_tables``
+        the tables that caused it, first seen first.
+    :ivar w001: the first (last_committed, sequence_number) W001 saw and the last
+        sequence_number (None: W001 saw nothing).
+    :ivar open_end: the last file ends inside a transaction (the next file may continue it).
+    """
+
+    report: CheckReport
+    committed: tuple[tuple[object, int, int, bytes], ...] = ()
+    duplicates: tuple[tuple[object, int, int, int], ...] = ()
+    truncated: tuple[object, ...] = ()
+    unresolved: int = 0
+    unknown_tables: tuple[str, ...] = ()
+    w001: tuple[tuple[int, int] | None, int | None] = (None, None)
+    open_end: bool = False

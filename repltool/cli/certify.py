@@ -113,9 +113,12 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
     overlap an earlier writer of its key is raised to that writer (a
     warning counts them).
 
-    With --spark (report mode only, not with --output), files are read and
-    write sets extracted by one Spark task per file; the driver certifies the
-    transactions in input order (the same output).
+    With --spark, files are read and write sets extracted by one Spark task
+    per file; writeset and commit-order certify binlogs there too (and with
+    --output the executors write the re-tagged copies into a staging
+    directory the driver commits all or none: DIR must be visible to every
+    executor), other modes are certified on the driver in input order (the
+    same output).
 
     With a window (--start-position, --include-gtids, --database, ...), only
     the transactions in it are certified, as if the logs held only them (the
@@ -123,7 +126,7 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
     window, since a re-tagged copy must hold every transaction.
     """
     from ..certify.report import CertifyRun, ReportBuilder, result_row
-    from ..certify.retag import ClockMap, check_output_dir, retag_logs
+    from ..certify.retag import ClockMap, check_output_dir, retag_logs, retag_staged
 
     given = {"gc_every": gc_every, "gc_interval": gc_interval, "gc_stable_set": gc_stable_set,
              "members": members, "member_lag": member_lag, "session_order": session_order}
@@ -136,9 +139,6 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
     stable_sets = tuple(_gtid_set(s) for s in gc_stable_set)
     if spark is not None and default_collation is not None:
         raise UsageError("--default-collation is not available with --spark yet")
-    if spark is not None and output_dir is not None:
-        raise UsageError("--output is not available with --spark: re-tagging rewrites the "
-                         "files in order on one machine; run certify --output without --spark")
     damage = damage_log(keep_going, spark)
     if output_dir is not None and damage is not None:
         raise UsageError("--keep-going is not available with --output: a re-tagged copy of "
@@ -161,7 +161,8 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
         session_order=session_order, gc_every=gc_every, gc_interval=gc_interval,
         members=members, member_lag=member_lag)
 
-    def build(run: Any) -> tuple[Any, _Differences]:
+    def build(run: Any, outputs: Any = None, written: Any = None
+              ) -> tuple[Any, _Differences]:
         _check_mode_options(run.mode, given, baseline)
         sinks: list[Any] = []
         clocks = ClockMap() if output_dir is not None else None
@@ -177,9 +178,11 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
         report = ReportBuilder(run, sinks).build()
         if clocks is not None:
             from dataclasses import replace
-            report = replace(report, retag=retag_logs(
-                files, clocks, output_dir, encoding=timestamp_encoding,  # type: ignore[arg-type]
-                force=force))
+            retag = (retag_logs(files, clocks, output_dir,  # type: ignore[arg-type]
+                                encoding=timestamp_encoding, force=force) if outputs is None
+                     else retag_staged(outputs, run.paths, clocks, encoding=timestamp_encoding,
+                                       written=written))
+            report = replace(report, retag=retag)
         return report, differences
 
     if spark is None:
@@ -197,9 +200,17 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
         def job(session: Any, names: list[str]) -> tuple[Any, _Differences]:
             run = PairsRun(names, mode, options, schema_paths=schema_paths, schema_db=schema_db,
                            stable_sets=stable_sets)
-            spark_pairs(session, names, run, verify_checksum=verify_checksum,
-                        output_parquet=output_parquet)
-            return build(run)
+            if output_dir is None:
+                spark_pairs(session, names, run, verify_checksum=verify_checksum,
+                            output_parquet=output_parquet)
+                return build(run)
+            # executors that certify their files write the re-tagged copies into the
+            # staging directory; the driver commits them all or none
+            with check_output_dir(names, output_dir, force=force) as outputs:
+                written = spark_pairs(session, names, run, verify_checksum=verify_checksum,
+                                      output_parquet=output_parquet,
+                                      output=(str(outputs.staging), timestamp_encoding))
+                return build(run, outputs, written)
         report, differences = run_spark(spark, files, job)
     if fmt == "text":
         from .render import make_console

@@ -57,9 +57,10 @@ driver certifies the ``(transaction, write set)`` pairs in input order with
 the single-process machinery (GR certification info, sessions and GTID
 bookkeeping run across files there).  ``explain`` with the logged clocks
 reads transactions like ``schedule``.  ``check`` (:mod:`.checkjob`):
-executors read every file, verify CRC32s and compute the write sets the
-W-rules need; the driver runs the rule engine over the replayed per-file
-event digests in input order.  Payloads are streamed to the driver one unit
+on binlogs executors run the rules on their files and send findings and the
+small state the cross-file rules need (GTID runs, open transactions, clock
+totals); the driver merges them in input order.  On relay logs the driver
+runs the rule engine over replayed per-file event digests.  Payloads are streamed to the driver one unit
 at a time in input order (:func:`.driver.stream_results`).
 
 *Ordering guarantees.*  Results are put in input order by the unit index,

@@ -1,10 +1,20 @@
-"""``check --spark``: files read and write sets extracted on executors, rules on the driver.
+"""``check --spark``: the rules run on the executors, the driver merges their parts.
 
-The rule engine (:func:`repltool.check.check_files`) keeps state across
-files (duplicate GTIDs, relay segments, Group Replication detection, the
-totals of T001/T002, W001 over all transactions), so it runs once, on the
-driver, over the files in input order.  What it reads is replayed: each
-executor runs the engine on its unit with a tee on the reader and keeps, per
+Binlogs (:func:`repltool.check.engine.check_part` per unit,
+:func:`~repltool.check.engine.merge_parts` on the driver): each executor
+checks its unit's files with the single-process engine and sends its findings
+and the small state the rules across files need: the GTIDs committed as runs
+of numbers (with the offsets, for G001's "already committed at"), its own
+G001s, the transactions without an end event (R002), the clock totals (T001,
+T002), the unknown write sets (W003) and the first and last clocks W001 saw.
+Units are linked to the one before (read again together) when their last
+transaction is open (R001) or W001's first clock is no barrier after it.
+
+Relay logs (their clock segments and Group Replication detection cross
+files) and inputs that name a file twice take the older path: the rule
+engine (:func:`repltool.check.check_files`) runs once on the driver over
+replayed digests.  Each executor runs the engine on its unit with a tee on
+the reader and keeps, per
 file, a digest of what ``read_events`` gave (the events without their bytes,
 except the 25 header bytes grouping reads and the whole event where the
 CRC32 does not match; the bodies of the types the engine decodes; the
@@ -73,8 +83,9 @@ class _Recorder:
 
     needs_events = True
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, keep: bool = True) -> None:
         self.inner = inner
+        self.keep = keep
         self.results: dict[Any, Any] = {}
         self.mapped: set[int] = set()
         self.unmapped = False
@@ -87,8 +98,14 @@ class _Recorder:
         for ev in trx.events:
             if isinstance(ev.body, TableMapBody) and decode_table_map(ev.body).has_names:
                 self.named.add(f"{ev.body.db}.{ev.body.table}")
-        ws = self.results[trx.start] = self.inner(trx)
+        ws = self.inner(trx)
+        if self.keep:
+            self.results[trx.start] = ws
         return ws
+
+    @property
+    def unknown_key_tables(self) -> Any:
+        return getattr(self.inner, "unknown_key_tables", {})
 
 
 def check_unit(task: _Task, unit: _Unit) -> _Result:
@@ -143,6 +160,32 @@ def check_unit(task: _Task, unit: _Unit) -> _Result:
     return result
 
 
+def check_part_unit(task: _Task, unit: _Unit) -> _Result:
+    """Executor: the rules run here on the unit's files; the driver gets findings and the
+    small state the cross-file rules need (:func:`repltool.check.engine.check_part`)."""
+    from ..check.engine import check_part
+    from ..check.writesets import builtin_provider
+    spec: CheckSpec = task.extra
+    result = _Result(unit)
+    provider = (_Recorder(builtin_provider(spec.schema), keep=False) if spec.provider == ROWS
+                else spec.provider)
+    with captured_warnings(result):
+        try:
+            part = check_part(list(unit.files), spec.config, writesets=provider)
+        except ReplToolError as exc:
+            result.failure = _failure(exc, unit)
+            return result
+    result.payload = part
+    result.open_end = part.open_end
+    result.w001 = part.w001
+    result.count = sum(f.transactions for f in part.report.files)
+    if isinstance(provider, _Recorder):
+        result.unknown_tables = provider.unmapped
+        result.names_needed = frozenset(part.unknown_tables)
+        result.names_seen = frozenset(provider.named)
+    return result
+
+
 def _packed(events: list[Any]) -> Any:
     from .columns import pack
     try:
@@ -190,7 +233,22 @@ def spark_check(spark: Any, names: Sequence[str], config: Any, *, provider: Any 
         as :class:`~repltool.check.MappingProvider`.
     :raises InputError: a file cannot be opened (the first in input order).
     """
-    from ..check.engine import check_files
+    from ..check.engine import check_files, merge_parts
+    spec = CheckSpec(config, provider, schema)
+    if len(set(names)) == len(names):
+        parts = run_distributed(spark, names, _Task("checkpart", extra=spec))
+        failure = first_failure(parts)
+        if failure is not None:
+            raise failure.exception()
+        if not any(f.relay_log for r in parts.results for f in r.payload.report.files):
+            warned: set[tuple[str, str]] = set()
+            for r in parts.results:
+                replay_warnings(r, warned)
+            return merge_parts(list(names), config,
+                               ((r.unit.index, r.payload) for r in parts.results),
+                               writesets=provider is not None)
+    # relay logs (their clock segments cross files) or a name given twice: the
+    # engine runs on the driver over the replayed event digests
     task = _Task("check", stream=True, extra=CheckSpec(config, provider, schema))
     job = run_distributed(spark, names, task)
     failure = first_failure(job)

@@ -82,12 +82,19 @@ def _linked(prev: _Result, nxt: _Result, task: _Task) -> bool:
 
 
 def _mark_named(results: list[_Result]) -> None:
-    """check: a unit whose tables' keys were unknown needs an earlier file that named them."""
+    """check: a unit whose tables' keys were unknown needs an earlier file that named them;
+    a unit whose first clock W001 saw is no barrier after the units before needs them."""
     seen: set[str] = set()
+    previous = None
     for r in results:
         if r.names_needed & seen:
             r.unknown_tables = True
         seen |= r.names_seen
+        if r.w001 is not None:
+            from ..check.engine import w001_continues
+            if w001_continues(previous, r.w001[0]):
+                r.unknown_tables = True
+            previous = r.w001[1] if r.w001[1] is not None else previous
 
 
 def run_distributed(spark: Any, names: Sequence[str], task: _Task) -> _Run:

@@ -87,6 +87,11 @@ def spark_schedule_report(spark: Any, names: Sequence[str], workers: Sequence[in
     the mapping, the cost model and the simulation run on the driver.
     """
     from ..schedule.source import SourceStats, transactions_to_sim
+    if output_parquet is None:
+        fast = _sims_on_executors(spark, names, cost_model, verify_checksum)
+        if fast is not None:
+            return _report(names, fast[0], fast[1], workers, config, cost_model, trace,
+                           crash, checkpoint_period, threshold)
     run, rotations = logged_transactions(spark, names, verify_checksum=verify_checksum,
                                          rows=output_parquet is not None)
     stats = SourceStats()
@@ -96,6 +101,31 @@ def spark_schedule_report(spark: Any, names: Sequence[str], workers: Sequence[in
         write_parquet(spark, run, output_parquet)
     return _report(names, sims, stats, workers, config, cost_model, trace, crash,
                    checkpoint_period, threshold)
+
+
+def _sims_on_executors(spark: Any, names: Sequence[str], cost_model: CostModel,
+                       verify_checksum: bool) -> tuple[Any, Any] | None:
+    """Executors build the simulator input of binlogs as columns (costs applied); the driver
+    concatenates them.  None (the caller reads transactions instead) for relay logs (source
+    rotations cross files), transactions without a clock, a failing file, a name given
+    twice, or a cost model whose cost depends on other transactions."""
+    from ..schedule.columns import SimColumns
+    from ..schedule.cost import ConstantCost, LinearCost
+    from ..schedule.source import SourceStats
+    if type(cost_model) not in (ConstantCost, LinearCost) or len(set(names)) != len(names):
+        return None
+    run = run_distributed(spark, names, _Task("sims", verify_checksum, extra=cost_model))
+    if first_failure(run) is not None or any(
+            r.payload[1].relay_log or r.payload[1].without_clock for r in run.results):
+        return None
+    sims, stats = SimColumns(), SourceStats()
+    for r in run.results:
+        part, st = r.payload
+        sims.extend_columns(part)
+        stats.transactions += st.transactions
+        stats.truncated_skipped += st.truncated_skipped
+        stats.source_files += st.source_files
+    return sims, stats
 
 
 def logged_transactions(spark: Any, names: Sequence[str], *, verify_checksum: bool = True,

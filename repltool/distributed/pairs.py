@@ -27,6 +27,7 @@ with their neighbour (:func:`~repltool.distributed.driver.run_distributed`).
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from dataclasses import dataclass, replace
 from typing import Any, Iterator, Sequence
@@ -116,6 +117,7 @@ class CertifySpec:
     pairs: PairsSpec
     mode: Any                     # repltool.certify.Mode: WRITESET or COMMIT_ORDER
     options: Any                  # repltool.certify.CertifyOptions
+    output: tuple[str, str] | None = None   # certify --output: (staging directory, encoding)
 
 
 def certify_unit(task: _Task, unit: _Unit) -> _Result:
@@ -154,10 +156,44 @@ def certify_unit(task: _Task, unit: _Unit) -> _Result:
     except ReplToolError as exc:
         if result.failure is None:
             result.failure = _failure(exc, unit)
+    if spec.output is not None and result.failure is None:
+        result.written = _retag_unit(unit, certified, spec.output)
     result.payload = _packed_certified(certified)
     result.headers = [(segments[0] if segments else None, segments[-1] if segments else None,
                        relay, sum(trx.truncated for trx, _ in pairs))]
     return result
+
+
+def _retag_unit(unit: _Unit, certified: list[Any], output: tuple[str, str]) -> tuple[str, Any]:
+    """Executor: write the unit's re-tagged copies into the driver's staging directory.
+
+    :returns: ``("written", [RewriteReport, ...])``; ``("unseen", host)`` when
+        this executor cannot see the staging directory; ``("failed", (index,
+        FileFailure))`` when a copy could not be written; ``("skipped", None)``
+        when a transaction has no clock to re-tag (the driver's own clock map
+        raises that error where one ordered run would).
+    """
+    import socket
+    from ..binlog.writer import rewrite_log
+    from ..certify.retag import ClockColumns, ClockMap
+    staging, encoding = output
+    if not os.path.isdir(staging):
+        return ("unseen", socket.gethostname())
+    clocks = ClockMap()
+    try:
+        for c in certified:
+            clocks(c)
+    except ReplToolError:
+        return ("skipped", None)
+    reports = []
+    for i, name in enumerate(unit.files):
+        try:
+            reports.append(rewrite_log(name, os.path.join(staging, os.path.basename(name)),
+                                       clocks.by_file.get(name, ClockColumns()),
+                                       encoding=encoding))
+        except ReplToolError as exc:
+            return ("failed", (reports, _failure(exc, unit)))
+    return ("written", reports)
 
 
 def _packed_certified(certified: list[Any]) -> Any:
@@ -181,7 +217,8 @@ def _unpacked_certified(payload: Any) -> list[Any]:
 
 
 def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: bool = True,
-                output_parquet: str | None = None) -> None:
+                output_parquet: str | None = None,
+                output: tuple[str, str] | None = None) -> list[Any] | None:
     """Compute the pairs of ``names`` on executors and :meth:`~PairsRun.attach` them to ``run``.
 
     :param run: a :class:`repltool.certify.stitched.PairsRun` (its schema and
@@ -189,11 +226,21 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
         unit in input order, raises the first failing file's error where one
         ordered read would, re-raises the executors' warnings once each, and
         at the end writes ``output_parquet`` (with the ``writeset`` column).
+    :param output: ``certify --output``: (the staging directory of the
+        driver's :class:`~repltool.outputs.OutputSet`, timestamp encoding).
+        Where the executors certify their files they also write the
+        re-tagged copies there.
+    :returns: with ``output``, when the executors wrote the copies: per name,
+        its :class:`~repltool.binlog.writer.RewriteReport` or the error that
+        stopped it (:func:`repltool.certify.retag.retag_staged` takes them);
+        otherwise None (the caller writes the copies).
+    :raises UsageError: the executors cannot see the staging directory.
     """
     spec = PairsSpec(run.schema, run.options.history_size)
-    if output_parquet is None and _certify_on_executors(spark, names, run, spec,
-                                                        verify_checksum):
-        return
+    if output_parquet is None:
+        written = _certify_on_executors(spark, names, run, spec, verify_checksum, output)
+        if written is not False:
+            return written  # type: ignore[return-value]
     task = _Task("pairs", verify_checksum, rows=output_parquet is not None, stream=True,
                  extra=spec)
     job = run_distributed(spark, names, task)
@@ -216,10 +263,12 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
             write_parquet(spark, job, output_parquet)
 
     run.attach(pairs(), first)
+    return None
 
 
 def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: PairsSpec,
-                          verify_checksum: bool) -> bool:
+                          verify_checksum: bool, output: tuple[str, str] | None = None
+                          ) -> list[Any] | None | bool:
     """``writeset`` and ``commit-order`` on binlogs: every unit certified where it is read.
 
     The driver receives the certified transactions without their write sets,
@@ -232,7 +281,7 @@ def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: Pair
     if mode not in (Mode.WRITESET, Mode.COMMIT_ORDER) or run.reads_pairs:
         return False
     task = _Task("certify", verify_checksum, stream=True,
-                 extra=CertifySpec(spec, mode, run.options))
+                 extra=CertifySpec(spec, mode, run.options, output))
     job = run_distributed(spark, names, task)
     previous = None
     for r in job.results:
@@ -266,4 +315,29 @@ def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: Pair
             first_trx = r.first
             break
     run.attach_certified(certified(), first_trx, lambda: truncated)
-    return True
+    return _written(job.results, names) if output is not None else None
+
+
+def _written(results: list[_Result], names: Sequence[str]) -> list[Any]:
+    """Per name: the executors' RewriteReport, the error that stopped the copy, or None."""
+    out: list[Any] = [None] * len(names)
+    for r in results:
+        if r.written is None:
+            continue
+        what, detail = r.written
+        if what == "unseen":
+            from ..errors import UsageError
+            raise UsageError(f"--output with --spark: the executors cannot see the output "
+                             f"directory (not there on {detail}); give a directory every node "
+                             "mounts at the same path, or run certify --output without --spark")
+        if what == "written":
+            reports, failure = detail, None
+        elif what == "failed":
+            reports, failure = detail
+        else:
+            continue
+        for i, report in enumerate(reports):
+            out[r.unit.index + i] = report
+        if failure is not None:
+            out[r.unit.index + len(reports)] = failure.exception()
+    return out

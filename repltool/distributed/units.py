@@ -45,7 +45,7 @@ class FileFailure:
 
 @dataclass(frozen=True)
 class _Task:
-    kind: str                     # "stats" | "transactions" | "pairs" | "certify" | "check"
+    kind: str                     # "stats" | "transactions" | "sims" | "pairs" | "certify" | "check[part]"
     verify_checksum: bool = True
     keep_going: bool = False
     top: int = 5
@@ -77,6 +77,8 @@ class _Result:
     first: Any = None             # pairs: the first transaction read (slim)
     names_needed: frozenset[str] = frozenset()   # check: tables whose keys were unknown here
     names_seen: frozenset[str] = frozenset()     # check: tables a FULL-metadata Table_map named
+    w001: Any = None              # check parts: W001's first clock and last sequence_number
+    written: Any = None           # certify --output: ("written", reports) | ("unseen", host) | ...
 
 
 def _failure(exc: ReplToolError, unit: _Unit) -> FileFailure:
@@ -140,6 +142,11 @@ def _run_unit(task: _Task, unit: _Unit) -> _Result:
     if task.kind == "check":
         from .checkjob import check_unit
         return check_unit(task, unit)
+    if task.kind == "sims":
+        return _sims_unit(task, unit)
+    if task.kind == "checkpart":
+        from .checkjob import check_part_unit
+        return check_part_unit(task, unit)
     return _transactions_unit(task, unit)
 
 
@@ -242,3 +249,34 @@ def _transactions_unit(task: _Task, unit: _Unit) -> _Result:
     return result
 
 
+
+
+def _sims_unit(task: _Task, unit: _Unit) -> _Result:
+    """``schedule``: the unit's simulator input as int64/float64 columns, costs applied
+    (``task.extra``: a per-transaction cost model), and its :class:`SourceStats`."""
+    from ..binlog import ReadOptions, read_events
+    from ..binlog.transactions import GROUPING_TYPES, group_transactions
+    from ..schedule.columns import SimColumns
+    from ..schedule.source import SourceRotations, SourceStats, transactions_to_sim
+    result = _Result(unit)
+    stats = SourceStats()
+    rotations = SourceRotations()
+    opts = ReadOptions(verify_checksum=task.verify_checksum, types=GROUPING_TYPES,
+                       keep_raw=False)
+    last: list[Any] = [None]
+
+    def tap(trxs: Iterable[Any]) -> Iterator[Any]:
+        for trx in trxs:
+            last[0] = trx
+            yield trx
+    try:
+        events = rotations.watch(read_events(list(unit.files), opts))
+        sims = SimColumns(transactions_to_sim(tap(group_transactions(events)), task.extra,
+                                              relay=rotations, lenient=True, stats=stats))
+    except ReplToolError as exc:
+        result.failure = _failure(exc, unit)
+        return result
+    result.count = stats.transactions + stats.truncated_skipped
+    result.open_end = last[0] is not None and last[0].truncated
+    result.payload = (sims, stats)
+    return result

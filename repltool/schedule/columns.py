@@ -12,6 +12,7 @@ directly.
 
 from __future__ import annotations
 
+import zlib
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import repeat
@@ -103,6 +104,48 @@ class SimColumns(Sequence[SimTransaction]):
 
     def __len__(self) -> int:
         return len(self.sequence_number)
+
+    _ARRAYS = ("last_committed", "sequence_number", "cost", "_size", "_rows", "_events",
+               "_commit_ts", "_file", "_offset", "_prefix", "_gno")
+
+    def __getstate__(self) -> dict[str, Any]:
+        # pickled compact (``schedule --spark`` sends one per unit): zlib-compressed arrays
+        state = {name: (getattr(self, name).typecode,
+                        zlib.compress(getattr(self, name).tobytes(), 1))
+                 for name in self._ARRAYS}
+        state.update(new_source_file=zlib.compress(bytes(self.new_source_file), 1),
+                     _files=self._files, _prefixes=self._prefixes, _payload=self._payload)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name in self._ARRAYS:
+            code, data = state[name]
+            a = array(code)
+            a.frombytes(zlib.decompress(data))
+            setattr(self, name, a)
+        self.new_source_file = bytearray(zlib.decompress(state["new_source_file"]))
+        self._files, self._prefixes = state["_files"], state["_prefixes"]
+        self._payload = state["_payload"]
+        self._index = {**{"f" + t: i for i, t in enumerate(self._files)},
+                       **{"g" + t: i for i, t in enumerate(self._prefixes)}}
+
+    def extend_columns(self, other: SimColumns) -> None:
+        """Append every transaction of ``other`` (as ``append`` of each would)."""
+        n = len(self)
+        for name in ("last_committed", "sequence_number", "cost", "_size", "_rows", "_events",
+                     "_commit_ts", "_offset", "_gno"):
+            getattr(self, name).extend(getattr(other, name))
+        self.new_source_file += other.new_source_file
+        for mine, theirs, col in ((self._files, other._files, "_file"),
+                                  (self._prefixes, other._prefixes, "_prefix")):
+            table = [self._intern(mine, t) for t in theirs]
+            values = getattr(other, col)
+            if table == list(range(len(table))):
+                getattr(self, col).extend(values)
+            else:
+                getattr(self, col).extend(array("i", [table[i] if i >= 0 else -1
+                                                      for i in values]))
+        self._payload.update({n + i: off for i, off in other._payload.items()})
 
     def _get(self, i: int) -> SimTransaction:
         f = self._file[i]

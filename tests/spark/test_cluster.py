@@ -254,3 +254,80 @@ def test_spark_submit_entry_point_keeps_stdout_clean(rotated: list[Path], tmp_pa
     assert run(["stats", "--format", "json", *files]) == 0
     assert proc.stdout == capsys.readouterr().out          # JSON only: no hint, no log lines
     assert "repltool: hint: --spark on" in proc.stderr
+
+
+def packed_env(root: Path, *, with_repltool: bool) -> Path:
+    """What ``venv-pack`` makes, as a tar of a venv: a venv of this base Python holding
+    repltool's executor dependencies (copied from this venv) and, ``with_repltool``, this
+    tree's repltool (its compiled core included); the tar's top level is the venv's."""
+    import importlib.util
+    import shutil
+    import tarfile
+    from repltool.distributed.session import EXECUTOR_DEPENDENCIES
+    env = root / ("env-full" if with_repltool else "env-deps")
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv",
+                    "--without-pip", str(env)], check=True, env=clean_env())
+    site = env / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    assert site.is_dir()
+    skip = shutil.ignore_patterns("__pycache__")
+    for name in EXECUTOR_DEPENDENCIES:
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.origin is not None
+        if spec.submodule_search_locations:
+            shutil.copytree(os.path.dirname(spec.origin), site / name, ignore=skip)
+        else:
+            shutil.copy2(spec.origin, site)
+    if with_repltool:
+        shutil.copytree(TREE / "repltool", site / "repltool", ignore=skip)
+    packed = root / f"{env.name}.tar.gz"
+    with tarfile.open(packed, "w:gz") as tf:
+        for entry in sorted(env.iterdir()):
+            tf.add(entry, arcname=entry.name)
+    return packed
+
+
+def pyfiles_zip(root: Path) -> Path:
+    """This tree's repltool (its ``.py`` files) as a zip for ``--py-files``."""
+    import zipfile
+    path = root / "pyfiles-repltool.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in sorted((TREE / "repltool").rglob("*.py")):
+            zf.write(f, f.relative_to(TREE).as_posix())
+    return path
+
+
+@pytest.mark.parametrize("how", ["archives", "py-files"])
+def test_executors_get_their_environment_from_a_packed_venv(
+        cluster: str, capsys: pytest.CaptureFixture[str], rotated: list[Path], tmp_path: Path,
+        how: str) -> None:
+    """``spark.archives=env.tar.gz#env`` with ``spark.pyspark.python=./env/bin/python``: the
+    executors unpack a packed venv and import repltool and its dependencies from it, so the
+    driver ships nothing; with ``--py-files`` (``spark.submit.pyFiles``) repltool comes from
+    the given zip and its dependencies from the packed venv.  Outputs equal single-process."""
+    from repltool.cli import run
+    packed = packed_env(tmp_path, with_repltool=how == "archives")
+    conf = [["spark.master", cluster], ["spark.executor.memory", "512m"],
+            ["spark.driver.memory", "512m"], ["spark.executor.cores", "1"],
+            ["spark.archives", f"{packed}#env"], ["spark.pyspark.python", "./env/bin/python"]]
+    if how == "py-files":
+        conf.append(["spark.submit.pyFiles", str(pyfiles_zip(tmp_path))])
+    files = [str(f) for f in rotated[:4]]
+    cmds = [["stats", "--format", "json", *files],
+            ["certify", "--format", "jsonl", "--mode", "writeset", *files],
+            ["check", "--format", "json", "--no-config", *files]]
+    proc = subprocess.run([sys.executable, "-c", DRIVER,
+                           json.dumps({"conf": conf, "commands": [[*c[:1], "--spark", *c[1:]]
+                                                                  for c in cmds]})],
+                          cwd=tmp_path, env=clean_env(PYTHONPATH=str(TREE)),
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    got = json.loads(proc.stdout.splitlines()[-1])
+    assert got["master"] == cluster
+    # nothing shipped by the driver: the executors' own environment had this repltool
+    assert not any(n.startswith("repltool-") for n in got["shipped"]), got["shipped"]
+    assert got["shipped"] == ([] if how == "archives" else ["pyfiles-repltool.zip"])
+    for args, result in zip(cmds, got["results"]):
+        code = run(args)
+        out, _ = capsys.readouterr()
+        assert (result["code"], result["out"]) == (code, out), result["err"][-2000:]
+        assert len(out) > 200

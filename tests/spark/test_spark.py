@@ -162,6 +162,52 @@ def test_schedule_equal_on_generated_set(spark, cli, rotated: list[Path]) -> Non
     assert out == single
 
 
+@pytest.mark.parametrize("cost", ["constant", "linear", "commit-ts"])
+def test_schedule_simulates_columns_built_on_executors(spark, cli, rotated: list[Path],
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       cost: str) -> None:
+    """Binlogs with a per-transaction cost model: executors send (last_committed,
+    sequence_number, cost, ...) columns, the driver only simulates; commit-ts (a cost from
+    the previous transaction) reads transactions instead.  Same JSON either way."""
+    from repltool.distributed import jobs
+    built: list[int | None] = []
+    real = jobs._sims_on_executors
+
+    def spy(*args, **kw):
+        got = real(*args, **kw)
+        built.append(None if got is None else len(got[0]))
+        return got
+    monkeypatch.setattr(jobs, "_sims_on_executors", spy)
+    args = ["schedule", "--format", "json", "--workers", "1,4", "--crash-at", "#30",
+            "--cost", cost]
+    single, _ = cli(*args, *rotated)
+    out, _ = cli(*args, "--spark", *rotated)
+    assert out == single
+    want = json.loads(single)["transactions"]
+    assert built == ([None] if cost == "commit-ts" else [want]) and want > 100
+
+
+def test_sim_columns_pickle_and_concatenate() -> None:
+    import pickle
+    from repltool.schedule.columns import SimColumns
+    from repltool.schedule.cost import LinearCost
+    from repltool.schedule.source import read_sim_transactions
+    root = require_corpus()
+    m80 = [p for p in sorted(root.glob("mysql/mysql80/*")) if p.is_file()]
+    parts = []
+    for f in m80:
+        try:
+            parts.append(list(read_sim_transactions([f], LinearCost(), lenient=True)))
+        except ReplToolError:
+            continue
+    assert sum(map(len, parts)) > 100 and len({p[0].pos.file for p in parts if p}) > 5
+    whole = SimColumns(t for p in parts for t in p)
+    joined = SimColumns()
+    for p in parts:
+        joined.extend_columns(pickle.loads(pickle.dumps(SimColumns(p))))
+    assert list(joined) == list(whole)
+
+
 def test_schedule_equal_on_split_relay_logs(spark, cli, split_relay: list[Path]) -> None:
     """Relay files are stitched in order: source rotations, continuing transactions."""
     args = ["schedule", "--format", "json", "--cost", "commit-ts"]

@@ -99,11 +99,56 @@ def test_certify_text_report_and_check_equal(spark, cli, rotated: list[Path]) ->
         [x for x in serr.splitlines() if x.startswith("repltool: ")]
 
 
-def test_certify_output_is_refused_with_spark(spark, cli, rotated: list[Path],
-                                              tmp_path: Path) -> None:
-    _, err = cli("certify", "--spark", "--pk-only", "--output", tmp_path / "out", *rotated[:2],
+@pytest.mark.parametrize("mode", ["writeset", "commit-order", "group-replication"])
+def test_certify_output_is_byte_identical_with_spark(spark, cli, rotated: list[Path],
+                                                    tmp_path: Path, mode: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """writeset/commit-order: the executors write the copies into the driver's staging
+    directory and the driver commits them; group-replication: the driver writes them.  The
+    files, stdout and warnings equal the single-process run's."""
+    from repltool.distributed import pairs
+    wrote: list[int] = []
+    real = pairs._written
+
+    def spy(results, names):
+        got = real(results, names)
+        wrote.append(sum(type(w).__name__ == "RewriteReport" for w in got))
+        return got
+    monkeypatch.setattr(pairs, "_written", spy)
+    files = rotated[:12]
+    args = ["--mode", mode, "--pk-only", "--format", "jsonl", "--timestamp-encoding", "mysql"]
+    single, serr = cli("certify", *args, "--output", tmp_path / "one", *files)
+    out, err = cli("certify", "--spark", *args, "--output", tmp_path / "two", *files)
+    assert out == single and warnings_of(err) == warnings_of(serr)
+    names = sorted(p.name for p in (tmp_path / "one").iterdir())
+    assert names == sorted(p.name for p in files)
+    assert sorted(p.name for p in (tmp_path / "two").iterdir()) == names
+    for name in names:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+    changed = sum((tmp_path / "one" / f.name).read_bytes() != f.read_bytes() for f in files)
+    assert changed > 0 or mode == "commit-order"     # commit-order keeps the logged clocks
+    assert wrote == ([len(files)] if mode != "group-replication" else [])
+    # an existing copy is refused before anything is read, as without --spark
+    _, err = cli("certify", "--spark", *args, "--output", tmp_path / "two", *files, expect=2)
+    assert [line for line in err.splitlines() if "error" in line] == [err.strip()]
+
+
+def test_certify_output_staging_unseen_by_executors_is_refused(spark, cli, rotated: list[Path],
+                                                               tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    """Executors that cannot see the output directory: one line, exit 2, nothing left."""
+    from repltool import distributed
+    real = distributed.spark_pairs
+
+    def elsewhere(*args, output=None, **kw):
+        return real(*args, output=("/nonexistent/staging", output[1]), **kw)
+    monkeypatch.setattr(distributed, "spark_pairs", elsewhere)
+    _, err = cli("certify", "--spark", "--mode", "writeset", "--pk-only", "--output",
+                 tmp_path / "out", *rotated[:3],
                  expect=2)
-    assert "--output is not available with --spark" in err
+    errors = [line for line in err.splitlines() if not line.startswith("repltool: hint:")]
+    assert len(errors) == 1 and "cannot see the output directory" in errors[0]
     assert not (tmp_path / "out").exists()
 
 
@@ -211,3 +256,33 @@ def test_writeset_and_commit_order_are_certified_on_executors(spark, rotated: li
     spark_pairs(spark, relay, run)
     assert not run.certified_elsewhere
     assert [result_row(c) for c in run] == [result_row(c) for c in CertifyRun(relay, mode)]
+
+
+# ---- check: rules on the executors, cross-file rules merged on the driver (issue 15) ----
+
+def test_check_runs_the_rules_on_executors(spark, cli, rotated: list[Path], tmp_path: Path,
+                                          split_relay: list[Path],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Binlogs: the driver merges per-part findings (no event digests), with G001 across
+    files (copies of two files) and T001 over all; relay logs take the digest replay."""
+    import shutil
+    from repltool.check import engine
+    merged: list[int] = []
+    real = engine.merge_parts
+
+    def counting(paths, *args, **kw):
+        merged.append(len(paths))
+        return real(paths, *args, **kw)
+    monkeypatch.setattr(engine, "merge_parts", counting)
+    copies = [shutil.copy(rotated[3], tmp_path / "copy.000001"),
+              shutil.copy(rotated[40], tmp_path / "copy.000002")]
+    files = rotated[:20] + copies + rotated[20:]
+    report = check_json(cli, "--min-parallelism", "50", *files, expect=1)
+    rules = {f["rule"] for f in report["findings"]}
+    assert {"G001", "T001"} <= rules
+    assert merged == [len(files)]
+    small = require_corpus() / "mariadb" / "small" / "mysql-bin.000001"
+    check_json(cli, "--schema", small.parent / "schema.sql", small, expect=0)
+    assert merged == [len(files), 1]
+    check_json(cli, *split_relay, expect=0)
+    assert merged == [len(files), 1]
