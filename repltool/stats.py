@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .binlog.constants import EventType, type_name
-from .binlog.clockscan import ClockRecord, scan_clocks
 from .binlog.events import DAMAGED_TYPE, DamagedBody, Event
-from .binlog.corescan import FileTotals, scan_summary_batches, scan_totals
+from .binlog.corescan import FileTotals, Handover, scan_summary_batches, scan_totals
 from .binlog.engine import Unsupported
 from .binlog.fastpath import scan_transactions
 from .binlog.reader import FileInfo, ReadOptions, read_events
-from .binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
+from .binlog.transactions import (
+    GROUPING_TYPES, Transaction, TransactionSummary, group_transactions,
+)
 from .paths import Paths, path_list
 
 
@@ -209,17 +210,18 @@ class _FileAcc:
             self.tables[table] += count
         for heap, entries in ((self.biggest, t.biggest), (self.longest, t.longest)):
             heap.extend((e.value, -e.number, TopTransaction(
-                e.gtid, e.file, e.pos, e.size, 0 if clock_only else e.duration,
-                0 if clock_only else e.num_events)) for e in entries)
+                e.gtid, e.file, e.pos, e.size, e.duration, e.num_events)) for e in entries)
             heapq.heapify(heap)
 
-    def clock_record(self, r: ClockRecord) -> None:
-        """A transaction seen by the clock scan (no events, tables or durations)."""
+    def clock_record(self, r: Transaction | TransactionSummary) -> None:
+        """A transaction as ``stats --clock-only`` counts it (no kinds, tables or
+        longest list)."""
         self.trx += 1
         self.trx_bytes += r.size
         if r.last_committed is not None and r.sequence_number is not None:
             self.clock.add(r.last_committed, r.sequence_number, r.delta16_saturated)
-        top = TopTransaction(r.gtid, r.pos.file, r.pos.offset, r.size, 0, 0)
+        top = TopTransaction(r.gtid, r.start.file, r.start.offset, r.size, r.duration,
+                             r.num_events)
         self._push(self.biggest, (r.size, -next(self.tiebreak), top))
 
     def _commit_id(self, t: Transaction) -> None:
@@ -336,17 +338,26 @@ def accumulate_stats(paths: Paths, *, verify_checksum: bool = True,
     :raises ReplToolError: as :func:`~repltool.binlog.read_events` does.
     """
     paths = path_list(paths)
+    return _accumulate(paths, verify_checksum, top, keep_going, sink, progress)
+
+
+def _accumulate(paths: list[str], verify_checksum: bool, top: int, keep_going: bool,
+                sink: Callable[[Transaction], None] | None,
+                progress: Callable[[int], None] | None,
+                clock_only: bool = False) -> list[FilePart]:
     if not keep_going:
         try:
-            return _accumulate_fast(paths, verify_checksum, top, sink, progress)
+            return _accumulate_fast(paths, verify_checksum, top, sink, progress, clock_only)
         except Unsupported:
             pass
-    return _accumulate_general(paths, verify_checksum, top, keep_going, sink, progress)
+    return _accumulate_general(paths, verify_checksum, top, keep_going, sink, progress,
+                               clock_only)
 
 
 def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
                      sink: Callable[[Transaction], None] | None,
-                     progress: Callable[[int], None] | None) -> list[FilePart]:
+                     progress: Callable[[int], None] | None,
+                     clock_only: bool = False) -> list[FilePart]:
     infos: list[FileInfo] = []
     tiebreak = itertools.count()
     per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
@@ -354,14 +365,19 @@ def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
     held: list[Transaction] = []        # the sink sees nothing until the scan is complete
     n = 0
     if sink is None:
-        totals = scan_totals(paths, top=top, verify_checksum=verify_checksum, info=infos,
-                             counts=counts, progress=progress)
-        if totals is not None:          # the compiled core added everything up
-            for path, t in totals.items():
-                per_file[path].absorb(t)
-            next(itertools.islice(tiebreak, sum(t.transactions for t in totals.values()),
-                                  None), None)
-            return _parts(paths, per_file, counts, infos, top, tiebreak)
+        core = scan_totals(paths, top=top, verify_checksum=verify_checksum, info=infos,
+                           counts=counts, progress=progress, clock_only=clock_only)
+        if core is not None:            # the compiled core added everything up
+            for path, t in core.totals.items():
+                per_file[path].absorb(t, clock_only)
+            next(itertools.islice(tiebreak, core.transactions, None), None)
+            parts = _parts(paths, per_file, counts, infos, top, tiebreak)
+            if core.rest is None:
+                return parts
+            # the general reader goes on where the core stopped (not from the start)
+            return _accumulate_general(paths, verify_checksum, top, False, None, progress,
+                                       clock_only, resume=(core.rest, per_file, tiebreak,
+                                                           infos))
         batches = scan_summary_batches(paths, verify_checksum=verify_checksum, info=infos,
                                        counts=counts)
     else:
@@ -369,7 +385,10 @@ def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
                                                   info=infos, counts=counts))
     for batch in batches:
         for trx in batch:
-            per_file[trx.start.file].transaction(trx)
+            if clock_only:
+                per_file[trx.start.file].clock_record(trx)
+            else:
+                per_file[trx.start.file].transaction(trx)
         if sink is not None:
             held.extend(batch)
         n += len(batch)
@@ -399,12 +418,23 @@ def _done_bytes(infos: list[FileInfo], offset: int) -> int:
 
 def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_going: bool,
                         sink: Callable[[Transaction], None] | None,
-                        progress: Callable[[int], None] | None) -> list[FilePart]:
-    infos: list[FileInfo] = []
-    tiebreak = itertools.count()
-    per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
+                        progress: Callable[[int], None] | None, clock_only: bool = False,
+                        resume: tuple[Handover, dict[str, _FileAcc], Iterator[int],
+                                      list[FileInfo]] | None = None) -> list[FilePart]:
+    """The general reader's figures; ``resume``: go on from where the compiled core
+    handed over, with its accumulators, transaction numbers and file infos."""
     opts = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES, keep_raw=True,
                        keep_going=keep_going)
+    if resume is None:
+        infos: list[FileInfo] = []
+        tiebreak = itertools.count()
+        per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
+        events = read_events(paths, opts, infos)
+        state = None
+    else:
+        rest, per_file, tiebreak, infos = resume
+        events = rest.events(opts, infos)
+        state = rest.state()
 
     def tap(events: Iterable[Event]) -> Iterator[Event]:
         cur_file = None
@@ -427,8 +457,11 @@ def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_
                 progress(_done_bytes(infos, pos.offset))
             yield ev
 
-    for trx in group_transactions(tap(read_events(paths, opts, infos))):
-        per_file[trx.start.file].transaction(trx)
+    for trx in group_transactions(tap(events), state=state):
+        if clock_only:
+            per_file[trx.start.file].clock_record(trx)
+        else:
+            per_file[trx.start.file].transaction(trx)
         if sink is not None:
             sink(trx)
     by_name = {fi.path: fi for fi in infos}
@@ -465,25 +498,16 @@ def compute_stats(paths: Paths, *, verify_checksum: bool = True,
 
 def compute_clock_stats(paths: Paths, *,
                         verify_checksum: bool = True, top: int = 5) -> LogStats:
-    """Clock-only figures from :func:`~repltool.binlog.clockscan.scan_clocks`.
+    """Only transactions, bytes, logical clocks and the biggest transactions.
 
-    MySQL 8.0.2+ logs are read by jumping over transaction bodies with
-    ``transaction_length``: events inside transactions are neither counted nor
-    CRC-checked (``events`` counts only what was read), tables and durations
-    are not known.  Older logs are walked event by event.
+    The same read as :func:`compute_stats` (every event is walked and, unless
+    ``verify_checksum`` is off, CRC-checked); kinds, truncated transactions, tables
+    and the longest transactions are not added up.
+
+    :raises ReplToolError: as :func:`~repltool.binlog.read_events` does.
     """
-    paths = path_list(paths)
-    infos: list[FileInfo] = []
-    tiebreak = itertools.count()
-    per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
-    for rec in scan_clocks(paths, verify_checksum=verify_checksum, info=infos):
-        per_file[rec.pos.file].clock_record(rec)
-    by_name = {fi.path: fi for fi in infos}
-    files = tuple(per_file[p].result(p, by_name[p].size if p in by_name else 0,
-                                     by_name.get(p)) for p in paths)
-    total = _merge(list(per_file.values()), top)
-    return LogStats(files, total.result("TOTAL", sum(f.size for f in files),
-                                        infos[0] if len(infos) == 1 else None))
+    return finish_stats(_accumulate(path_list(paths), verify_checksum, top, False, None,
+                                    None, clock_only=True), top)
 
 
 def _merge(accs: list[_FileAcc], top: int) -> _FileAcc:

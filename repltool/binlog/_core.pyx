@@ -597,6 +597,28 @@ cdef class Scanner:
         if self.g_open:
             self._emit(True)
 
+    # ---- handing over to the general reader (corescan.Handover) ----
+
+    def open_start(self):
+        """``(file index, offset)`` where the open group starts; ``None``: no group is open
+        (an event the walk stops at is never counted, so the general reader can take over
+        at the group's start, or at that event)."""
+        if self.g_open:
+            return (self.g[F_FILE], self.g[F_START])
+        return None
+
+    def table_ids(self):
+        """``{table id: index into names}`` of every Table_map walked so far (the grouper's
+        table names, which outlive a transaction)."""
+        return dict(self.name_of_tid)
+
+    cdef void _uncount(self, int tc, uint32_t size) noexcept:
+        """The event the walk stops at is not counted (the general reader counts it)."""
+        self.tcount[tc] -= 1
+        self.tbytes[tc] -= size
+        if self.tcount[tc] == 0 and self.norder and self.seen_order[self.norder - 1] == tc:
+            self.norder -= 1
+
     def open_gtid(self, int64_t start, int64_t size, uint32_t ts, uint32_t server_id,
                   int gtid_kind, int64_t sid, int64_t gno, int64_t flags, int64_t lc,
                   int64_t sn, int64_t domain, int64_t mflags, int64_t commit_id,
@@ -1018,8 +1040,7 @@ cdef class Scanner:
                     stored = _rd32(e + body_end)
                     if crc32_buf(e, body_end) != stored:
                         self.reason = "CRC32 mismatch"
-                        self.tcount[tc] -= 1
-                        self.tbytes[tc] -= size
+                        self._uncount(tc, size)
                         return ST_UNSUPPORTED, off
             d = e + HEADER_LEN
             n = body_end - HEADER_LEN
@@ -1055,6 +1076,7 @@ cdef class Scanner:
             if rl == R_TABLE_MAP:
                 if not self._table_map(d, n):
                     self.reason = "Table_map body outside the fast layout"
+                    self._uncount(tc, size)
                     return ST_UNSUPPORTED, off
                 self._add(pos, size, ts)
                 off += size
@@ -1068,11 +1090,13 @@ cdef class Scanner:
             if rl == R_QUERY:
                 if n < Q_POST_HEADER:
                     self.reason = "short Query"
+                    self._uncount(tc, size)
                     return ST_UNSUPPORTED, off
                 status_len = d[Q_STATUS_LEN] | (d[Q_STATUS_LEN + 1] << 8)
                 db_end = Q_POST_HEADER + status_len + d[Q_DB_LEN]
                 if db_end >= n or d[db_end] != 0:
                     self.reason = "Query body outside the fast layout"
+                    self._uncount(tc, size)
                     return ST_UNSUPPORTED, off
                 self._add(pos, size, ts)
                 thread_id = _rd32(d + Q_THREAD_ID)

@@ -39,6 +39,7 @@ from typing import Any
 
 from ..binlog import ReadOptions, read_events, read_transactions
 from ..binlog.constants import EventFlag, EventType
+from ..binlog.corescan import ClockTransaction, scan_clock_transactions
 from ..binlog.events import Event
 from ..binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
 from ..errors import SimulationError, UsageError
@@ -74,6 +75,7 @@ class SourceRotations:
         self._marks: deque[tuple[int, int]] = deque()
         self._own_server_id: int | None = None
         self._in_group = False
+        self._last_mark = (-1, -1)
 
     def watch(self, events: Iterable[Event]) -> Iterator[Event]:
         """Yield ``events`` unchanged, recording source rotations."""
@@ -91,7 +93,10 @@ class SourceRotations:
             elif tc == EventType.ROTATE_EVENT:
                 if (self.relay_files[file] and not ev.flags & EventFlag.RELAY_LOG
                         and ev.server_id != self._own_server_id):
-                    self._marks.append((self._order[file], ev.pos.offset))
+                    mark = (self._order[file], ev.pos.offset)
+                    if mark > self._last_mark:      # (a read resumed: seen before)
+                        self._marks.append(mark)
+                        self._last_mark = mark
             yield ev
 
     def key(self, pos: Position) -> tuple[int, int]:
@@ -102,7 +107,7 @@ class SourceRotations:
         """Whether ``file`` was seen and is a relay log."""
         return self.relay_files.get(file, False)
 
-    def rotated_before(self, trx: Transaction, previous_end: Position | None) -> bool:
+    def rotated_before(self, trx: Transaction | ClockTransaction, previous_end: Position | None) -> bool:
         """Whether a source Rotate lies between ``previous_end`` and ``trx``.
 
         Marks up to ``trx.start`` are consumed; a mark inside the previous
@@ -132,7 +137,7 @@ class SourceStats:
     warnings: list[str] = field(default_factory=list)
 
 
-def _no_clock_error(trx: Transaction, index: int) -> SimulationError:
+def _no_clock_error(trx: Transaction | ClockTransaction, index: int) -> SimulationError:
     gtid = f" ({trx.gtid})" if trx.gtid else ""
     return SimulationError(
         f"transaction #{index}{gtid} carries no logical clock (last_committed/"
@@ -143,7 +148,7 @@ def _no_clock_error(trx: Transaction, index: int) -> SimulationError:
         pos=trx.start)
 
 
-def transactions_to_sim(transactions: Iterable[Transaction],
+def transactions_to_sim(transactions: Iterable[Transaction | ClockTransaction],
                         cost_model: CostModel | None = None, *,
                         relay: SourceRotations | None = None, lenient: bool = False,
                         stats: SourceStats | None = None) -> Iterator[SimTransaction]:
@@ -170,7 +175,7 @@ def transactions_to_sim(transactions: Iterable[Transaction],
     return cost_model.apply(sims) if cost_model is not None else sims
 
 
-def _map(transactions: Iterable[Transaction], relay: SourceRotations | None, lenient: bool,
+def _map(transactions: Iterable[Transaction | ClockTransaction], relay: SourceRotations | None, lenient: bool,
          stats: SourceStats) -> Iterator[SimTransaction]:
     previous_file: str | None = None
     previous_end: Position | None = None
@@ -228,8 +233,12 @@ def read_sim_transactions(paths: Paths,
     """
     rotations = SourceRotations()
     options = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES)
-    events = rotations.watch(read_events(path_list(paths), options))
-    return transactions_to_sim(group_transactions(events), cost_model, relay=rotations,
+    paths = path_list(paths)
+    # the compiled core, or (pure-Python engine) the general reader
+    transactions = scan_clock_transactions(paths, options, watch=rotations.watch)
+    if transactions is None:
+        transactions = group_transactions(rotations.watch(read_events(paths, options)))
+    return transactions_to_sim(transactions, cost_model, relay=rotations,
                                lenient=lenient, stats=stats)
 
 
