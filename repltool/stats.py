@@ -88,6 +88,10 @@ class FileStats:
     tables: dict[str, int]             # db.table -> rows events
     biggest: tuple[TopTransaction, ...]
     longest: tuple[TopTransaction, ...]
+    first_gtid: str | None = None      # of the first / last transaction that has one
+    last_gtid: str | None = None
+    first_timestamp: int | None = None  # the first transaction's first event (UTC seconds)
+    last_timestamp: int | None = None   # the last transaction's last event
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,10 +172,19 @@ class _FileAcc:
         self.longest: list[tuple[int, int, TopTransaction]] = []
         self._run_id: int | None = None
         self._run_len = 0
+        self.gtids: tuple[str | None, str | None] | None = None     # first, last
+        self.times: tuple[int, int] | None = None                   # first, last
 
-    def transaction(self, t: Transaction) -> None:
+    def _range(self, t: Transaction | TransactionSummary) -> None:
+        """The file's GTID and time range (``trx`` already counts ``t``)."""
+        self.times = (t.timestamp if self.times is None else self.times[0], t.end_timestamp)
+        if t.gtid is not None:
+            self.gtids = (t.gtid if self.gtids is None else self.gtids[0], t.gtid)
+
+    def transaction(self, t: Transaction | TransactionSummary) -> None:
         self.trx += 1
         self.trx_bytes += t.size
+        self._range(t)
         self.kinds[t.kind] += 1
         if t.truncated:
             self.truncated += 1
@@ -198,6 +211,7 @@ class _FileAcc:
         self.trx, self.trx_bytes, self.truncated = t.transactions, t.transaction_bytes, \
             t.truncated
         self.last_truncated = t.last_truncated
+        self.times, self.gtids = t.times, t.gtids
         self.kinds.update(dict(t.kinds))
         c = self.clock
         (c.n, c.barriers, c.windows, c.cur_lc, c.cur_len, c.max_len, c.saturated,
@@ -218,6 +232,7 @@ class _FileAcc:
         longest list)."""
         self.trx += 1
         self.trx_bytes += r.size
+        self._range(r)
         if r.last_committed is not None and r.sequence_number is not None:
             self.clock.add(r.last_committed, r.sequence_number, r.delta16_saturated)
         top = TopTransaction(r.gtid, r.start.file, r.start.offset, r.size, r.duration,
@@ -280,7 +295,11 @@ class _FileAcc:
             commit_id_groups=dict(sorted(self.groups.items(), key=lambda kv: int(kv[0]))),
             tables=dict(self.tables.most_common()),
             biggest=tuple(x[2] for x in sorted(self.biggest, reverse=True)),
-            longest=tuple(x[2] for x in sorted(self.longest, reverse=True)))
+            longest=tuple(x[2] for x in sorted(self.longest, reverse=True)),
+            first_gtid=self.gtids[0] if self.gtids else None,
+            last_gtid=self.gtids[1] if self.gtids else None,
+            first_timestamp=self.times[0] if self.times else None,
+            last_timestamp=self.times[1] if self.times else None)
 
 
 def _checksum_name(fi: FileInfo | None) -> str | None:
@@ -520,6 +539,10 @@ def _merge(accs: list[_FileAcc], top: int) -> _FileAcc:
         total.tables.update(a.tables)
         total.groups.update(a.groups)
         total.damage.extend(a.damage[:max(0, 50 - len(total.damage))])
+        if a.times is not None:
+            total.times = (a.times[0] if total.times is None else total.times[0], a.times[1])
+        if a.gtids is not None:
+            total.gtids = (a.gtids[0] if total.gtids is None else total.gtids[0], a.gtids[1])
         total.trx += a.trx
         total.truncated += a.truncated
         total.trx_bytes += a.trx_bytes

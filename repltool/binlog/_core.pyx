@@ -291,6 +291,10 @@ cdef struct Acc:
     int64_t nbig
     int64_t* lng
     int64_t nlng
+    # the file's range: first / last transaction's timestamps, first / last GTID record
+    int64_t first_ts, last_ts, has_first_g
+    int64_t first_g[NFIELDS]
+    int64_t last_g[NFIELDS]
 
 
 cdef inline int _bitlen(uint64_t v) noexcept nogil:
@@ -573,7 +577,11 @@ cdef class Scanner:
                    + sorted(self.big_groups[i].items()),
             tables=[(a.torder[j] - 1, a.tcount[a.torder[j]]) for j in range(a.ntorder)],
             biggest=PyBytes_FromStringAndSize(<char*>a.big, a.nbig * HREC * 8),
-            longest=PyBytes_FromStringAndSize(<char*>a.lng, a.nlng * HREC * 8))
+            longest=PyBytes_FromStringAndSize(<char*>a.lng, a.nlng * HREC * 8),
+            times=(a.first_ts, a.last_ts) if a.trx else None,
+            gtids=(PyBytes_FromStringAndSize(<char*>a.first_g, NFIELDS * 8),
+                   PyBytes_FromStringAndSize(<char*>a.last_g, NFIELDS * 8))
+                  if a.has_first_g else None)
 
     def live_objects(self):
         """Driver-decoded GTID objects the top lists (or the open group) still refer to."""
@@ -588,6 +596,10 @@ cdef class Scanner:
             for j in range(a.nlng):
                 if a.lng[j * HREC + 2 + F_GTID_KIND] == GTID_OBJECT:
                     out.add(a.lng[j * HREC + 2 + F_SID])
+            if a.has_first_g and a.first_g[F_GTID_KIND] == GTID_OBJECT:
+                out.add(a.first_g[F_SID])
+            if a.has_first_g and a.last_g[F_GTID_KIND] == GTID_OBJECT:
+                out.add(a.last_g[F_SID])
         if self.g_open and self.g[F_GTID_KIND] == GTID_OBJECT:
             out.add(self.g[F_SID])
         return out
@@ -714,6 +726,14 @@ cdef class Scanner:
         self.ntrx += 1
         a.trx += 1
         a.trx_bytes += g[F_SIZE]
+        if a.trx == 1:
+            a.first_ts = g[F_TS]
+        a.last_ts = g[F_END_TS]
+        if g[F_GTID_KIND] != GTID_NONE:
+            if not a.has_first_g:
+                memcpy(a.first_g, g, NFIELDS * sizeof(int64_t))
+                a.has_first_g = 1
+            memcpy(a.last_g, g, NFIELDS * sizeof(int64_t))
         if flags & HAS_CLOCK:
             lc = g[F_LC]
             sn = g[F_SN]

@@ -216,6 +216,10 @@ class FileTotals(NamedTuple):
     tables: list[tuple[str, int]]
     biggest: list[TopEntry]
     longest: list[TopEntry]
+    #: the first transaction's timestamp, the last one's end timestamp (None: none)
+    times: tuple[int, int] | None
+    #: the first and the last GTID (None: no transaction with a GTID)
+    gtids: tuple[str | None, str | None] | None
 
 
 class CoreTotals(NamedTuple):
@@ -548,7 +552,15 @@ class _CoreScan:
         return FileTotals(
             r["trx"], r["trx_bytes"], r["truncated"], r["last_truncated"], r["kinds"],
             r["clock"], r["dist"], r["run"],
-            r["groups"], tables, self._top(r["biggest"]), self._top(r["longest"]))
+            r["groups"], tables, self._top(r["biggest"]), self._top(r["longest"]),
+            r["times"], r["gtids"] and (self._record_gtid(r["gtids"][0]),
+                                        self._record_gtid(r["gtids"][1])))
+
+    def _record_gtid(self, raw: bytes) -> str | None:
+        rec = memoryview(raw).cast("q").tolist()
+        F = self.mod.FIELDS.index
+        return self._gtid(rec[F("gtid_kind")], rec[F("sid")], rec[F("gno")],
+                          rec[F("domain_id")], rec[F("server_id")])
 
     def _top(self, raw: bytes) -> list[TopEntry]:
         m = self.mod
@@ -653,7 +665,7 @@ class _CoreScan:
                 lc if clock else None, sn if clock else None, size, count, kinds[kind],
                 bool(flags & trunc), end_ts - ts if end_ts > ts else 0, rows_events,
                 bool(flags & sat), mflags if flags & has_maria else None,
-                commit_id & _MASK64 if flags & has_cid else None)))
+                commit_id & _MASK64 if flags & has_cid else None, ts, end_ts)))
         return out
 
 

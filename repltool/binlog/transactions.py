@@ -161,6 +161,8 @@ class TransactionSummary(NamedTuple):
     delta16_saturated: bool = False
     maria_flags: int | None = None
     commit_id: int | None = None
+    timestamp: int = 0
+    end_timestamp: int = 0
 
 
 def classify_query(query: bytes) -> str:

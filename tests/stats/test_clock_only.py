@@ -49,6 +49,7 @@ def _expected(paths: list[Path], top: int = 5) -> object:
                 windows, run_lc, run_len = windows + 1, t.last_committed, 1
             longest = max(longest, run_len)
         big = sorted(mine, key=lambda it: (-it[1].size, it[0]))[:top]
+        gtids = [t.gtid for _, t in mine if t.gtid is not None]
         out[p] = dict(
             events=events[p], transactions=len(mine), bytes=sum(t.size for _, t in mine),
             clock=(len(clocked), sum(t.last_committed == 0 for t in clocked),
@@ -58,13 +59,16 @@ def _expected(paths: list[Path], top: int = 5) -> object:
                    sum(t.sequence_number <= t.last_committed
                        and (t.sequence_number, t.last_committed) != (0, 0) for t in clocked)),
             biggest=[(t.gtid, t.start.file, t.start.offset, t.size, t.duration, t.num_events)
-                     for _, t in big])
+                     for _, t in big],
+            range=(gtids[0] if gtids else None, gtids[-1] if gtids else None,
+                   mine[0][1].timestamp if mine else None,
+                   mine[-1][1].end_timestamp if mine else None))
     return out
 
 
-def _clock_only(paths: list[Path]) -> object:
+def _clock_only(paths: list[Path], fn=compute_clock_stats) -> object:  # type: ignore[no-untyped-def]
     try:
-        result = compute_clock_stats(paths)
+        result = fn(paths)
     except ReplToolError as exc:
         return type(exc).__name__, str(exc)
     return {f.file: dict(
@@ -72,7 +76,9 @@ def _clock_only(paths: list[Path]) -> object:
         clock=(f.clock.transactions, f.clock.barriers, f.clock.distance, f.clock.windows,
                f.clock.max_window, f.clock.inconsistent),
         biggest=[(b.gtid, b.file, b.pos, b.size, b.duration, b.num_events)
-                 for b in f.biggest]) for f in result.files}
+                 for b in f.biggest],
+        range=(f.first_gtid, f.last_gtid, f.first_timestamp, f.last_timestamp))
+        for f in result.files}
 
 
 @pytest.mark.parametrize("which", ["compiled", "python"])
@@ -87,6 +93,37 @@ def test_clock_only_equals_the_general_reader(monkeypatch, path: Path, which: st
     if (which == "compiled" and path.name.startswith("mysql-bin.0")
             and path.parent.name in ("small", "rotation")):
         assert _core.events_walked() > before       # the core read it
+
+
+@pytest.mark.parametrize("which", ["compiled", "python"])
+@pytest.mark.corpus_files("path", "mysql/*/*", "mariadb/*/*")
+def test_full_stats_figures_equal_the_general_reader(monkeypatch, path: Path,  # type: ignore[no-untyped-def]
+                                                     which: str) -> None:
+    """The same figures (GTID and time range per file included) from full ``stats``."""
+    monkeypatch.setenv(engine.ENV, which)
+    assert _clock_only([path], compute_stats) == _expected([path])
+
+
+@pytest.mark.parametrize("which", ["compiled", "python"])
+def test_ranges_over_many_files(monkeypatch, corpus: Path, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                which: str) -> None:
+    """Per file and in total: first / last GTID and timestamps of its transactions."""
+    from repltool.synth import SynthOptions, generate
+    monkeypatch.setenv(engine.ENV, which)
+    for files in (sorted((corpus / "mariadb/rotation").glob("mysql-bin.0*")),
+                  generate(SynthOptions(out=tmp_path / which, transactions=400,
+                                        ground_truth=False, tagged_gtids=True,
+                                        max_binlog_size=30_000)).files):
+        want = _expected(list(files))
+        assert isinstance(want, dict)
+        result = compute_stats(files)
+        assert {f.file: (f.first_gtid, f.last_gtid, f.first_timestamp, f.last_timestamp)
+                for f in result.files} == {p: w["range"] for p, w in want.items()}
+        ranges = [w["range"] for w in want.values()]
+        assert len({r[0] for r in ranges}) == len(ranges) > 2     # each file its own
+        t = result.total
+        assert (t.first_gtid, t.first_timestamp) == ranges[0][::2]
+        assert (t.last_gtid, t.last_timestamp) == ranges[-1][1::2]
 
 
 @pytest.mark.parametrize("which", ["compiled", "python"])
