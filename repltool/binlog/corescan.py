@@ -181,8 +181,24 @@ def _clock_transactions(scan: _CoreScan, options: ReadOptions, info: list[FileIn
     yield from scan.records()           # what the core completed before it stopped
     events = rest.events(options, info)
     if scan.watch is not None:
-        events = scan.watch(events)
+        events = _watch_unseen(scan.watch, events, rest.index, rest.seen_to)
     yield from group_transactions(events, state=rest.state())
+
+
+def _watch_unseen(watch: Callable[[Iterable[Event]], Iterator[Event]], events: Iterator[Event],
+                  index: int, seen_to: tuple[int, int]) -> Iterator[Event]:
+    """``events`` (from file ``index`` on), those before ``seen_to`` (file index,
+    offset: the FDEs and Rotates there went to ``watch`` during the core's walk)
+    passed on unwatched."""
+    first = True
+    for ev in events:
+        if ev.pos.offset == 4 and ev.pos.payload_offset is None and not first:
+            index += 1                      # every file's first event is at offset 4
+        first = False
+        if (index, ev.pos.offset) < seen_to:
+            yield ev
+        else:
+            yield from watch((ev,))
 
 
 class TopEntry(NamedTuple):
@@ -287,6 +303,9 @@ class Handover:
     segments: Segments
     table_names: dict[int, str]
     reason: str
+    #: (file index, offset) of the event the core stopped at: everything before it
+    #: was walked (and its FDEs and Rotates seen by the driver)
+    seen_to: tuple[int, int] = (0, 0)
 
     def events(self, options: ReadOptions, info: list[FileInfo] | None = None
                ) -> Iterator[Event]:
@@ -535,7 +554,7 @@ class _CoreScan:
         tables = {tid: _table_text(names[n]) for tid, n in self.core.table_ids().items()
                   if n >= 0}
         return Handover(self.paths, index, offset, fi, seg, tables,
-                        getattr(exc, "reason", str(exc)))
+                        getattr(exc, "reason", str(exc)), (cur, self.stop))
 
     def _prune_objects(self) -> None:
         """Accumulate mode: forget the GTID objects no top entry refers to."""

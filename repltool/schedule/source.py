@@ -75,7 +75,6 @@ class SourceRotations:
         self._marks: deque[tuple[int, int]] = deque()
         self._own_server_id: int | None = None
         self._in_group = False
-        self._last_mark = (-1, -1)
 
     def watch(self, events: Iterable[Event]) -> Iterator[Event]:
         """Yield ``events`` unchanged, recording source rotations."""
@@ -93,10 +92,7 @@ class SourceRotations:
             elif tc == EventType.ROTATE_EVENT:
                 if (self.relay_files[file] and not ev.flags & EventFlag.RELAY_LOG
                         and ev.server_id != self._own_server_id):
-                    mark = (self._order[file], ev.pos.offset)
-                    if mark > self._last_mark:      # (a read resumed: seen before)
-                        self._marks.append(mark)
-                        self._last_mark = mark
+                    self._marks.append((self._order[file], ev.pos.offset))
             yield ev
 
     def key(self, pos: Position) -> tuple[int, int]:
