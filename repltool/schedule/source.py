@@ -103,7 +103,8 @@ class SourceRotations:
         """Whether ``file`` was seen and is a relay log."""
         return self.relay_files.get(file, False)
 
-    def rotated_before(self, trx: Transaction | ClockTransaction, previous_end: Position | None) -> bool:
+    def rotated_before(self, trx: Transaction | ClockTransaction,
+                       previous_end: Position | None) -> bool:
         """Whether a source Rotate lies between ``previous_end`` and ``trx``.
 
         Marks up to ``trx.start`` are consumed; a mark inside the previous
@@ -171,7 +172,8 @@ def transactions_to_sim(transactions: Iterable[Transaction | ClockTransaction],
     return cost_model.apply(sims) if cost_model is not None else sims
 
 
-def _map(transactions: Iterable[Transaction | ClockTransaction], relay: SourceRotations | None, lenient: bool,
+def _map(transactions: Iterable[Transaction | ClockTransaction],
+         relay: SourceRotations | None, lenient: bool,
          stats: SourceStats) -> Iterator[SimTransaction]:
     previous_file: str | None = None
     previous_end: Position | None = None
