@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from .binlog.constants import EventType, type_name
-from .binlog.clockscan import ClockRecord, scan_clocks
 from .binlog.events import DAMAGED_TYPE, DamagedBody, Event
-from .binlog.corescan import FileTotals, scan_summary_batches, scan_totals
+from .binlog.corescan import FileTotals, Handover, scan_summary_batches, scan_totals
 from .binlog.engine import Unsupported
 from .binlog.fastpath import scan_transactions
 from .binlog.reader import FileInfo, ReadOptions, read_events
-from .binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
+from .binlog.transactions import (
+    GROUPING_TYPES, Transaction, TransactionSummary, group_transactions,
+)
 from .paths import Paths, path_list
 
 if TYPE_CHECKING:
@@ -90,6 +91,10 @@ class FileStats:
     tables: dict[str, int]             # db.table -> rows events
     biggest: tuple[TopTransaction, ...]
     longest: tuple[TopTransaction, ...]
+    first_gtid: str | None = None      # of the first / last transaction that has one
+    last_gtid: str | None = None
+    first_timestamp: int | None = None  # the first transaction's first event (UTC seconds)
+    last_timestamp: int | None = None   # the last transaction's last event
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,10 +175,19 @@ class _FileAcc:
         self.longest: list[tuple[int, int, TopTransaction]] = []
         self._run_id: int | None = None
         self._run_len = 0
+        self.gtids: tuple[str | None, str | None] | None = None     # first, last
+        self.times: tuple[int, int] | None = None                   # first, last
 
-    def transaction(self, t: Transaction) -> None:
+    def _range(self, t: Transaction | TransactionSummary) -> None:
+        """The file's GTID and time range (``trx`` already counts ``t``)."""
+        self.times = (t.timestamp if self.times is None else self.times[0], t.end_timestamp)
+        if t.gtid is not None:
+            self.gtids = (t.gtid if self.gtids is None else self.gtids[0], t.gtid)
+
+    def transaction(self, t: Transaction | TransactionSummary) -> None:
         self.trx += 1
         self.trx_bytes += t.size
+        self._range(t)
         self.kinds[t.kind] += 1
         if t.truncated:
             self.truncated += 1
@@ -200,6 +214,7 @@ class _FileAcc:
         self.trx, self.trx_bytes, self.truncated = t.transactions, t.transaction_bytes, \
             t.truncated
         self.last_truncated = t.last_truncated
+        self.times, self.gtids = t.times, t.gtids
         self.kinds.update(dict(t.kinds))
         c = self.clock
         (c.n, c.barriers, c.windows, c.cur_lc, c.cur_len, c.max_len, c.saturated,
@@ -212,17 +227,19 @@ class _FileAcc:
             self.tables[table] += count
         for heap, entries in ((self.biggest, t.biggest), (self.longest, t.longest)):
             heap.extend((e.value, -e.number, TopTransaction(
-                e.gtid, e.file, e.pos, e.size, 0 if clock_only else e.duration,
-                0 if clock_only else e.num_events)) for e in entries)
+                e.gtid, e.file, e.pos, e.size, e.duration, e.num_events)) for e in entries)
             heapq.heapify(heap)
 
-    def clock_record(self, r: ClockRecord) -> None:
-        """A transaction seen by the clock scan (no events, tables or durations)."""
+    def clock_record(self, r: Transaction | TransactionSummary) -> None:
+        """A transaction as ``stats --clock-only`` counts it (no kinds, tables or
+        longest list)."""
         self.trx += 1
         self.trx_bytes += r.size
+        self._range(r)
         if r.last_committed is not None and r.sequence_number is not None:
             self.clock.add(r.last_committed, r.sequence_number, r.delta16_saturated)
-        top = TopTransaction(r.gtid, r.pos.file, r.pos.offset, r.size, 0, 0)
+        top = TopTransaction(r.gtid, r.start.file, r.start.offset, r.size, r.duration,
+                             r.num_events)
         self._push(self.biggest, (r.size, -next(self.tiebreak), top))
 
     def _commit_id(self, t: Transaction) -> None:
@@ -281,7 +298,11 @@ class _FileAcc:
             commit_id_groups=dict(sorted(self.groups.items(), key=lambda kv: int(kv[0]))),
             tables=dict(self.tables.most_common()),
             biggest=tuple(x[2] for x in sorted(self.biggest, reverse=True)),
-            longest=tuple(x[2] for x in sorted(self.longest, reverse=True)))
+            longest=tuple(x[2] for x in sorted(self.longest, reverse=True)),
+            first_gtid=self.gtids[0] if self.gtids else None,
+            last_gtid=self.gtids[1] if self.gtids else None,
+            first_timestamp=self.times[0] if self.times else None,
+            last_timestamp=self.times[1] if self.times else None)
 
 
 def _checksum_name(fi: FileInfo | None) -> str | None:
@@ -345,18 +366,27 @@ def accumulate_stats(paths: Paths, *, verify_checksum: bool = True,
     paths = path_list(paths)
     if window is not None and window.active:
         return _accumulate_general(paths, verify_checksum, top, keep_going, sink, progress,
-                                   window)
+                                   window=window)
+    return _accumulate(paths, verify_checksum, top, keep_going, sink, progress)
+
+
+def _accumulate(paths: list[str], verify_checksum: bool, top: int, keep_going: bool,
+                sink: Callable[[Transaction], None] | None,
+                progress: Callable[[int], None] | None,
+                clock_only: bool = False) -> list[FilePart]:
     if not keep_going:
         try:
-            return _accumulate_fast(paths, verify_checksum, top, sink, progress)
+            return _accumulate_fast(paths, verify_checksum, top, sink, progress, clock_only)
         except Unsupported:
             pass
-    return _accumulate_general(paths, verify_checksum, top, keep_going, sink, progress)
+    return _accumulate_general(paths, verify_checksum, top, keep_going, sink, progress,
+                               clock_only)
 
 
 def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
                      sink: Callable[[Transaction], None] | None,
-                     progress: Callable[[int], None] | None) -> list[FilePart]:
+                     progress: Callable[[int], None] | None,
+                     clock_only: bool = False) -> list[FilePart]:
     infos: list[FileInfo] = []
     tiebreak = itertools.count()
     per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
@@ -364,14 +394,19 @@ def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
     held: list[Transaction] = []        # the sink sees nothing until the scan is complete
     n = 0
     if sink is None:
-        totals = scan_totals(paths, top=top, verify_checksum=verify_checksum, info=infos,
-                             counts=counts, progress=progress)
-        if totals is not None:          # the compiled core added everything up
-            for path, t in totals.items():
-                per_file[path].absorb(t)
-            next(itertools.islice(tiebreak, sum(t.transactions for t in totals.values()),
-                                  None), None)
-            return _parts(paths, per_file, counts, infos, top, tiebreak)
+        core = scan_totals(paths, top=top, verify_checksum=verify_checksum, info=infos,
+                           counts=counts, progress=progress, clock_only=clock_only)
+        if core is not None:            # the compiled core added everything up
+            for path, t in core.totals.items():
+                per_file[path].absorb(t, clock_only)
+            next(itertools.islice(tiebreak, core.transactions, None), None)
+            parts = _parts(paths, per_file, counts, infos, top, tiebreak)
+            if core.rest is None:
+                return parts
+            # the general reader goes on where the core stopped (not from the start)
+            return _accumulate_general(paths, verify_checksum, top, False, None, progress,
+                                       clock_only, resume=(core.rest, per_file, tiebreak,
+                                                           infos))
         batches = scan_summary_batches(paths, verify_checksum=verify_checksum, info=infos,
                                        counts=counts)
     else:
@@ -379,7 +414,10 @@ def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
                                                   info=infos, counts=counts))
     for batch in batches:
         for trx in batch:
-            per_file[trx.start.file].transaction(trx)
+            if clock_only:
+                per_file[trx.start.file].clock_record(trx)
+            else:
+                per_file[trx.start.file].transaction(trx)
         if sink is not None:
             held.extend(batch)
         n += len(batch)
@@ -409,13 +447,25 @@ def _done_bytes(infos: list[FileInfo], offset: int) -> int:
 
 def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_going: bool,
                         sink: Callable[[Transaction], None] | None,
-                        progress: Callable[[int], None] | None,
+                        progress: Callable[[int], None] | None, clock_only: bool = False,
+                        resume: tuple[Handover, dict[str, _FileAcc], Iterator[int],
+                                      list[FileInfo]] | None = None,
                         window: Window | None = None) -> list[FilePart]:
-    infos: list[FileInfo] = []
-    tiebreak = itertools.count()
-    per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
+    """The general reader's figures; ``resume``: go on from where the compiled core
+    handed over, with its accumulators, transaction numbers and file infos;
+    ``window``: only the window's transactions (and their events) count."""
     opts = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES, keep_raw=True,
                        keep_going=keep_going)
+    if resume is None:
+        infos: list[FileInfo] = []
+        tiebreak = itertools.count()
+        per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
+        events = read_events(paths, opts, infos)
+        state = None
+    else:
+        rest, per_file, tiebreak, infos = resume
+        events = rest.events(opts, infos)
+        state = rest.state()
 
     def tap(events: Iterable[Event]) -> Iterator[Event]:
         cur_file = None
@@ -438,7 +488,7 @@ def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_
                 progress(_done_bytes(infos, pos.offset))
             yield ev
 
-    trxs = group_transactions(tap(read_events(paths, opts, infos)), keep_events=bool(window))
+    trxs = group_transactions(tap(events), keep_events=bool(window), state=state)
     for trx in window.select(trxs, paths) if window else trxs:
         if window:                      # only the events of the window's transactions
             acc = per_file[trx.start.file]
@@ -446,7 +496,10 @@ def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_
                 acc.types[ev.type_code] += 1
                 if ev.pos.payload_offset is None:
                     acc.bytes[ev.type_code] += ev.event_size
-        per_file[trx.start.file].transaction(trx)
+        if clock_only:
+            per_file[trx.start.file].clock_record(trx)
+        else:
+            per_file[trx.start.file].transaction(trx)
         if sink is not None:
             sink(trx)
     by_name = {fi.path: fi for fi in infos}
@@ -485,25 +538,16 @@ def compute_stats(paths: Paths, *, verify_checksum: bool = True,
 
 def compute_clock_stats(paths: Paths, *,
                         verify_checksum: bool = True, top: int = 5) -> LogStats:
-    """Clock-only figures from :func:`~repltool.binlog.clockscan.scan_clocks`.
+    """Only transactions, bytes, logical clocks and the biggest transactions.
 
-    MySQL 8.0.2+ logs are read by jumping over transaction bodies with
-    ``transaction_length``: events inside transactions are neither counted nor
-    CRC-checked (``events`` counts only what was read), tables and durations
-    are not known.  Older logs are walked event by event.
+    The same read as :func:`compute_stats` (every event is walked and, unless
+    ``verify_checksum`` is off, CRC-checked); kinds, truncated transactions, tables
+    and the longest transactions are not added up.
+
+    :raises ReplToolError: as :func:`~repltool.binlog.read_events` does.
     """
-    paths = path_list(paths)
-    infos: list[FileInfo] = []
-    tiebreak = itertools.count()
-    per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
-    for rec in scan_clocks(paths, verify_checksum=verify_checksum, info=infos):
-        per_file[rec.pos.file].clock_record(rec)
-    by_name = {fi.path: fi for fi in infos}
-    files = tuple(per_file[p].result(p, by_name[p].size if p in by_name else 0,
-                                     by_name.get(p)) for p in paths)
-    total = _merge(list(per_file.values()), top)
-    return LogStats(files, total.result("TOTAL", sum(f.size for f in files),
-                                        infos[0] if len(infos) == 1 else None))
+    return finish_stats(_accumulate(path_list(paths), verify_checksum, top, False, None,
+                                    None, clock_only=True), top)
 
 
 def _merge(accs: list[_FileAcc], top: int) -> _FileAcc:
@@ -516,6 +560,10 @@ def _merge(accs: list[_FileAcc], top: int) -> _FileAcc:
         total.tables.update(a.tables)
         total.groups.update(a.groups)
         total.damage.extend(a.damage[:max(0, 50 - len(total.damage))])
+        if a.times is not None:
+            total.times = (a.times[0] if total.times is None else total.times[0], a.times[1])
+        if a.gtids is not None:
+            total.gtids = (a.gtids[0] if total.gtids is None else total.gtids[0], a.gtids[1])
         total.trx += a.trx
         total.truncated += a.truncated
         total.trx_bytes += a.trx_bytes

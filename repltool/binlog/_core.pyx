@@ -291,6 +291,10 @@ cdef struct Acc:
     int64_t nbig
     int64_t* lng
     int64_t nlng
+    # the file's range: first / last transaction's timestamps, first / last GTID record
+    int64_t first_ts, last_ts, has_first_g
+    int64_t first_g[NFIELDS]
+    int64_t last_g[NFIELDS]
 
 
 cdef inline int _bitlen(uint64_t v) noexcept nogil:
@@ -573,7 +577,11 @@ cdef class Scanner:
                    + sorted(self.big_groups[i].items()),
             tables=[(a.torder[j] - 1, a.tcount[a.torder[j]]) for j in range(a.ntorder)],
             biggest=PyBytes_FromStringAndSize(<char*>a.big, a.nbig * HREC * 8),
-            longest=PyBytes_FromStringAndSize(<char*>a.lng, a.nlng * HREC * 8))
+            longest=PyBytes_FromStringAndSize(<char*>a.lng, a.nlng * HREC * 8),
+            times=(a.first_ts, a.last_ts) if a.trx else None,
+            gtids=(PyBytes_FromStringAndSize(<char*>a.first_g, NFIELDS * 8),
+                   PyBytes_FromStringAndSize(<char*>a.last_g, NFIELDS * 8))
+                  if a.has_first_g else None)
 
     def live_objects(self):
         """Driver-decoded GTID objects the top lists (or the open group) still refer to."""
@@ -588,6 +596,10 @@ cdef class Scanner:
             for j in range(a.nlng):
                 if a.lng[j * HREC + 2 + F_GTID_KIND] == GTID_OBJECT:
                     out.add(a.lng[j * HREC + 2 + F_SID])
+            if a.has_first_g and a.first_g[F_GTID_KIND] == GTID_OBJECT:
+                out.add(a.first_g[F_SID])
+            if a.has_first_g and a.last_g[F_GTID_KIND] == GTID_OBJECT:
+                out.add(a.last_g[F_SID])
         if self.g_open and self.g[F_GTID_KIND] == GTID_OBJECT:
             out.add(self.g[F_SID])
         return out
@@ -596,6 +608,28 @@ cdef class Scanner:
         """End of input: the open group, if any, is emitted as truncated."""
         if self.g_open:
             self._emit(True)
+
+    # ---- handing over to the general reader (corescan.Handover) ----
+
+    def open_start(self):
+        """``(file index, offset)`` where the open group starts; ``None``: no group is open
+        (an event the walk stops at is never counted, so the general reader can take over
+        at the group's start, or at that event)."""
+        if self.g_open:
+            return (self.g[F_FILE], self.g[F_START])
+        return None
+
+    def table_ids(self):
+        """``{table id: index into names}`` of every Table_map walked so far (the grouper's
+        table names, which outlive a transaction)."""
+        return dict(self.name_of_tid)
+
+    cdef void _uncount(self, int tc, uint32_t size) noexcept:
+        """The event the walk stops at is not counted (the general reader counts it)."""
+        self.tcount[tc] -= 1
+        self.tbytes[tc] -= size
+        if self.tcount[tc] == 0 and self.norder and self.seen_order[self.norder - 1] == tc:
+            self.norder -= 1
 
     def open_gtid(self, int64_t start, int64_t size, uint32_t ts, uint32_t server_id,
                   int gtid_kind, int64_t sid, int64_t gno, int64_t flags, int64_t lc,
@@ -692,6 +726,14 @@ cdef class Scanner:
         self.ntrx += 1
         a.trx += 1
         a.trx_bytes += g[F_SIZE]
+        if a.trx == 1:
+            a.first_ts = g[F_TS]
+        a.last_ts = g[F_END_TS]
+        if g[F_GTID_KIND] != GTID_NONE:
+            if not a.has_first_g:
+                memcpy(a.first_g, g, NFIELDS * sizeof(int64_t))
+                a.has_first_g = 1
+            memcpy(a.last_g, g, NFIELDS * sizeof(int64_t))
         if flags & HAS_CLOCK:
             lc = g[F_LC]
             sn = g[F_SN]
@@ -1018,8 +1060,7 @@ cdef class Scanner:
                     stored = _rd32(e + body_end)
                     if crc32_buf(e, body_end) != stored:
                         self.reason = "CRC32 mismatch"
-                        self.tcount[tc] -= 1
-                        self.tbytes[tc] -= size
+                        self._uncount(tc, size)
                         return ST_UNSUPPORTED, off
             d = e + HEADER_LEN
             n = body_end - HEADER_LEN
@@ -1055,6 +1096,7 @@ cdef class Scanner:
             if rl == R_TABLE_MAP:
                 if not self._table_map(d, n):
                     self.reason = "Table_map body outside the fast layout"
+                    self._uncount(tc, size)
                     return ST_UNSUPPORTED, off
                 self._add(pos, size, ts)
                 off += size
@@ -1068,11 +1110,13 @@ cdef class Scanner:
             if rl == R_QUERY:
                 if n < Q_POST_HEADER:
                     self.reason = "short Query"
+                    self._uncount(tc, size)
                     return ST_UNSUPPORTED, off
                 status_len = d[Q_STATUS_LEN] | (d[Q_STATUS_LEN + 1] << 8)
                 db_end = Q_POST_HEADER + status_len + d[Q_DB_LEN]
                 if db_end >= n or d[db_end] != 0:
                     self.reason = "Query body outside the fast layout"
+                    self._uncount(tc, size)
                     return ST_UNSUPPORTED, off
                 self._add(pos, size, ts)
                 thread_id = _rd32(d + Q_THREAD_ID)

@@ -18,8 +18,10 @@ result or error.
 
 from __future__ import annotations
 
+import copy
 import os
 from collections import Counter
+from dataclasses import dataclass
 from itertools import islice
 from typing import Callable, Iterable, Iterator, NamedTuple
 from uuid import UUID
@@ -32,9 +34,13 @@ from .engine import Unsupported, compiled_core
 from .events import Event, GtidBody, MariaGtidBody
 from .fastdecode import FAST_DECODERS
 from .fastpath import scan_transactions
-from .reader import CHUNK, FileInfo, apply_format_description, open_log, structs_for
+from .reader import (
+    CHUNK, FileInfo, ReadOptions, apply_format_description, open_log, read_events,
+    resume_events, structs_for,
+)
 from .transactions import (
-    Segments, TransactionSummary, classify_query, event_roles,
+    GroupingState, Segments, Transaction, TransactionSummary, classify_query, event_roles,
+    group_transactions,
 )
 
 _MASK64 = (1 << 64) - 1
@@ -122,6 +128,79 @@ def scan_summary_batches(paths: str | os.PathLike[str] | Iterable[str | os.PathL
         raise Unsupported(str(exc)) from exc
 
 
+class ClockTransaction(NamedTuple):
+    """What ``schedule`` reads of a transaction (:func:`scan_clock_transactions`): the
+    fields of :class:`~repltool.binlog.transactions.Transaction` of the same names."""
+
+    start: Position
+    end: Position
+    gtid: str | None
+    last_committed: int | None
+    sequence_number: int | None
+    size: int
+    num_events: int
+    truncated: bool
+    rows_events: tuple[tuple[str, int], ...]
+    immediate_commit_timestamp: int | None
+
+
+def scan_clock_transactions(
+        paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], options: ReadOptions,
+        *, watch: Callable[[Iterable[Event]], Iterator[Event]] | None = None,
+        info: list[FileInfo] | None = None) -> Iterator[ClockTransaction | Transaction] | None:
+    """Every transaction of the logs, in order, as the compiled core reads them:
+    :class:`ClockTransaction` tuples; where the logs leave the core's subset, the
+    general reader goes on from the last transaction boundary (``options``) and
+    yields :class:`~repltool.binlog.transactions.Transaction` objects.  ``None``
+    when the pure-Python engine is active.
+
+    :param watch: an event-stream watcher (``watch(events)`` yields them unchanged):
+        it sees every Format_description and Rotate event, and every event the
+        general reader reads.
+    """
+    paths = _path_list(paths)
+    core = compiled_core()
+    if core is None:
+        return None
+    return _clock_transactions(_CoreScan(core, paths, options.verify_checksum, watch),
+                               options, info)
+
+
+def _clock_transactions(scan: _CoreScan, options: ReadOptions, info: list[FileInfo] | None
+                        ) -> Iterator[ClockTransaction | Transaction]:
+    scan.clock = True
+    try:
+        for i in range(len(scan.paths)):
+            for batch in scan.file(i, info, None):
+                yield from batch
+        scan.core.finish()
+        yield from scan.records()
+        return
+    except (Unsupported, ReplToolError) as exc:
+        rest = scan.handover(exc, info, None)
+    yield from scan.records()           # what the core completed before it stopped
+    events = rest.events(options, info)
+    if scan.watch is not None:
+        events = _watch_unseen(scan.watch, events, rest.index, rest.seen_to)
+    yield from group_transactions(events, state=rest.state())
+
+
+def _watch_unseen(watch: Callable[[Iterable[Event]], Iterator[Event]], events: Iterator[Event],
+                  index: int, seen_to: tuple[int, int]) -> Iterator[Event]:
+    """``events`` (from file ``index`` on), those before ``seen_to`` (file index,
+    offset: the FDEs and Rotates there went to ``watch`` during the core's walk)
+    passed on unwatched."""
+    first = True
+    for ev in events:
+        if ev.pos.offset == 4 and ev.pos.payload_offset is None and not first:
+            index += 1                      # every file's first event is at offset 4
+        first = False
+        if (index, ev.pos.offset) < seen_to:
+            yield ev
+        else:
+            yield from watch((ev,))
+
+
 class TopEntry(NamedTuple):
     """One transaction of a top list, as ``stats`` lists it."""
 
@@ -153,48 +232,102 @@ class FileTotals(NamedTuple):
     tables: list[tuple[str, int]]
     biggest: list[TopEntry]
     longest: list[TopEntry]
+    #: the first transaction's timestamp, the last one's end timestamp (None: none)
+    times: tuple[int, int] | None
+    #: the first and the last GTID (None: no transaction with a GTID)
+    gtids: tuple[str | None, str | None] | None
+
+
+class CoreTotals(NamedTuple):
+    """What :func:`scan_totals` returns."""
+
+    #: per unique path: the figures of the transactions the core completed
+    totals: dict[str, FileTotals]
+    transactions: int               # how many (all files)
+    #: where the general reader must continue (``None``: the core read everything)
+    rest: Handover | None
 
 
 def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
                 top: int, verify_checksum: bool = True, info: list[FileInfo] | None = None,
                 counts: dict[str, tuple[Counter[int], Counter[int]]] | None = None,
-                progress: Callable[[int], None] | None = None) -> dict[str, FileTotals] | None:
+                progress: Callable[[int], None] | None = None,
+                clock_only: bool = False) -> CoreTotals | None:
     """``stats``' per-file figures, added up by the compiled core (no per-transaction
     Python work); ``None`` when the pure-Python engine is active.
 
     One ordered read of the logs, as :func:`scan_summaries`; a transaction counts
-    for the file it starts in (a path named twice is one file).
+    for the file it starts in (a path named twice is one file).  Where the logs
+    leave the core's subset, the result holds the figures of the transactions
+    before that point and a :class:`Handover` that says where the general reader
+    continues (``info`` and ``counts`` then describe what the core read up to it).
 
     :param top: the size of the biggest / longest lists.
     :param progress: called after every chunk with the bytes read so far.
-    :raises Unsupported: as :func:`scan_summaries`.
+    :param clock_only: add up only what ``stats --clock-only`` reports (transactions,
+        bytes, clocks, the biggest list).
     """
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    paths = [os.fspath(p) for p in paths]
+    paths = _path_list(paths)
     core = compiled_core()
     if core is None:
         return None
     scan = _CoreScan(core, paths, verify_checksum)
     unique = list(dict.fromkeys(paths))
     where = {p: i for i, p in enumerate(unique)}
-    scan.core.accumulate([where[p] for p in paths], max(top, 0))
+    scan.core.accumulate([where[p] for p in paths], max(top, 0), clock_only)
     scan.progress = progress
+    rest = None
     try:
         for i, path in enumerate(paths):
             for _ in scan.file(i, info, counts):
                 pass
         scan.core.finish()
-    except ReplToolError as exc:
-        raise Unsupported(str(exc)) from exc
-    return {p: scan.totals(i) for i, p in enumerate(unique)}
+    except (Unsupported, ReplToolError) as exc:
+        rest = scan.handover(exc, info, counts)
+    return CoreTotals({p: scan.totals(i) for i, p in enumerate(unique)},
+                      scan.core.transactions(), rest)
+
+
+@dataclass
+class Handover:
+    """Where the general reader takes over from the core: at ``offset`` of
+    ``paths[index]``, a transaction boundary (the start of the transaction the core
+    could not finish, or the event it stopped at), with the grouper's state there.
+    :meth:`events` and :meth:`state` give the rest of the read; the result is the
+    same as a general read from the start.  ``reason``: why the core stopped."""
+
+    paths: list[str]
+    index: int
+    offset: int
+    info: FileInfo
+    segments: Segments
+    table_names: dict[int, str]
+    reason: str
+    #: (file index, offset) of the event the core stopped at: everything before it
+    #: was walked (and its FDEs and Rotates seen by the driver)
+    seen_to: tuple[int, int] = (0, 0)
+
+    def events(self, options: ReadOptions, info: list[FileInfo] | None = None
+               ) -> Iterator[Event]:
+        """The events from the hand-over point to the end of the last file."""
+        if info is not None:
+            info.append(self.info)
+        yield from resume_events(self.info, self.offset, options)
+        yield from read_events(self.paths[self.index + 1:], options, info)
+
+    def state(self) -> GroupingState:
+        """The grouper's state at the hand-over point."""
+        return GroupingState(self.segments, self.table_names)
 
 
 class _CoreScan:
     """The driver's state across the files of one read."""
 
-    def __init__(self, core, paths: list[str], verify: bool) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, core, paths: list[str], verify: bool,  # type: ignore[no-untyped-def]
+                 watch: Callable[[Iterable[Event]], Iterator[Event]] | None = None) -> None:
         self.mod = core
+        self.watch = watch
+        self.clock = False              # records() builds ClockTransaction tuples
         self.core = core.Scanner(core_roles(core), classify_query, _CLASSES)
         self.paths = paths
         self.verify = verify
@@ -207,6 +340,14 @@ class _CoreScan:
         self.structs = None
         self.progress: Callable[[int], None] | None = None
         self.done = 0                   # bytes of the files read before this one
+        # for a hand-over: each file's FileInfo, what take_counts gave per file, the
+        # state before each FDE / Rotate (file index, offset, segments, FileInfo copy),
+        # the event being walked by python_event, the position of a stop
+        self.infos: list[FileInfo] = []
+        self.taken: list[list[tuple[int, int, int]]] = []
+        self.snapshots: list[tuple[int, int, Segments, FileInfo]] = []
+        self.in_python: tuple[int, int] | None = None
+        self.stop = 0
 
     # ---- one file ----
 
@@ -218,6 +359,8 @@ class _CoreScan:
         fi = FileInfo(path, 0)
         if info is not None:
             info.append(fi)
+        self.infos.append(fi)
+        self.stop = 0
         fh, fi.size = open_log(path)
         with fh:
             if fh.read(4) != BINLOG_MAGIC:
@@ -228,9 +371,12 @@ class _CoreScan:
             off = 0
             while True:
                 status, off = feed(win.view, off, win.base)
+                self.stop = win.base + off
                 if status == 2:                      # ST_PYTHON
                     end = core.pending_end
+                    self.in_python = (win.base + off, win.base + end)
                     self.python_event(fi, bytes(win.view[off:end]), win.base + off)
+                    self.in_python = None
                     off = end
                     continue
                 if status == 3:                      # ST_UNSUPPORTED
@@ -242,6 +388,8 @@ class _CoreScan:
                     self.progress(self.done + win.base + off)
                 if len(self.objects) > 4096:
                     self._prune_objects()
+                if len(self.snapshots) > 64:
+                    self._prune_snapshots()
                 need = CHUNK
                 if status == 1 and off + HEADER_LEN <= len(win.view):
                     size = int.from_bytes(win.view[off + 9:off + 13], "little")
@@ -258,9 +406,11 @@ class _CoreScan:
             base, off = win.base, off
             fi.end_offset = base + off
         self.done += fi.size
+        taken = core.take_counts()
+        self.taken.append(taken)
         if counts is not None:
             types, nbytes = counts.setdefault(path, (Counter(), Counter()))
-            for tc, n, nb in core.take_counts():
+            for tc, n, nb in taken:
                 types[tc] += n
                 nbytes[tc] += nb
 
@@ -271,6 +421,8 @@ class _CoreScan:
             int.from_bytes(raw[0:4], "little"), raw[4], int.from_bytes(raw[5:9], "little"),
             len(raw), int.from_bytes(raw[13:17], "little"), int.from_bytes(raw[17:19], "little"))
         pos = Position(fi.path, p, None)
+        if tc == EventType.FORMAT_DESCRIPTION_EVENT or tc == EventType.ROTATE_EVENT:
+            self.snapshots.append((len(self.infos) - 1, p, self.seg.copy(), copy.copy(fi)))
         if tc == EventType.FORMAT_DESCRIPTION_EVENT:
             fde = apply_format_description(fi, raw, pos, verify_checksum=self.verify)
             structs = self.structs = structs_for(fde)
@@ -285,8 +437,7 @@ class _CoreScan:
             crc_on = fde.checksum_alg == ChecksumAlg.CRC32
             core.set_format(crc_on, self.verify,
                             bytes(sorted(t for t in structs.opaque if t in _GTID_CODES)))
-            self.seg.see(Event(pos, ts, tc, sid, size, log_pos, flags, fde, None))
-            self._segment()
+            self._see(Event(pos, ts, tc, sid, size, log_pos, flags, fde, None))
             return
         body_end = len(raw) - 4 if self._crc_on(fi) else len(raw)
         data = raw[HEADER_LEN:body_end]
@@ -295,14 +446,21 @@ class _CoreScan:
         if decoder is not None and tc not in self.structs.opaque:
             body = decoder(data, DecodeContext(self.structs, pos, tc))
         if tc == EventType.ROTATE_EVENT:
-            self.seg.see(Event(pos, ts, tc, sid, size, log_pos, flags, body, None))
-            self._segment()
+            self._see(Event(pos, ts, tc, sid, size, log_pos, flags, body, None))
             return
         self._open_gtid(fi.path, p, size, ts, sid, body)
 
     @staticmethod
     def _crc_on(fi: FileInfo) -> bool:
         return fi.fde is not None and fi.fde.checksum_alg == ChecksumAlg.CRC32
+
+    def _see(self, ev: Event) -> None:
+        """An FDE or Rotate: the segment rule, and the caller's watcher."""
+        self.seg.see(ev)
+        self._segment()
+        if self.watch is not None:
+            for _ in self.watch((ev,)):
+                pass
 
     def _segment(self) -> None:
         name = self.seg.current
@@ -339,6 +497,65 @@ class _CoreScan:
             raise Unsupported(f"GTID value out of range ({exc})",
                               Position(path, p)) from exc
 
+    def _prune_snapshots(self) -> None:
+        """Forget the states before the point a hand-over would start from."""
+        at = self.core.open_start()
+        if at is None:
+            self.snapshots.clear()
+        else:
+            self.snapshots = [s for s in self.snapshots if (s[0], s[1]) >= at]
+
+    # ---- handing over ----
+
+    def handover(self, exc: Exception, info: list[FileInfo] | None,
+                 counts: dict[str, tuple[Counter[int], Counter[int]]] | None) -> Handover:
+        """Where and in what state the general reader continues after the core
+        stopped with ``exc``; ``info`` and ``counts`` are cut back to what lies
+        before that point."""
+        cur = len(self.infos) - 1
+        # the stop: the event python_event failed on (the core counted it) or the one
+        # the core stopped at (not counted)
+        counted_end = self.in_python[1] if self.in_python is not None else self.stop
+        at = self.core.open_start()
+        index, offset = at if at is not None else (cur, self.stop)
+        # the state at (index, offset): the first snapshot at or after it was taken
+        # before anything changed it; none in that file: the file's own state is
+        later = [s for s in self.snapshots if (s[0], s[1]) >= (index, offset)]
+        fi = self.infos[index]
+        seg = self.seg.copy()
+        if later:
+            seg = later[0][2]
+            if later[0][0] == index:
+                fi = later[0][3]
+        # counts: what the core counted from the hand-over point on is counted again by
+        # the general reader
+        if cur not in range(len(self.taken)):
+            self.taken.append(self.core.take_counts())
+            if counts is not None:
+                types, nbytes = counts.setdefault(self.paths[cur], (Counter(), Counter()))
+                for tc, n, nb in self.taken[cur]:
+                    types[tc] += n
+                    nbytes[tc] += nb
+        if counts is not None:
+            for i in range(index, cur + 1):
+                end = counted_end if i == cur else self.infos[i].size
+                types, nbytes = counts[self.paths[i]]
+                for tc, n, nb in _headers(self.paths[i], offset if i == index else 4, end):
+                    types[tc] -= n
+                    nbytes[tc] -= nb
+            for path in list(counts):
+                types, nbytes = counts[path]
+                counts[path] = (+types, +nbytes)
+                if not counts[path][0] and path not in self.paths[:index + 1]:
+                    del counts[path]
+        if info is not None:
+            del info[len(info) - (cur + 1) + index:]
+        names = self.core.names
+        tables = {tid: _table_text(names[n]) for tid, n in self.core.table_ids().items()
+                  if n >= 0}
+        return Handover(self.paths, index, offset, fi, seg, tables,
+                        getattr(exc, "reason", str(exc)), (cur, self.stop))
+
     def _prune_objects(self) -> None:
         """Accumulate mode: forget the GTID objects no top entry refers to."""
         live = self.core.live_objects()
@@ -354,7 +571,15 @@ class _CoreScan:
         return FileTotals(
             r["trx"], r["trx_bytes"], r["truncated"], r["last_truncated"], r["kinds"],
             r["clock"], r["dist"], r["run"],
-            r["groups"], tables, self._top(r["biggest"]), self._top(r["longest"]))
+            r["groups"], tables, self._top(r["biggest"]), self._top(r["longest"]),
+            r["times"], r["gtids"] and (self._record_gtid(r["gtids"][0]),
+                                        self._record_gtid(r["gtids"][1])))
+
+    def _record_gtid(self, raw: bytes) -> str | None:
+        rec = memoryview(raw).cast("q").tolist()
+        F = self.mod.FIELDS.index
+        return self._gtid(rec[F("gtid_kind")], rec[F("sid")], rec[F("gno")],
+                          rec[F("domain_id")], rec[F("server_id")])
 
     def _top(self, raw: bytes) -> list[TopEntry]:
         m = self.mod
@@ -414,6 +639,11 @@ class _CoreScan:
             "file", "start", "size", "num_events", "timestamp", "end_timestamp", "kind",
             "flags", "gtid_kind", "sid", "gno", "last_committed", "sequence_number",
             "server_id", "domain_id", "maria_flags", "commit_id", "rows_from", "rows_n")]
+        clock_mode = self.clock
+        if clock_mode:
+            ends = zip(vals[F("end_file")::nf], vals[F("end_pos")::nf],
+                       vals[F("immediate_commit_timestamp")::nf])
+            has_ict = m.HAS_ICT
         for (f_file, start, size, count, ts, end_ts, kind, flags, gk, sid_i, gno, lc, sn,
              server_id, domain, mflags, commit_id, rows_from, rows_n) in zip(*cols):
             if gk == 1:
@@ -422,7 +652,8 @@ class _CoreScan:
             elif gk == 2:
                 gtid = f"{domain}-{server_id}-{gno & _MASK64}"
             elif gk == 3:
-                gtid = objects.pop(sid_i).gtid_text
+                obj = objects.pop(sid_i)
+                gtid = obj.gtid_text
             else:
                 gtid = None
             if rows_n == 1:
@@ -436,12 +667,24 @@ class _CoreScan:
             else:
                 rows_events = ()
             clock = flags & has_clock
+            if clock_mode:
+                e_file, e_pos, ict = next(ends)
+                if gk == 3:
+                    ict = obj.immediate_commit_timestamp
+                elif not flags & has_ict:
+                    ict = None
+                add(_new(ClockTransaction, (
+                    _new(Position, (paths[f_file], start, None)),
+                    _new(Position, (paths[e_file], e_pos, None)), gtid,
+                    lc if clock else None, sn if clock else None, size, count,
+                    bool(flags & trunc), rows_events, ict)))
+                continue
             add(_new(TransactionSummary, (
                 _new(Position, (paths[f_file], start, None)), gtid,
                 lc if clock else None, sn if clock else None, size, count, kinds[kind],
                 bool(flags & trunc), end_ts - ts if end_ts > ts else 0, rows_events,
                 bool(flags & sat), mflags if flags & has_maria else None,
-                commit_id & _MASK64 if flags & has_cid else None)))
+                commit_id & _MASK64 if flags & has_cid else None, ts, end_ts)))
         return out
 
 
@@ -483,6 +726,32 @@ class _Window:
         mv = memoryview(self.buf)
         n = self.fh.readinto(mv[:CHUNK])
         self.view = mv[:n]
+
+
+def _headers(path: str, start: int, end: int) -> list[tuple[int, int, int]]:
+    """``(type code, events, bytes)`` of the complete events in ``[start, end)`` of a
+    file the core walked (headers only)."""
+    types: Counter[int] = Counter()
+    nbytes: Counter[int] = Counter()
+    fh, _ = open_log(path)
+    with fh:
+        fh.seek(start)
+        data = fh.read(max(0, end - start))
+    p = 0
+    while p + HEADER_LEN <= len(data):
+        size = int.from_bytes(data[p + 9:p + 13], "little")
+        if size < HEADER_LEN or p + size > len(data):
+            break
+        types[data[p + 4]] += 1
+        nbytes[data[p + 4]] += size
+        p += size
+    return [(tc, n, nbytes[tc]) for tc, n in types.items()]
+
+
+def _path_list(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    return [os.fspath(p) for p in paths]
 
 
 def _signed(v: int) -> int:

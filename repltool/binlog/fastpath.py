@@ -138,7 +138,8 @@ class _Scan:
             return _new(LightTransaction, (
                 g[_FIRST], _plain_text(sid_raw, gno), lc, sn, g[_SIZE], g[_COUNT],
                 "empty" if g[_COUNT] == 1 else g[_KIND], truncated,
-                max(0, g[_LTS] - g[_FTS]), tuple(g[_ROWSD].items()), False, None, None))
+                max(0, g[_LTS] - g[_FTS]), tuple(g[_ROWSD].items()), False, None, None,
+                g[_FTS], g[_LTS]))
         if gb is not None:
             gtid = _gtid_text(gb)
             if gb.lt_type is not None:
@@ -156,7 +157,7 @@ class _Scan:
             return _new(LightTransaction, (
                 first, gtid, lc, sn, g[_SIZE], count, kind, truncated,
                 max(0, g[_LTS] - g[_FTS]), tuple(g[_ROWSD].items()),
-                gb is not None and gb.delta16_saturated, None, None))
+                gb is not None and gb.delta16_saturated, None, None, g[_FTS], g[_LTS]))
         last = first if g[_LP] == first.offset and g[_LPATH] == first.file \
             else _new(Position, (g[_LPATH], g[_LP], None))
         return _Transaction(

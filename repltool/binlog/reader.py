@@ -133,6 +133,32 @@ def read_events(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
         yield from _read_file(fi, opts)
 
 
+def resume_events(fi: FileInfo, start: int, options: ReadOptions | None = None
+                  ) -> Iterator[Event]:
+    """The events of ``fi.path`` from offset ``start`` on (an event boundary), read as
+    :func:`read_events` reads them after the file's events before ``start``.
+
+    For a read another engine began (:mod:`repltool.binlog.corescan`): ``fi`` holds
+    what that engine learnt from the events before ``start`` (``fi.fde`` is the
+    Format_description in effect there; ``None``: none was read, the file is read
+    from its start) and is updated as :func:`read_events` updates it.
+    """
+    opts = options or ReadOptions()
+    if opts.keep_going:
+        raise ValueError("resume_events: keep_going reads start at the beginning")
+    fh, fi.size = open_log(fi.path)
+    with fh:
+        if fi.fde is None:
+            check_magic(fi, fh.read(4), fh)
+            yield from _read_stream(fi, fh, opts)
+            return
+        st = _StreamState(fi, opts)
+        st.fde, st.structs = fi.fde, structs_for(fi.fde)
+        st.crc_on = fi.fde.checksum_alg == ChecksumAlg.CRC32
+        st.first = False
+        yield from _read_stream(fi, fh, opts, start, st)
+
+
 def open_log(path: str) -> tuple[BinaryIO, int]:
     """Open a log file for reading: a regular file only (a FIFO, a pipe such as
     ``<(cat F)`` or a device is refused at once, never waited on).  An error

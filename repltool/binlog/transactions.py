@@ -161,6 +161,8 @@ class TransactionSummary(NamedTuple):
     delta16_saturated: bool = False
     maria_flags: int | None = None
     commit_id: int | None = None
+    timestamp: int = 0
+    end_timestamp: int = 0
 
 
 def classify_query(query: bytes) -> str:
@@ -208,6 +210,12 @@ class Segments:
         self.current = ""
         self.relay = False
         self.own_server_id: int | None = None
+
+    def copy(self) -> Segments:
+        other = Segments()
+        other.file, other.current, other.relay, other.own_server_id = (
+            self.file, self.current, self.relay, self.own_server_id)
+        return other
 
     def see(self, ev: Event) -> None:
         if ev.pos.file != self.file:
@@ -260,8 +268,19 @@ class _Group:
 Tap = Callable[[Event, bool], None]
 
 
+@dataclass(frozen=True, slots=True)
+class GroupingState:
+    """What the grouper carries from one transaction to the next: the clock segment
+    and the table names of the Table_maps seen so far.  A read another engine began
+    (:mod:`repltool.binlog.corescan`) continues from it at a transaction boundary."""
+
+    segments: Segments
+    table_names: dict[int, str]
+
+
 def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
-                       tap: Tap | None = None) -> Iterator[Transaction]:
+                       tap: Tap | None = None,
+                       state: GroupingState | None = None) -> Iterator[Transaction]:
     """Group a stream of events (from one or many files) into transactions.
 
     :param keep_events: keep every event in ``Transaction.events`` (memory then
@@ -272,10 +291,12 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
         consumer can fold a transaction's events as they come (write sets:
         :meth:`repltool.writeset.WritesetExtractor.pairs`) instead of keeping
         them.  A group that is never completed (truncated) is yielded too.
+    :param state: the grouper's state at the first event (a read resumed at a
+        transaction boundary); the default is the start of a read.
     """
     group: _Group | None = None
-    table_names: dict[int, str] = {}
-    seg = Segments()
+    table_names: dict[int, str] = dict(state.table_names) if state is not None else {}
+    seg = state.segments.copy() if state is not None else Segments()
     for ev in events:
         tc = ev.type_code
         if tc in _SEGMENT_EVENTS:

@@ -382,6 +382,17 @@ class ShortPaths:
 TABLES_SHOWN = 20
 
 
+def _utc(ts: int | None) -> str:
+    """A log timestamp (seconds) as UTC date and time."""
+    if ts is None:
+        return "-"
+    from datetime import datetime, timezone
+    try:
+        return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return str(ts)
+
+
 def stats_tables(stats: Any) -> list[Any]:
     """rich renderables for a :class:`~repltool.stats.LogStats` (file-derived cells
     :func:`~repltool.escape.printable`; print them with :func:`make_console`)."""
@@ -407,6 +418,17 @@ def stats_tables(stats: Any) -> list[Any]:
                       f"{c.mean_window:.2f}" if c.transactions else "-",
                       str(c.max_window) if c.transactions else "-")
     out.append(files)
+    if any(f.first_timestamp is not None for f in rows):
+        ranges = Table(title="GTID and time range per file (transactions starting in it; "
+                             "UTC)")
+        for col in ("file", "first GTID", "last GTID", "first transaction",
+                    "last transaction ends"):
+            ranges.add_column(col)
+        for f in rows:
+            ranges.add_row(printable(f.file), printable(f.first_gtid or "-"),
+                           printable(f.last_gtid or "-"), _utc(f.first_timestamp),
+                           _utc(f.last_timestamp))
+        out.append(ranges)
     t = stats.total
     types = Table(title="Events by type (all files)")
     types.add_column("type")

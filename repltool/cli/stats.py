@@ -27,9 +27,8 @@ if TYPE_CHECKING:
 @click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
               help="How many of the biggest / longest transactions to list.")
 @click.option("--clock-only", is_flag=True,
-              help="Only transactions and logical clocks: MySQL 8.0.2+ logs are read by "
-                   "jumping over transaction bodies with transaction_length (events inside "
-                   "transactions are then neither counted nor CRC-checked).")
+              help="Only events, transactions, logical clocks and the biggest "
+                   "transactions (no kinds, tables or longest transactions).")
 @window_options
 @verify_checksum_option
 @keep_going_option

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..binlog import ReadOptions, read_events, read_transactions
 from ..binlog.constants import EventFlag, EventType
+from ..binlog.corescan import ClockTransaction, scan_clock_transactions
 from ..binlog.events import Event
 from ..binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
 from ..errors import SimulationError, UsageError
@@ -106,7 +107,8 @@ class SourceRotations:
         """Whether ``file`` was seen and is a relay log."""
         return self.relay_files.get(file, False)
 
-    def rotated_before(self, trx: Transaction, previous_end: Position | None) -> bool:
+    def rotated_before(self, trx: Transaction | ClockTransaction,
+                       previous_end: Position | None) -> bool:
         """Whether a source Rotate lies between ``previous_end`` and ``trx``.
 
         Marks up to ``trx.start`` are consumed; a mark inside the previous
@@ -136,7 +138,7 @@ class SourceStats:
     warnings: list[str] = field(default_factory=list)
 
 
-def _no_clock_error(trx: Transaction, index: int) -> SimulationError:
+def _no_clock_error(trx: Transaction | ClockTransaction, index: int) -> SimulationError:
     gtid = f" ({trx.gtid})" if trx.gtid else ""
     return SimulationError(
         f"transaction #{index}{gtid} carries no logical clock (last_committed/"
@@ -147,7 +149,7 @@ def _no_clock_error(trx: Transaction, index: int) -> SimulationError:
         pos=trx.start)
 
 
-def transactions_to_sim(transactions: Iterable[Transaction],
+def transactions_to_sim(transactions: Iterable[Transaction | ClockTransaction],
                         cost_model: CostModel | None = None, *,
                         relay: SourceRotations | None = None, lenient: bool = False,
                         stats: SourceStats | None = None) -> Iterator[SimTransaction]:
@@ -174,7 +176,8 @@ def transactions_to_sim(transactions: Iterable[Transaction],
     return cost_model.apply(sims) if cost_model is not None else sims
 
 
-def _map(transactions: Iterable[Transaction], relay: SourceRotations | None, lenient: bool,
+def _map(transactions: Iterable[Transaction | ClockTransaction],
+         relay: SourceRotations | None, lenient: bool,
          stats: SourceStats) -> Iterator[SimTransaction]:
     previous_file: str | None = None
     previous_end: Position | None = None
@@ -242,14 +245,20 @@ def read_sim_transactions(paths: Paths,
     options = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES,
                           keep_going=damage is not None)
     names = path_list(paths)
-    events = rotations.watch(read_events(names, options))
-    if damage is not None:
-        events = damage.count(events)
-    trxs: Iterable[Transaction] = group_transactions(
-        events, keep_events=window is not None and window.needs_events)
-    if window is not None:
-        trxs = window.select(trxs, names)
-    return transactions_to_sim(trxs, cost_model, relay=rotations, lenient=lenient, stats=stats)
+    transactions: Iterable[Transaction] | None = None
+    if window is None and damage is None:
+        # the compiled core, or (pure-Python engine) the general reader
+        transactions = scan_clock_transactions(names, options, watch=rotations.watch)
+    if transactions is None:
+        events = rotations.watch(read_events(names, options))
+        if damage is not None:
+            events = damage.count(events)
+        transactions = group_transactions(
+            events, keep_events=window is not None and window.needs_events)
+        if window is not None:
+            transactions = window.select(transactions, names)
+    return transactions_to_sim(transactions, cost_model, relay=rotations,
+                               lenient=lenient, stats=stats)
 
 
 # ---- cost models by name ----

@@ -237,13 +237,15 @@ def _stats_run(monkeypatch: pytest.MonkeyPatch, capsys, which: str, args: list[s
     return code, out.out, out.err
 
 
+@pytest.mark.parametrize("clock_only", [[], ["--clock-only"]], ids=["full", "clock-only"])
 @pytest.mark.corpus_files("path", "mysql/*/*", "mariadb/*/*")
-def test_stats_output_same_both_engines(monkeypatch, capsys, path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_stats_output_same_both_engines(monkeypatch, capsys, path: Path,  # type: ignore[no-untyped-def]
+                                        clock_only: list[str]) -> None:
     from repltool.binlog import _core
     before = _core.events_walked()
-    compiled = _stats_run(monkeypatch, capsys, "compiled", [str(path)])
+    compiled = _stats_run(monkeypatch, capsys, "compiled", [*clock_only, str(path)])
     walked = _core.events_walked() - before
-    python = _stats_run(monkeypatch, capsys, "python", [str(path)])
+    python = _stats_run(monkeypatch, capsys, "python", [*clock_only, str(path)])
     assert compiled == python
     if path.name.startswith("mysql-bin.0") and "mariadb" in path.parts \
             and path.parent.name in ("small", "rotation", "serial"):
@@ -345,11 +347,12 @@ def test_totals_same_as_per_transaction(monkeypatch, capsys, corpus: Path,  # ty
     except Unsupported:
         totals = None
     if which.startswith("mariadb"):
-        assert totals is not None and sum(t.transactions for t in totals.values()) > 0
+        assert totals is not None and totals.rest is None
+        assert sum(t.transactions for t in totals.totals.values()) == totals.transactions > 0
     before = _core.events_walked()
     compiled = _stats_args_run(monkeypatch, capsys, "compiled", [*extra, *files])
     assert compiled == python
-    if totals is not None:
+    if totals is not None and totals.transactions:
         assert _core.events_walked() > before
 
 
@@ -363,7 +366,7 @@ def test_totals_of_the_synthetic_shapes(monkeypatch, capsys, tmp_path: Path) -> 
         files = [str(f) for f in r.files]
         monkeypatch.setenv(engine.ENV, "compiled")
         totals = scan_totals(files, top=5)
-        assert totals is not None and sum(t.transactions for t in totals.values()) >= 300
+        assert totals is not None and totals.rest is None and totals.transactions >= 300
         for extra in (["--top", "7"], ["--format", "json"]):
             assert _stats_args_run(monkeypatch, capsys, "compiled", [*extra, *files]) == \
                 _stats_args_run(monkeypatch, capsys, "python", [*extra, *files]), shape
