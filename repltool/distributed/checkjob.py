@@ -191,7 +191,7 @@ def spark_check(spark: Any, names: Sequence[str], config: Any, *, provider: Any 
     :raises InputError: a file cannot be opened (the first in input order).
     """
     from ..check.engine import check_files
-    task = _Task("check", stream=True, extra=CheckSpec(config, provider, schema))
+    task = _Task("check", stream=True, extra=CheckSpec(config, provider, schema), run=check_unit)
     job = run_distributed(spark, names, task)
     failure = first_failure(job)
     if failure is not None:
