@@ -263,11 +263,7 @@ def _apply_optional(cols: list[dict[str, Any]], fields: tuple[tuple[int, bytes],
     M = OptionalMetadata
     for ftype, value in fields:
         if ftype == M.SIGNEDNESS:
-            if len(value) * 8 < len(numeric):
-                raise ctx.error(f"SIGNEDNESS has {len(value) * 8} bits for "
-                                f"{len(numeric)} numeric columns")
-            for c, bit in zip(numeric, _msb_bits(value, len(numeric))):
-                c["unsigned"] = bit
+            _set_bits(numeric, "unsigned", value, "SIGNEDNESS", "numeric columns", ctx)
             table["signedness"] = True
         elif ftype in (M.DEFAULT_CHARSET, M.ENUM_AND_SET_DEFAULT_CHARSET):
             targets = character if ftype == M.DEFAULT_CHARSET else enum_set
@@ -324,17 +320,22 @@ def _apply_optional(cols: list[dict[str, Any]], fields: tuple[tuple[int, bytes],
             items = _parse(_packed_pairs, value, "PRIMARY_KEY_WITH_PREFIX", ctx).entries
             table["primary_key"] = tuple((_col_index(x.a, cols, ctx), x.b) for x in items)
         elif ftype == M.COLUMN_VISIBILITY:
-            if len(value) * 8 < len(cols):
-                raise ctx.error(f"COLUMN_VISIBILITY has {len(value) * 8} bits for "
-                                f"{len(cols)} columns")
-            for c, bit in zip(cols, _msb_bits(value, len(cols))):
-                c["visible"] = bit
+            _set_bits(cols, "visible", value, "COLUMN_VISIBILITY", "columns", ctx)
         elif ftype == M.VECTOR_DIMENSIONALITY:
             items = _parse(_packed_list, value, "VECTOR_DIMENSIONALITY", ctx).entries
             _check_count(items, vectors, "VECTOR_DIMENSIONALITY", ctx)
             for c, dim in zip(vectors, items):
                 c["vector_dimensions"] = dim
         # any other type: skipped by its length (already framed by the TLV)
+
+
+def _set_bits(targets: list[dict[str, Any]], attr: str, value: bytes, what: str, noun: str,
+              ctx: _Ctx) -> None:
+    """A bitmap field (most significant bit first): one bit of ``attr`` per target column."""
+    if len(value) * 8 < len(targets):
+        raise ctx.error(f"{what} has {len(value) * 8} bits for {len(targets)} {noun}")
+    for c, bit in zip(targets, _msb_bits(value, len(targets))):
+        c[attr] = bit
 
 
 def _check_count(items: Any, targets: list[Any], what: str, ctx: _Ctx) -> None:
