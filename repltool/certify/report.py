@@ -12,8 +12,7 @@ memory follows the largest transaction and the certification history.
 :class:`CertifyReport`: parallelism of the logged and of the computed clocks
 (:func:`~repltool.certify.summary.summarise`), the longest window, reason
 counts and, for MariaDB logs, the group commits (runs of equal ``commit_id``)
-the server itself recorded. :func:`result_row` is the ``--format jsonl`` row
-(:func:`result_line` writes the same JSON text without the row's dictionaries).
+the server itself recorded. :func:`result_row` is the ``--format jsonl`` row.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ import os
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..binlog import ReadOptions, read_transactions
@@ -229,47 +227,6 @@ def result_row(c: Certified) -> dict[str, Any]:
     if r.raised:
         row["raised"] = True
     return row
-
-
-def _json_str(value: str | None) -> str:
-    return "null" if value is None else encode_basestring(value)
-
-
-def _json_clock(clock: tuple[int, int] | None) -> str:
-    return "null" if clock is None else f"[{int.__repr__(clock[0])}, {int.__repr__(clock[1])}]"
-
-
-def _json_key(key: KeyRef | None) -> str:
-    if key is None:
-        return "null"
-    return "".join(('{"db": ', encode_basestring(key.db), ', "table": ',
-                    encode_basestring(key.table), ', "index": ', encode_basestring(key.index),
-                    ', "values": [', ", ".join(map(encode_basestring, key.values)), "]}"))
-
-
-def result_line(c: Certified) -> str:
-    """The ``--format jsonl`` line of one transaction: exactly
-    ``json.dumps(result_row(c), ensure_ascii=False)``, written without building
-    the row's dictionaries."""
-    trx, r = c
-    start = trx.start
-    recorded = recorded_clock(trx)
-    parts = ['{"file": ', encode_basestring(start.file), ', "pos": ', int.__repr__(start.offset),
-             ', "gtid": ', _json_str(trx.gtid), ', "segment": ',
-             encode_basestring(trx.segment or start.file), ', "recorded": ',
-             _json_clock(recorded), ', "computed": ', _json_clock(r.computed), ', "changed": ',
-             "true" if r.computed != recorded else "false",
-             ', "depends_on": {"gtid": ', _json_str(log_gtid(r.depends_on)), ', "reason": ',
-             encode_basestring(r.reason.value), ', "key": ', _json_key(r.key), ', "detail": ',
-             encode_basestring(r.detail), "}"]
-    if r.conflict is not None:
-        parts += [', "conflict": ', encode_basestring(r.conflict)]
-    if r.trx.fallback:
-        parts += [', "missing_keys": [', ", ".join(map(encode_basestring, r.trx.fallback)), "]"]
-    if r.raised:
-        parts.append(', "raised": true')
-    parts.append("}")
-    return "".join(parts)
 
 
 # ---- the summary ----
