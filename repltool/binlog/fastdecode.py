@@ -269,10 +269,10 @@ FAST_DECODERS: dict[int, object] = {
 }
 
 
-def decoder_for(type_code: int, *, fast: bool = True):  # type: ignore[no-untyped-def]
-    """The decoder used for ``type_code`` (``None`` for types kept as raw bytes)."""
-    table = FAST_DECODERS if fast else DECODERS
-    return table.get(type_code)
+def decoder_for(type_code: int):  # type: ignore[no-untyped-def]
+    """The decoder the fast path uses for ``type_code`` (``None`` for types kept as raw
+    bytes); the general reader's is ``repltool.binlog.decode.DECODERS[type_code]``."""
+    return FAST_DECODERS.get(type_code)
 
 
 __all__ = ["fast_gtid", "fast_query", "fast_xid", "fast_table_map", "fast_rows", "fast_maria_gtid",

@@ -26,6 +26,10 @@ import struct
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from .temporal import (
+    BadValue, datetime_from_packed, decimal_size, decode_decimal, format_time, time_from_packed,
+)
+
 __all__ = ["JsonError", "JsonOpaque", "JsonDiff", "JsonDiffList", "decode_json", "decode_json_diff",
            "json_to_text"]
 
@@ -282,22 +286,21 @@ def _packed(data: bytes, p: int) -> tuple[int, int]:
 
 def opaque_value(ftype: int, data: bytes) -> Any:
     """An opaque JSON scalar: SQL DECIMAL/temporal values decoded, others kept as bytes."""
-    from . import rows as R
     if ftype == 246 and len(data) >= 2:          # NEWDECIMAL: precision, scale, binary
         prec, scale = data[0], data[1]
         if 0 < prec and scale <= prec:
-            size = R.decimal_size(prec, scale)
+            size = decimal_size(prec, scale)
             if len(data) - 2 >= size:
                 try:
-                    return R.decode_decimal(data[2:2 + size], prec, scale)
-                except R.BadValue as exc:
+                    return decode_decimal(data[2:2 + size], prec, scale)
+                except BadValue as exc:
                     raise JsonError(str(exc)) from exc
         raise JsonError("opaque DECIMAL with a bad precision/scale/length")
     if ftype in (7, 10, 12, 14, 11) and len(data) >= 8:
         packed = _I64(data, 0)[0]
         if ftype == 11:
-            return R.time_from_packed(packed)
-        dt = R.datetime_from_packed(packed)
+            return time_from_packed(packed)
+        dt = datetime_from_packed(packed)
         if ftype in (10, 14):
             return dt[:10] if isinstance(dt, str) else dt.date()
         return dt
@@ -339,7 +342,6 @@ def json_to_text(value: Any) -> str:
     if isinstance(value, date):
         return json.dumps(f"{value.year:04d}-{value.month:02d}-{value.day:02d}")
     if isinstance(value, timedelta):
-        from .rows import format_time
         return json.dumps(format_time(value, 6))
     if isinstance(value, JsonOpaque):
         return json.dumps(f"base64:type{value.field_type}:"

@@ -1,4 +1,4 @@
-"""The event walk of :func:`repltool.binlog.writer.rewrite_log` (whole-file rewrites).
+"""Whole-file rewrites: :func:`rewrite_log` copies a log with new logical clocks.
 
 The per-event work is :func:`repltool.binlog.writer.patch_clock`; this module
 walks the file (format-spec §2.5 "Rewriter"). Events that do not change are
@@ -6,14 +6,18 @@ not copied one by one: the walk reads only their 19-byte headers (parsed with
 :func:`~repltool.binlog.writer.parse_header`) and the untouched byte ranges
 between changed events are copied in ``chunk_size`` blocks. With the
 ``"mysql"`` encoding and typecode-2 events, which change in place, that is
-the whole file but 16 + 4 bytes per GTID event.
+the whole file but 16 + 4 bytes per GTID event.  :func:`rewrite_log_reference`
+does the same walk with the ``construct`` declarations only (the reference the
+shortcuts are tested against).
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 import zlib
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import BinaryIO
 
 from ..errors import (
@@ -21,16 +25,47 @@ from ..errors import (
     UsageError,
 )
 from ..positions import Position
+from . import structs as S
 from .constants import (
-    BINLOG_MAGIC, CHECKSUM_LEN, ENCRYPTED_MAGIC, HEADER_LEN, ChecksumAlg, EventFlag, EventType,
-    type_name,
+    BINLOG_MAGIC, CHECKSUM_LEN, ENCRYPTED_MAGIC, GTID_TYPES, HEADER_LEN, ChecksumAlg, EventFlag,
+    EventType, type_name,
 )
 from .decode import DecodeContext, decode_fde
 from .events import parse_version
 from .writer import (
-    _NO_STRUCTS, _TAGGED, _UNTAGGED, MAX_FDE_SIZE, MAX_GTID_EVENT_SIZE, Header, RewriteReport,
-    _crc_ok, delta16_encodable, parse_header, patch_clock, set_log_pos,
+    ENCODINGS, FDE_FREE_STRUCTS, MAX_FDE_SIZE, MAX_GTID_EVENT_SIZE, Header, crc_ok,
+    delta16_encodable, parse_header, patch_clock, patch_clock_reference, set_log_pos,
 )
+
+__all__ = ["RewriteReport", "rewrite_log", "rewrite_log_reference"]
+
+WALK_BUFFER = 1 << 16     # header skips within the buffer cost no system call
+_UNTAGGED = GTID_TYPES - {EventType.GTID_TAGGED_LOG_EVENT}
+
+
+@dataclass(frozen=True, slots=True)
+class RewriteReport:
+    """What :func:`rewrite_log` did.
+
+    ``gtid_events_rewritten`` counts the GTID events whose bytes changed;
+    ``log_pos_updated`` the events whose log_pos moved by the size change of
+    earlier events (binlog only);
+    ``stale_log_pos`` the events (with a non-zero log_pos) at or after a size
+    change whose log_pos was left as is because the file is a relay log;
+    ``delta16_fallbacks`` the events kept at typecode 2 because delta16 cannot
+    carry their lc = 0 barrier.
+    """
+
+    src: str
+    dst: str
+    relay_log: bool
+    events: int
+    gtid_events_rewritten: int
+    log_pos_updated: int
+    bytes_delta: int
+    stale_log_pos: int = 0
+    delta16_fallbacks: int = 0
+    warnings: tuple[str, ...] = ()
 
 
 class Source:
@@ -101,10 +136,9 @@ class Rewriter:
     """
 
     def __init__(self, src: Source, out: BinaryIO, clocks: Clocks, encoding: str,
-                 relay_log: bool | None, chunk: int, dst: str, reference: bool) -> None:
+                 relay_log: bool | None, chunk: int, dst: str) -> None:
         self.src, self.out, self.clocks, self.encoding = src, out, clocks, encoding
         self.relay_log, self.chunk, self.dst = relay_log, chunk, dst
-        self.reference = reference
         self.crc_on = False
         self.seen_fde = False
         self.delta = 0
@@ -114,11 +148,12 @@ class Rewriter:
         self.warnings: list[str] = []
 
     def _header(self, raw: bytes) -> Header:
-        if self.reference:
-            from . import structs as S
-            return Header(**{k: v for k, v in S.common_header.parse(raw).items()
-                             if not k.startswith("_")})
         return parse_header(raw)
+
+    def _patch(self, raw: bytes, lc: int, sn: int, relay: bool,
+               pos: Position) -> tuple[bytes, int]:
+        return patch_clock(raw, lc, sn, encoding=self.encoding, crc=self.crc_on,
+                           relay_log=relay, pos=pos)
 
     def run(self) -> RewriteReport:
         src = self.src
@@ -199,7 +234,7 @@ class Rewriter:
                                "walked", pos=pos, event_type=type_name(tc))
         clock = self.clocks.take(p)
         if clock is not None:
-            if tc not in _UNTAGGED and tc != _TAGGED:
+            if tc not in GTID_TYPES:
                 raise UsageError(f"offset {p} is a {type_name(tc)}, not a GTID event", pos=pos)
             self._gtid(p, pos, raw_header + self._small(size, pos, tc, MAX_GTID_EVENT_SIZE),
                        clock)
@@ -217,7 +252,7 @@ class Rewriter:
                                 .decode("ascii", "replace"))
         has_crc = version >= (5, 6, 1)
         body = raw[HEADER_LEN:len(raw) - (CHECKSUM_LEN if has_crc else 0)]
-        fde = decode_fde(body, DecodeContext(_NO_STRUCTS, pos, EventType.FORMAT_DESCRIPTION_EVENT))
+        fde = decode_fde(body, DecodeContext(FDE_FREE_STRUCTS, pos, EventType.FORMAT_DESCRIPTION_EVENT))
         flags = int.from_bytes(raw[17:19], "little")
         if not self.seen_fde and self.relay_log is None:
             self.relay_log = bool(flags & EventFlag.RELAY_LOG)
@@ -225,7 +260,7 @@ class Rewriter:
         self.crc_on = fde.checksum_alg == ChecksumAlg.CRC32
         log_pos = int.from_bytes(raw[13:17], "little")
         if self._shifts(log_pos, p + len(raw)):
-            if has_crc and not _crc_ok(raw, fde=True):
+            if has_crc and not crc_ok(raw, fde=True):
                 raise ChecksumMismatch("stored CRC32 is wrong; refusing to rewrite this event",
                                        pos=pos, event_type=type_name(15))
             self._replace(p, len(raw), set_log_pos(raw, log_pos + self.delta, crc=has_crc))
@@ -249,8 +284,7 @@ class Rewriter:
     def _gtid(self, p: int, pos: Position, raw: bytes, clock: tuple[int, int]) -> None:
         lc, sn = clock
         relay = bool(self.relay_log)
-        new, delta = patch_clock(raw, lc, sn, encoding=self.encoding, crc=self.crc_on,
-                                 relay_log=relay, pos=pos, reference=self.reference)
+        new, delta = self._patch(raw, lc, sn, relay, pos)
         if new != raw:
             self.rewritten += 1
         if self.encoding == "delta16" and raw[4] in _UNTAGGED and not delta16_encodable(lc, sn):
@@ -299,3 +333,99 @@ class Rewriter:
             n -= len(piece)
             at += len(piece)
         return old, new
+
+
+class ReferenceRewriter(Rewriter):
+    """:class:`Rewriter` with every header parsed and every GTID event patched by the
+    ``construct`` declarations (:func:`~repltool.binlog.writer.patch_clock_reference`)."""
+
+    def _header(self, raw: bytes) -> Header:
+        return Header(**{k: v for k, v in S.common_header.parse(raw).items()
+                         if not k.startswith("_")})
+
+    def _patch(self, raw: bytes, lc: int, sn: int, relay: bool,
+               pos: Position) -> tuple[bytes, int]:
+        return patch_clock_reference(raw, lc, sn, encoding=self.encoding, crc=self.crc_on,
+                                     relay_log=relay, pos=pos)
+
+
+def rewrite_log(src_path: str | os.PathLike[str], dst_path: str | os.PathLike[str],
+                clocks: Mapping[int, tuple[int, int]], *, encoding: str = "mysql",
+                relay_log: bool | None = None, chunk_size: int = 1 << 20) -> RewriteReport:
+    """Copy one log file, giving the GTID events at the offsets in ``clocks`` new timestamps.
+
+    Every byte is copied; the GTID events named in ``clocks`` (offset of the
+    event -> ``(last_committed, sequence_number)``) are replaced through
+    :func:`patch_clock`.  In a binlog, once sizes changed, every later event
+    with a non-zero log_pos gets the cumulative size change added (and a new
+    CRC); inner events of Transaction_payload are untouched.  In a relay log
+    (first FDE flagged LOG_EVENT_RELAY_LOG_F, or ``relay_log=True``) log_pos
+    values are source coordinates and never change: they are counted in
+    ``stale_log_pos`` instead.  A truncated last event is copied verbatim.
+
+    The output goes to a temporary file next to ``dst_path`` that replaces it
+    only at the end; on any error it is removed and ``dst_path`` is untouched.
+    Memory use is bounded by ``chunk_size`` (and a few KiB per GTID/FDE event),
+    never by the file or event size.  ``clocks`` is read in offset order
+    (a mapping whose ``sorted_by_offset`` attribute is true is not sorted
+    again; see :class:`repltool.certify.retag.ClockColumns`).
+
+    :func:`rewrite_log_reference` writes the same bytes with the ``construct``
+    declarations only.
+
+    :raises UsageError: ``dst_path`` is ``src_path`` (same inode) or a
+        directory, an offset in ``clocks`` is not a GTID event of the file.
+    :raises ChecksumMismatch: an event that had to change has a wrong CRC.
+    :raises NotABinlog, EncryptedLog, NoFormatDescription, MalformedEvent,
+        UnsupportedLog: for files that cannot be rewritten.
+    """
+    return _rewrite(Rewriter, src_path, dst_path, clocks, encoding, relay_log, chunk_size)
+
+
+def rewrite_log_reference(src_path: str | os.PathLike[str], dst_path: str | os.PathLike[str],
+                          clocks: Mapping[int, tuple[int, int]], *, encoding: str = "mysql",
+                          relay_log: bool | None = None,
+                          chunk_size: int = 1 << 20) -> RewriteReport:
+    """:func:`rewrite_log` parsing every header and patching every GTID event with the
+    ``construct`` declarations (:class:`ReferenceRewriter`): the same output or
+    error, slower; the reference the fast walk is tested against."""
+    return _rewrite(ReferenceRewriter, src_path, dst_path, clocks, encoding, relay_log,
+                    chunk_size)
+
+
+def _rewrite(walk: type[Rewriter], src_path: str | os.PathLike[str],
+             dst_path: str | os.PathLike[str], clocks: Mapping[int, tuple[int, int]],
+             encoding: str, relay_log: bool | None, chunk_size: int) -> RewriteReport:
+    src, dst = os.fspath(src_path), os.fspath(dst_path)
+    if encoding not in ENCODINGS:
+        raise UsageError(f"unknown clock encoding {encoding!r}; expected one of {ENCODINGS}")
+    if os.path.isdir(dst):
+        raise UsageError(f"{dst}: is a directory")
+    try:
+        fh = open(src, "rb", buffering=WALK_BUFFER)  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise InputError(f"{src}: cannot open: {exc.strerror or exc}") from None
+    with fh:
+        st = os.fstat(fh.fileno())
+        if os.path.exists(dst) and os.path.samefile(src, dst):
+            raise UsageError(f"{dst} is the source file itself; write to another path")
+        try:
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(dst)),
+                                       prefix=f".{os.path.basename(dst)}.", suffix=".tmp")
+        except OSError as exc:
+            raise InputError(f"{dst}: cannot create a file there: {exc.strerror or exc}") from None
+        try:
+            with os.fdopen(fd, "wb") as out:
+                report = walk(Source(fh, src, st.st_size), out, Clocks(clocks), encoding,
+                              relay_log, max(chunk_size, 64), dst).run()
+                out.flush()
+                os.fsync(out.fileno())
+            os.chmod(tmp, st.st_mode & 0o7777)
+            os.replace(tmp, dst)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+    return report

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .coltypes import BLOB_TYPES, ColumnDef, ColumnType as T, TableDef
-from .rows import BadValue, decimal_size, _decimal_plan
+from .temporal import BadValue, decimal_size, decimal_plan as _decimal_plan
 
 __all__ = ["walker", "column_layout", "Walker"]
 
@@ -100,10 +100,10 @@ def walker(table: TableDef, bitmap: bytes, width: int, wanted: tuple[int, ...]) 
     absent or NULL column gives ``None``).
     """
     key = ("walk", bitmap, width, wanted)
-    hit = table._cache.get(key, _MISS)
+    hit = table.plans.get(key, _MISS)
     if hit is _MISS:
         table.trim_cache()
-        hit = table._cache[key] = _compile(table, bitmap, width, wanted)
+        hit = table.plans[key] = _compile(table, bitmap, width, wanted)
     return hit  # type: ignore[no-any-return]
 
 

@@ -1,4 +1,5 @@
-"""The encoder side: GTID bodies, event framing, logical-clock patches, whole-file rewrites.
+"""The encoder side: GTID bodies, event framing, logical-clock patches of one event
+(whole files: :mod:`repltool.binlog.rewrite`).
 
 Every layout is declared once, in :mod:`repltool.binlog.structs`, and this
 module *builds* with the same construct objects the reader *parses* with, so a
@@ -28,15 +29,12 @@ MySQL's serialization format, whatever ``encoding`` says.
 
 from __future__ import annotations
 
-import os
 import struct
-import tempfile
 import zlib
 from collections import namedtuple
-from dataclasses import dataclass, replace
-from typing import Mapping
+from dataclasses import replace
 
-from ..errors import ChecksumMismatch, InputError, MalformedEvent, UnsupportedLog, UsageError
+from ..errors import ChecksumMismatch, MalformedEvent, UnsupportedLog, UsageError
 from ..positions import Position
 from . import structs as S
 from .constants import (
@@ -48,9 +46,10 @@ from .decode import DecodeContext, decode_gtid, decode_gtid_tagged, parse_at
 from .events import GtidBody
 
 __all__ = [
-    "ENCODINGS", "Header", "RewriteReport", "delta16_encodable", "encode_gtid_body",
-    "encode_gtid_tagged_body", "frame_event", "parse_header", "patch_clock", "recompute_crc",
-    "rewrite_log", "set_log_pos", "tagged_transaction_length_for", "transaction_length_for",
+    "ENCODINGS", "FDE_FREE_STRUCTS", "Header", "crc_ok", "delta16_encodable", "encode_gtid_body",
+    "encode_gtid_tagged_body", "frame_event", "parse_header", "patch_clock",
+    "patch_clock_reference", "recompute_crc", "set_log_pos", "tagged_transaction_length_for",
+    "transaction_length_for",
 ]
 
 ENCODINGS = ("mysql", "delta16")
@@ -61,12 +60,13 @@ _TAGGED = EventType.GTID_TAGGED_LOG_EVENT
 CLOCK_OFFSET = 26
 MAX_GTID_EVENT_SIZE = 4096       # a GTID event is < 200 bytes; anything bigger is damage
 MAX_FDE_SIZE = 4096
-_NO_STRUCTS = S.BinlogStructs(b"")   # GTID/FDE decoders need no FDE-dependent struct
+#: Structs for decoding the events whose layout no FDE changes (GTID, FDE itself):
+#: what the rewriter decodes them with before any FDE of the file is known.
+FDE_FREE_STRUCTS = S.BinlogStructs(b"")
 _HEADER = struct.Struct("<IBIIIH")   # S.common_header, for the per-event hot path
 _CLOCK = struct.Struct("<qq")        # S.gtid_timestamps with typecode 2
 _INT64_MAX = (1 << 63) - 1
 _PACKED_WIDTH = {252: 2, 253: 3, 254: 8}   # S.PackedInt: bytes after the first
-WALK_BUFFER = 1 << 16     # rewrite walk: header skips within the buffer cost no system call
 
 
 class Header(namedtuple("_Header", [sc.name for sc in S.common_header.subcons])):
@@ -322,7 +322,12 @@ def recompute_crc(raw: bytes, *, fde: bool = False) -> bytes:
     return raw[:-CHECKSUM_LEN] + _crc(raw[:-CHECKSUM_LEN], fde=fde)
 
 
-def _crc_ok(raw: bytes, *, fde: bool) -> bool:
+def crc_ok(raw: bytes, *, fde: bool) -> bool:
+    """Whether an event's stored CRC32 (its last 4 bytes) is right.
+
+    :param fde: the event is a Format_description_event: the CRC is accepted
+        computed with the IN_USE flag cleared (as servers write it) or as stored.
+    """
     return recompute_crc(raw, fde=fde) == raw or (fde and recompute_crc(raw) == raw)
 
 
@@ -338,7 +343,7 @@ def set_log_pos(raw: bytes, log_pos: int, *, crc: bool) -> bytes:
 
 def _decode_event_gtid(raw: bytes, type_code: int, crc: bool, pos: Position) -> GtidBody:
     data = raw[HEADER_LEN:len(raw) - (CHECKSUM_LEN if crc else 0)]
-    ctx = DecodeContext(_NO_STRUCTS, pos, type_code)
+    ctx = DecodeContext(FDE_FREE_STRUCTS, pos, type_code)
     if type_code == _TAGGED:
         return decode_gtid_tagged(data, ctx)
     if parse_at(S.gtid_body, data, ctx).rest:
@@ -349,7 +354,7 @@ def _decode_event_gtid(raw: bytes, type_code: int, crc: bool, pos: Position) -> 
 
 def patch_clock(raw_event: bytes, last_committed: int, sequence_number: int, *,
                 encoding: str = "mysql", crc: bool, relay_log: bool = False,
-                pos: Position | None = None, reference: bool = False) -> tuple[bytes, int]:
+                pos: Position | None = None) -> tuple[bytes, int]:
     """New bytes for a GTID event (type 33, 34 or 42) carrying new logical timestamps.
 
     * Untagged, ``"mysql"`` encoding, event already typecode 2: the 16 bytes at
@@ -366,8 +371,8 @@ def patch_clock(raw_event: bytes, last_committed: int, sequence_number: int, *,
 
     The first case is taken on the raw bytes when the body's layout is one
     :func:`_plain_clock_body` recognises (every MySQL 5.7-9.x untagged event);
-    anything else is decoded with the ``construct`` declarations.
-    ``reference=True`` always decodes (the path tests compare the fast one with).
+    anything else is decoded with the ``construct`` declarations
+    (:func:`patch_clock_reference` always decodes: the same result, slower).
 
     :param crc: whether the event carries a CRC32 footer (governing FDE's alg).
     :returns: ``(new_event_bytes, size_delta)``.
@@ -375,6 +380,23 @@ def patch_clock(raw_event: bytes, last_committed: int, sequence_number: int, *,
     :raises UnsupportedLog: a 5.6 event (no clock to patch) or unknown trailing bytes.
     :raises ChecksumMismatch: the event's stored CRC is wrong (never laundered).
     """
+    return _patch_clock(raw_event, last_committed, sequence_number, encoding, crc, relay_log,
+                        pos, in_place=True)
+
+
+def patch_clock_reference(raw_event: bytes, last_committed: int, sequence_number: int, *,
+                          encoding: str = "mysql", crc: bool, relay_log: bool = False,
+                          pos: Position | None = None) -> tuple[bytes, int]:
+    """:func:`patch_clock` without its in-place shortcut: every event is decoded and
+    re-encoded with the ``construct`` declarations.  The same result (or error);
+    the reference the shortcut is tested against."""
+    return _patch_clock(raw_event, last_committed, sequence_number, encoding, crc, relay_log,
+                        pos, in_place=False)
+
+
+def _patch_clock(raw_event: bytes, last_committed: int, sequence_number: int, encoding: str,
+                 crc: bool, relay_log: bool, pos: Position | None, *,
+                 in_place: bool) -> tuple[bytes, int]:
     if encoding not in ENCODINGS:
         raise UsageError(f"unknown clock encoding {encoding!r}; expected one of {ENCODINGS}")
     pos = pos or Position("<event>", 0)
@@ -388,7 +410,7 @@ def patch_clock(raw_event: bytes, last_committed: int, sequence_number: int, *,
     if header.event_size != len(raw_event):
         raise MalformedEvent(f"event_size {header.event_size} but {len(raw_event)} bytes given",
                              pos=pos, event_type=name)
-    if (not reference and tc != _TAGGED
+    if (in_place and tc != _TAGGED
             and _typecode(encoding, last_committed, sequence_number) == LOGICAL_TIMESTAMP_TYPECODE):
         patched = _patch_in_place(raw_event, last_committed, sequence_number, crc=crc, pos=pos,
                                   name=name)
@@ -432,7 +454,7 @@ def _check_patch(raw_event: bytes, last_committed: int, sequence_number: int, cr
         raise UsageError(f"invalid logical timestamps last_committed={last_committed}, "
                          f"sequence_number={sequence_number}: need 0 <= lc < seq or (0, 0)",
                          pos=pos, event_type=name)
-    if crc and not _crc_ok(raw_event, fde=False):
+    if crc and not crc_ok(raw_event, fde=False):
         raise ChecksumMismatch("stored CRC32 is wrong; refusing to rewrite this event",
                                pos=pos, event_type=name)
 
@@ -497,98 +519,3 @@ def _reserialize(type_code: int, body: GtidBody, other_events_size: int | None, 
         - len(S.encode_packed_int(body.transaction_length))
     length = transaction_length_for(other_events_size, own)
     return encode_gtid_body(replace(body, transaction_length=length), encoding=encoding)
-
-
-# ---- whole files (the event walk: repltool.binlog.rewrite) ----
-
-@dataclass(frozen=True, slots=True)
-class RewriteReport:
-    """What :func:`rewrite_log` did.
-
-    ``gtid_events_rewritten`` counts the GTID events whose bytes changed;
-    ``log_pos_updated`` the events whose log_pos moved by the size change of
-    earlier events (binlog only);
-    ``stale_log_pos`` the events (with a non-zero log_pos) at or after a size
-    change whose log_pos was left as is because the file is a relay log;
-    ``delta16_fallbacks`` the events kept at typecode 2 because delta16 cannot
-    carry their lc = 0 barrier.
-    """
-
-    src: str
-    dst: str
-    relay_log: bool
-    events: int
-    gtid_events_rewritten: int
-    log_pos_updated: int
-    bytes_delta: int
-    stale_log_pos: int = 0
-    delta16_fallbacks: int = 0
-    warnings: tuple[str, ...] = ()
-
-
-def rewrite_log(src_path: str | os.PathLike[str], dst_path: str | os.PathLike[str],
-                clocks: Mapping[int, tuple[int, int]], *, encoding: str = "mysql",
-                relay_log: bool | None = None, chunk_size: int = 1 << 20,
-                reference: bool = False) -> RewriteReport:
-    """Copy one log file, giving the GTID events at the offsets in ``clocks`` new timestamps.
-
-    Every byte is copied; the GTID events named in ``clocks`` (offset of the
-    event -> ``(last_committed, sequence_number)``) are replaced through
-    :func:`patch_clock`.  In a binlog, once sizes changed, every later event
-    with a non-zero log_pos gets the cumulative size change added (and a new
-    CRC); inner events of Transaction_payload are untouched.  In a relay log
-    (first FDE flagged LOG_EVENT_RELAY_LOG_F, or ``relay_log=True``) log_pos
-    values are source coordinates and never change: they are counted in
-    ``stale_log_pos`` instead.  A truncated last event is copied verbatim.
-
-    The output goes to a temporary file next to ``dst_path`` that replaces it
-    only at the end; on any error it is removed and ``dst_path`` is untouched.
-    Memory use is bounded by ``chunk_size`` (and a few KiB per GTID/FDE event),
-    never by the file or event size.  ``clocks`` is read in offset order
-    (a mapping whose ``sorted_by_offset`` attribute is true is not sorted
-    again; see :class:`repltool.certify.retag.ClockColumns`).
-
-    ``reference=True`` parses every header and patches every GTID event with
-    the ``construct`` declarations (:func:`patch_clock` ``reference``): the
-    slow path the fast one is tested against; the output is the same.
-
-    :raises UsageError: ``dst_path`` is ``src_path`` (same inode) or a
-        directory, an offset in ``clocks`` is not a GTID event of the file.
-    :raises ChecksumMismatch: an event that had to change has a wrong CRC.
-    :raises NotABinlog, EncryptedLog, NoFormatDescription, MalformedEvent,
-        UnsupportedLog: for files that cannot be rewritten.
-    """
-    src, dst = os.fspath(src_path), os.fspath(dst_path)
-    if encoding not in ENCODINGS:
-        raise UsageError(f"unknown clock encoding {encoding!r}; expected one of {ENCODINGS}")
-    if os.path.isdir(dst):
-        raise UsageError(f"{dst}: is a directory")
-    try:
-        fh = open(src, "rb", buffering=WALK_BUFFER)  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise InputError(f"{src}: cannot open: {exc.strerror or exc}") from None
-    with fh:
-        st = os.fstat(fh.fileno())
-        if os.path.exists(dst) and os.path.samefile(src, dst):
-            raise UsageError(f"{dst} is the source file itself; write to another path")
-        try:
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(dst)),
-                                       prefix=f".{os.path.basename(dst)}.", suffix=".tmp")
-        except OSError as exc:
-            raise InputError(f"{dst}: cannot create a file there: {exc.strerror or exc}") from None
-        from .rewrite import Clocks, Rewriter, Source
-        try:
-            with os.fdopen(fd, "wb") as out:
-                report = Rewriter(Source(fh, src, st.st_size), out, Clocks(clocks), encoding,
-                                   relay_log, max(chunk_size, 64), dst, reference).run()
-                out.flush()
-                os.fsync(out.fileno())
-            os.chmod(tmp, st.st_mode & 0o7777)
-            os.replace(tmp, dst)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
-    return report

@@ -34,6 +34,7 @@ from .model import (
     KeyRef,
     Mode,
     Reason,
+    key_ref,
 )
 from .safety import SafetyChecker, Violation, check_safety
 from .summary import Parallelism, Summary, summarise
@@ -44,7 +45,7 @@ __all__ = [
     "CommitOrderTracker", "Dependency", "GarbageCollect", "GtidSet", "KeyRef", "Mode",
     "Parallelism", "Parent", "Reason", "SafetyChecker", "Summary",
     "TransactionDependencyTracker", "Violation", "WritesetSessionTracker", "WritesetTracker",
-    "certify", "check_safety", "summarise",
+    "certify", "check_safety", "key_ref", "summarise",
 ]
 
 

@@ -128,6 +128,28 @@ class KeyRef:
         return f"{self.db}.{self.table} {self.index}({', '.join(self.values)})"
 
 
+def key_ref(key: object) -> KeyRef | None:
+    """The :class:`KeyRef` of one entry of :attr:`CertTransaction.keys`.
+
+    Entries are kept as the extractor made them (a
+    :class:`repltool.writeset.WriteKey`, or anything with ``db``, ``table``,
+    ``index`` and ``values``) and described only when a dependency is
+    explained: most keys never are.  Values become text (bytes as ``0x`` hex).
+    """
+    if key is None or isinstance(key, KeyRef):
+        return key
+    return KeyRef(db=getattr(key, "db", ""), table=getattr(key, "table", ""),
+                  index=getattr(key, "index", "PRIMARY"),
+                  values=tuple(_value_text(v) for v in getattr(key, "values", ())))
+
+
+def _value_text(value: object) -> str:
+    """A key part as text (``KeyRef.values`` are for people): bytes as hex."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "0x" + bytes(value).hex()
+    return str(value)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CertTransaction:
     """One transaction as certification sees it.
@@ -142,7 +164,9 @@ class CertTransaction:
     :ivar writeset: XXH64 key hashes (uint64), in extraction order,
         duplicates allowed (8.0 keeps a vector, ``rpl_transaction_write_set_ctx.cc``).
     :ivar keys: optional descriptions parallel to ``writeset`` (same length,
-        or empty); entries may be ``None``.
+        or empty); entries may be ``None``.  An entry is a :class:`KeyRef` or
+        the extractor's own key record, described lazily by :func:`key_ref`
+        (read them through :meth:`key_at`).
     :ivar ddl: a statement without row changes that must serialise (DDL,
         CREATE USER...): no write set and no missing keys.
     :ivar empty: no row changes at all (e.g. ``GTID_NEXT`` + empty COMMIT, or a
@@ -171,7 +195,7 @@ class CertTransaction:
     file: str = ""
     recorded: tuple[int, int] = (0, 0)
     writeset: tuple[int, ...] = ()
-    keys: tuple[KeyRef | None, ...] = ()
+    keys: tuple[object, ...] = ()
     ddl: bool = False
     empty: bool = False
     missing_keys: bool = False
@@ -197,8 +221,8 @@ class CertTransaction:
                                          for f in self.fallback)
 
     def key_at(self, index: int) -> KeyRef | None:
-        """The description of ``writeset[index]``, if known."""
-        return self.keys[index] if index < len(self.keys) else None
+        """The description of ``writeset[index]``, if known (made now: :func:`key_ref`)."""
+        return key_ref(self.keys[index]) if index < len(self.keys) else None
 
     def validate(self) -> None:
         """Check what certification relies on.

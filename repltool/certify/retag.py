@@ -1,6 +1,6 @@
 """Write re-tagged copies of logs: the computed clocks in every GTID event, nothing else.
 
-Per input file, :func:`repltool.binlog.writer.rewrite_log` copies every byte
+Per input file, :func:`repltool.binlog.rewrite.rewrite_log` copies every byte
 and replaces the logical timestamps of the GTID events named by their offset
 (untagged events: the 16 timestamp bytes and the CRC; tagged events and the
 delta16 encoding resize the event, and the writer fixes ``log_pos`` of the
@@ -33,7 +33,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from ..binlog.writer import RewriteReport, rewrite_log
+from ..binlog.rewrite import RewriteReport, rewrite_log
 from ..errors import CertifyError, UsageError
 from ..outputs import OutputSet
 from .report import Certified, recorded_clock
@@ -68,7 +68,7 @@ class ClockColumns(Mapping[int, tuple[int, int]]):
     """GTID-event offset -> new clock for one file, in three int64 columns (24 bytes each).
 
     Certification yields a file's transactions in offset order, so the
-    columns are appended sorted and :func:`~repltool.binlog.writer.rewrite_log`
+    columns are appended sorted and :func:`~repltool.binlog.rewrite.rewrite_log`
     reads them as they are (``sorted_by_offset``); lookups bisect.
     """
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Iterator, Protocol
 
-from .model import CertTransaction, Fallback, KeyRef
+from .model import CertTransaction, Fallback
 
 if TYPE_CHECKING:
     from ..binlog.transactions import Transaction
@@ -68,20 +68,6 @@ def fallback_reasons(writeset: WritesetLike, schema: SchemaLike | None) -> tuple
         else:
             out.append(Fallback.NO_USABLE_KEY.value)
     return tuple(out)
-
-
-def _key_ref(key: object) -> KeyRef:
-    values = getattr(key, "values", ())
-    return KeyRef(db=getattr(key, "db", ""), table=getattr(key, "table", ""),
-                  index=getattr(key, "index", "PRIMARY"),
-                  values=tuple(_value_text(v) for v in values))
-
-
-def _value_text(value: object) -> str:
-    """A key part as text (``KeyRef.values`` are for people): bytes as hex."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return "0x" + bytes(value).hex()
-    return str(value)
 
 
 _MARIA_SID = "4d617269-6144-"      # "MariaD": marks a MariaDB GTID in MySQL spelling
@@ -167,7 +153,7 @@ def to_cert_transaction(trx: Transaction, writeset: WritesetLike | None, *,
     return CertTransaction(
         **common,  # type: ignore[arg-type]
         writeset=tuple(int(getattr(k, "hash")) for k in keys),
-        keys=tuple(_key_ref(k) for k in keys),
+        keys=tuple(keys),               # described only when explained: model.key_ref
         ddl=trx.kind == "ddl" and not keys and not writeset.missing_key_tables,
         empty=trx.kind == "empty",
         missing_keys=bool(writeset.missing_key_tables),

@@ -236,7 +236,7 @@ def spark_check(spark: Any, names: Sequence[str], config: Any, *, provider: Any 
     from ..check.engine import check_files, merge_parts
     spec = CheckSpec(config, provider, schema)
     if len(set(names)) == len(names):
-        parts = run_distributed(spark, names, _Task("checkpart", extra=spec))
+        parts = run_distributed(spark, names, _Task("checkpart", extra=spec, run=check_part_unit))
         failure = first_failure(parts)
         if failure is not None:
             raise failure.exception()
@@ -249,7 +249,7 @@ def spark_check(spark: Any, names: Sequence[str], config: Any, *, provider: Any 
                                writesets=provider is not None)
     # relay logs (their clock segments cross files) or a name given twice: the
     # engine runs on the driver over the replayed event digests
-    task = _Task("check", stream=True, extra=CheckSpec(config, provider, schema))
+    task = _Task("check", stream=True, extra=CheckSpec(config, provider, schema), run=check_unit)
     job = run_distributed(spark, names, task)
     failure = first_failure(job)
     if failure is not None:

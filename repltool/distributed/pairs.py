@@ -242,7 +242,7 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
         if written is not False:
             return written  # type: ignore[return-value]
     task = _Task("pairs", verify_checksum, rows=output_parquet is not None, stream=True,
-                 extra=spec)
+                 extra=spec, run=pairs_unit)
     job = run_distributed(spark, names, task)
     first = None
     for r in job.results:
@@ -281,7 +281,7 @@ def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: Pair
     if mode not in (Mode.WRITESET, Mode.COMMIT_ORDER) or run.reads_pairs:
         return False
     task = _Task("certify", verify_checksum, stream=True,
-                 extra=CertifySpec(spec, mode, run.options, output))
+                 extra=CertifySpec(spec, mode, run.options, output), run=certify_unit)
     job = run_distributed(spark, names, task)
     previous = None
     for r in job.results:

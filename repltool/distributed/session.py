@@ -214,8 +214,9 @@ def _warm_up(spark: Any) -> None:
 
 
 def _import_worker_modules(_: int) -> int:
+    # repltool.distributed.units comes with this function: unpickling it imports
+    # this module's package, whose __init__ imports the driver and the units
     import repltool.binlog.fastpath  # noqa: F401
-    import repltool.distributed.units  # noqa: F401
     import repltool.stats  # noqa: F401
     return 0
 

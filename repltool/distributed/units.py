@@ -3,7 +3,8 @@
 Nothing but path names and small frozen option values goes to an executor; the
 construct structs are rebuilt there from each file's FDE by the reader, and
 only dataclasses of plain values come back.  The per-command work lives in
-:mod:`.pairs` (certify, explain) and :mod:`.checkjob` (check); this module
+:mod:`.pairs` (certify, explain) and :mod:`.checkjob` (check), named by the task
+(``_Task.run``) so that this module imports neither; this module
 holds the common frame: tasks, units, results, URI records, stats and
 transactions.
 """
@@ -15,7 +16,7 @@ import tempfile
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from .. import errors
 from ..errors import ReplToolError
@@ -53,6 +54,9 @@ class _Task:
     stream: bool = False          # results come to the driver one by one (toLocalIterator)
     extra: Any = None             # the command's own frozen settings (pairs, check)
     cwd: str | None = None        # the driver's working directory (relative local names)
+    # the command's own unit (pairs, certify, check: a module-level function of the
+    # module that made the task, pickled by name); None: stats or transactions here
+    run: Callable[[_Task, _Unit], _Result] | None = None
 
 
 @dataclass(frozen=True)
@@ -133,20 +137,10 @@ def _run_unit(task: _Task, unit: _Unit) -> _Result:
     """Analyse one unit's files (read as one ordered sequence) where they are."""
     if task.kind == "stats":
         return _stats_unit(task, unit)
-    if task.kind == "pairs":
-        from .pairs import pairs_unit
-        return pairs_unit(task, unit)
-    if task.kind == "certify":
-        from .pairs import certify_unit
-        return certify_unit(task, unit)
-    if task.kind == "check":
-        from .checkjob import check_unit
-        return check_unit(task, unit)
     if task.kind == "sims":
         return _sims_unit(task, unit)
-    if task.kind == "checkpart":
-        from .checkjob import check_part_unit
-        return check_part_unit(task, unit)
+    if task.run is not None:
+        return task.run(task, unit)
     return _transactions_unit(task, unit)
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from ..certify.model import KeyRef
+from ..certify.model import KeyRef, key_ref
 from ..errors import UsageError
 from ..schedule.logical_clock import check_cost, classify
 from ..schedule.model import SimTransaction
@@ -76,7 +76,7 @@ class _KeyHistory:
             seen.add(h)
             src = self.last.get(h)
             if src is not None:
-                key = node.keys[i] if i < len(node.keys) else None
+                key = key_ref(node.keys[i]) if i < len(node.keys) else None
                 out.setdefault(src, []).append((h, key))
         return out
 

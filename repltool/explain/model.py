@@ -71,7 +71,7 @@ class Node:
     key_hash: int | None = None
     detail: str = ""
     writeset: tuple[int, ...] = ()
-    keys: tuple[KeyRef | None, ...] = ()
+    keys: tuple[object, ...] = ()      # CertTransaction.keys: described by certify.key_ref
     tables: tuple[str, ...] = ()
     missing_key_tables: tuple[str, ...] = ()
     fk_parent_tables: tuple[str, ...] = ()

@@ -15,9 +15,7 @@ click or rich.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
 
-from ..errors import UsageError
 from .cost import (CommitTimestampCost, ConstantCost, CostModel, CsvCost, LinearCost,
                    assign_costs)
 from .fastpath import simulate_fast
@@ -29,22 +27,18 @@ from .recovery import (Checkpoint, JobGroup, RecoveryReport, WorkerInfo, format_
 from .sweep import critical_path, knee, parse_workers, sweep
 
 
-def simulate(transactions: Iterable[SimTransaction], config: SimConfig = SimConfig(),
-             *, method: Literal["fast", "events"] = "fast") -> SimResult:
+def simulate(transactions: Iterable[SimTransaction], config: SimConfig = SimConfig()) -> SimResult:
     """Simulate one applier configuration over ``transactions`` (relay order).
 
-    :param method: ``"fast"`` (one pass, bounded memory, accepts any
-        iterable) or ``"events"`` (the discrete-event reference model, needs
-        a sequence); both give the same result.
+    One pass, bounded memory, any iterable (:func:`simulate_fast`).  The
+    discrete-event reference model it is tested against is
+    :func:`simulate_events` (it needs a sequence); both give the same result.
+
     :raises SimulationError: on inconsistent timestamps (unless
         ``config.lenient``) or an invalid cost.
-    :raises UsageError: on an invalid ``config`` or ``method``.
+    :raises UsageError: on an invalid ``config``.
     """
-    if method == "fast":
-        return simulate_fast(transactions, config)
-    if method == "events":
-        return simulate_events(list(transactions), config)
-    raise UsageError(f"unknown simulation method {method!r}")
+    return simulate_fast(transactions, config)
 
 
 __all__ = [

@@ -37,7 +37,7 @@ from ..binlog.events import RowsBody
 from ..binlog.rows import PARTIAL_UPDATE_ROWS, ROW_KINDS
 from ..binlog.rowwalk import image_source
 from .jsonl import encode_key, key_head, value_json
-from .model import _NEW, _SET, WriteKey
+from .model import BARE_NEW as _NEW, WRITE_KEY_SETTERS as _SET, WriteKey
 from .plan import SEP, Key, Plan, fk_entry, key_entries as _key_entries
 
 __all__ = ["TableKeys"]

@@ -96,9 +96,12 @@ class WriteKey:
                 **({"parent": True} if self.parent else {})}
 
 
-_NEW = object.__new__
-_SET = tuple(WriteKey.__dict__[f].__set__ for f in
-             ("db", "table", "index", "values", "key", "hash", "parent"))
+#: ``object.__new__`` and the slot setters of :class:`WriteKey`'s fields in field
+#: order (db, table, index, values, key, hash, parent): what :func:`new_write_key`
+#: builds a key with; a builder on a hot path may bind them once itself.
+BARE_NEW = object.__new__
+WRITE_KEY_SETTERS = tuple(WriteKey.__dict__[f].__set__ for f in
+                          ("db", "table", "index", "values", "key", "hash", "parent"))
 
 
 def new_write_key(db: str, table: str, index: str, values: tuple[Any, ...], key: bytes,
@@ -109,8 +112,8 @@ def new_write_key(db: str, table: str, index: str, values: tuple[Any, ...], key:
     ``object.__setattr__``; this stores them through the slot descriptors
     directly (the extractor builds one per key it has not seen yet).
     """
-    k = _NEW(WriteKey)
-    s0, s1, s2, s3, s4, s5, s6 = _SET
+    k = BARE_NEW(WriteKey)
+    s0, s1, s2, s3, s4, s5, s6 = WRITE_KEY_SETTERS
     s0(k, db)
     s1(k, table)
     s2(k, index)

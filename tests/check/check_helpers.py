@@ -63,12 +63,12 @@ def gtid_offsets(path: Path) -> list[int]:
 def retag(src: Path, dst: Path, clocks: dict[int, tuple[int, int]]) -> str:
     """Copy ``src`` to ``dst`` giving the GTID events at the offsets new (lc, sn).
 
-    Uses the project's encoder (``repltool.binlog.writer.rewrite_log``) when it
+    Uses the project's encoder (``repltool.binlog.rewrite.rewrite_log``) when it
     is there and works; otherwise patches the 16 timestamp bytes at header+26
     and recomputes the CRC32 here.  Returns which way was used.
     """
     try:
-        from repltool.binlog.writer import rewrite_log
+        from repltool.binlog.rewrite import rewrite_log
         rewrite_log(src, dst, clocks)
         return "writer"
     except ImportError:

@@ -128,7 +128,7 @@ def job_cli(argv: list[str], inputs: list[str], outputs: list[str] = (), cwd: st
 
 def job_rewrite(src: str, dst: str, clocks: dict[str, list[int]]) -> dict:
     """rewrite_log on a (damaged) file: success, or a ReplToolError and no output at all."""
-    from repltool.binlog.writer import rewrite_log
+    from repltool.binlog.rewrite import rewrite_log
     from repltool.errors import ReplToolError
 
     from ._checks import Hang, bounded, message_ok, sha256

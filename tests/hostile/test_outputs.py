@@ -1,6 +1,6 @@
 """Outputs are all-or-nothing and inputs are never modified, whatever the input bytes.
 
-``check --junit FILE`` and :func:`repltool.binlog.writer.rewrite_log` (and
+``check --junit FILE`` and :func:`repltool.binlog.rewrite.rewrite_log` (and
 ``certify --output`` once that command exists) write through a temporary file
 that is renamed at the end: on any failure there is no output file and no
 temporary file left, and a file already at the destination is untouched.
@@ -57,7 +57,7 @@ def test_rewrite_log_on_damaged_files(corpus: Path, tmp_path: Path, sandbox, nam
 
 def test_rewrite_log_keeps_an_existing_destination(corpus: Path, tmp_path: Path) -> None:
     """A failed rewrite leaves whatever was at the destination as it was."""
-    from repltool.binlog.writer import rewrite_log
+    from repltool.binlog.rewrite import rewrite_log
     from repltool.errors import ReplToolError
     src = tmp_path / "damaged"
     data = bytearray((corpus / GTID_FILES[0]).read_bytes())
@@ -76,15 +76,15 @@ def test_rewrite_log_keeps_an_existing_destination(corpus: Path, tmp_path: Path)
 def test_rewrite_log_failing_midway_writes_nothing(corpus: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """An OSError while writing (disk full) removes the temporary file."""
-    from repltool.binlog import writer
+    from repltool.binlog import rewrite
     src = corpus / GTID_FILES[0]
     dst = tmp_path / "out"
 
     def full(fd: int) -> None:
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(writer.os, "fsync", full)
+    monkeypatch.setattr(rewrite.os, "fsync", full)
     with pytest.raises(OSError):
-        writer.rewrite_log(src, dst, {})
+        rewrite.rewrite_log(src, dst, {})
     assert os.listdir(tmp_path) == []
 
 

@@ -11,7 +11,8 @@ from repltool.errors import InputError, SimulationError, UsageError
 from repltool.positions import Position
 from repltool.schedule import (CommitTimestampCost, ConstantCost, CsvCost, LinearCost,
                                Policy, SimConfig, SimTransaction, assign_costs,
-                               critical_path, knee, parse_workers, simulate, sweep)
+                               critical_path, knee, parse_workers, simulate, simulate_events,
+                               sweep)
 
 from schedule_strategies import trx
 
@@ -26,13 +27,13 @@ POS = Position("relay-bin.000003", 4711)
     (trx(1, 2, pos=POS), "sequence_number (2) <= previous sequence_number (2)"),
     (trx(-1, 3, pos=POS), "negative logical timestamp"),
 ])
-@pytest.mark.parametrize("method", ["fast", "events"])
+@pytest.mark.parametrize("method", [simulate, simulate_events])
 def test_inconsistent_timestamps_raise_with_position(bad: SimTransaction, message: str,
-                                                     method: str) -> None:
+                                                     method: object) -> None:
     """Strict mode stops like the applier does, naming the Gtid event's position."""
     log = [trx(0, 1), trx(1, 2), bad]
     with pytest.raises(SimulationError) as info:
-        simulate(log, method=method)  # type: ignore[arg-type]
+        method(log)  # type: ignore[operator]
     text = str(info.value)
     assert text.startswith("relay-bin.000003:4711: transaction #2: ")
     assert message in text
@@ -60,9 +61,9 @@ def test_first_transaction_of_a_file_is_not_checked() -> None:
 def test_bad_cost(cost: object) -> None:
     """A cost must be a finite number >= 0."""
     log = [trx(0, 1), SimTransaction(1, 2, cost=cost, pos=POS)]  # type: ignore[arg-type]
-    for method in ("fast", "events"):
+    for method in (simulate, simulate_events):
         with pytest.raises(SimulationError, match="relay-bin.000003:4711: .*cost"):
-            simulate(log, method=method)  # type: ignore[arg-type]
+            method(log)  # type: ignore[operator]
 
 
 @pytest.mark.parametrize("config", [

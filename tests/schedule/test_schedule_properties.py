@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repltool.schedule import (Policy, SimConfig, SimTransaction, critical_path, recover,
-                               simulate)
+                               simulate, simulate_events)
 from repltool.schedule.logical_clock import classify
 
 from schedule_strategies import configs, relay_logs
@@ -20,7 +20,7 @@ SETTINGS = settings(max_examples=150, deadline=None)
 @given(relay_logs(), configs)
 def test_fast_path_equals_event_model(log: list[SimTransaction], config: SimConfig) -> None:
     """The one-pass recurrence and the discrete-event model give identical results."""
-    assert simulate(log, config) == simulate(log, config, method="events")
+    assert simulate(log, config) == simulate_events(log, config)
 
 
 @SETTINGS
@@ -28,7 +28,7 @@ def test_fast_path_equals_event_model(log: list[SimTransaction], config: SimConf
 def test_deterministic(log: list[SimTransaction], config: SimConfig) -> None:
     """Two runs on the same input give the same result, trace included."""
     assert simulate(log, config) == simulate(log, config)
-    assert simulate(log, config, method="events") == simulate(log, config, method="events")
+    assert simulate_events(log, config) == simulate_events(log, config)
 
 
 @SETTINGS

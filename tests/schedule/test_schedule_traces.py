@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from repltool.schedule import (Policy, SimConfig, SimResult, SimTransaction, Span, WaitTimes,
-                               simulate)
+                               simulate, simulate_events)
 
 from schedule_strategies import trx
 
@@ -20,7 +20,7 @@ def run(log: list[SimTransaction], **config: object) -> SimResult:
     """Simulate with both models, check they agree, return the result."""
     cfg = SimConfig(trace=True, **config)  # type: ignore[arg-type]
     fast = simulate(log, cfg)
-    assert simulate(log, cfg, method="events") == fast
+    assert simulate_events(log, cfg) == fast
     return fast
 
 

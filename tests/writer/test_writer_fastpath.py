@@ -1,9 +1,9 @@
 """The rewriter's fast paths against the construct declarations they shortcut.
 
 ``parse_header`` (struct) against ``S.common_header``; the in-place clock
-patch of :func:`patch_clock` against its ``reference=True`` path (decode and
+patch of :func:`patch_clock` against :func:`patch_clock_reference` (decode and
 re-encode with ``gtid_body``/``gtid_timestamps``); and whole files written by
-:func:`rewrite_log` both ways, which must be byte-identical.
+:func:`rewrite_log` and :func:`rewrite_log_reference`, which must be byte-identical.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ import pytest
 from repltool.binlog import structs as S
 from repltool.binlog.constants import HEADER_LEN
 from repltool.binlog.decode import DecodeContext, parse_at
+from repltool.binlog.rewrite import rewrite_log, rewrite_log_reference
 from repltool.binlog.writer import (
-    _plain_clock_body, encode_gtid_body, frame_event, parse_header, patch_clock, recompute_crc,
-    rewrite_log,
+    _plain_clock_body, encode_gtid_body, frame_event, parse_header, patch_clock,
+    patch_clock_reference, recompute_crc,
 )
 from repltool.errors import ReplToolError
 from repltool.positions import Position
@@ -129,7 +130,7 @@ def test_patch_fast_path_equals_reference(path: Path) -> None:
                 for encoding in ("mysql", "delta16"):
                     kw = dict(encoding=encoding, crc=crc, relay_log=cf.relay_log, pos=ev.pos)
                     assert _outcome(patch_clock, raw, *clock, **kw) == \
-                        _outcome(patch_clock, raw, *clock, reference=True, **kw)
+                        _outcome(patch_clock_reference, raw, *clock, **kw)
     # the in-place shortcut really ran on every untagged typecode-2 GTID of the file
     # (5.6's GTIDs have no clock; the tagged 9.x ones are rebuilt, not patched)
     assert shortcut == sum(1 for e in cf.gtids if e.type_code != 42 and e.body.lt_type == 2)
@@ -153,7 +154,7 @@ def _clock_sets(path: Path) -> list[dict[int, tuple[int, int]]]:
 
 def _both_ways(src: Path, tmp: Path, clocks: dict[int, tuple[int, int]], **kw) -> None:  # type: ignore[no-untyped-def]
     fast = _outcome(rewrite_log, src, tmp / "fast", clocks, **kw)
-    slow = _outcome(rewrite_log, src, tmp / "slow", clocks, reference=True, **kw)
+    slow = _outcome(rewrite_log_reference, src, tmp / "slow", clocks, **kw)
     if fast[0] == "ok":
         assert slow[0] == "ok", slow
         assert (tmp / "fast").read_bytes() == (tmp / "slow").read_bytes()
@@ -193,6 +194,6 @@ def test_unmatched_offsets_are_refused_both_ways(tmp_path: Path) -> None:
 @pytest.mark.corpus_files("path", CORPUS_GLOB, select=lambda p: not _readable(p))
 def test_unreadable_corpus_files_fail_alike_both_ways(path: Path, tmp_path: Path) -> None:
     fast = _outcome(rewrite_log, path, tmp_path / "fast", {})
-    slow = _outcome(rewrite_log, path, tmp_path / "slow", {}, reference=True)
+    slow = _outcome(rewrite_log_reference, path, tmp_path / "slow", {})
     assert fast[0] == "error" and fast == slow
     assert not (tmp_path / "fast").exists() and not (tmp_path / "slow").exists()

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from repltool.binlog import ReadOptions, read_events, read_transactions
-from repltool.binlog.writer import encode_gtid_body, frame_event, rewrite_log
+from repltool.binlog.rewrite import rewrite_log
+from repltool.binlog.writer import encode_gtid_body, frame_event
 from repltool.errors import (
     ChecksumMismatch, EncryptedLog, NoFormatDescription, NotABinlog, UsageError,
 )
