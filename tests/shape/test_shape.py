@@ -79,9 +79,6 @@ ALLOWED: dict[str, str] = {
     "repltool.distributed.pairs imports _failure from repltool.distributed.units": _DISTRIBUTED,
     "repltool.distributed.pairs imports _row_sink from repltool.distributed.frame": _DISTRIBUTED,
     "repltool.distributed.units imports _row_sink from repltool.distributed.frame": _DISTRIBUTED,
-    # a false positive of the name-based check: rich's Column._index, not schedule.columns'
-    "repltool.cli.render uses ._index (defined in repltool.schedule.columns)":
-        "rich's private Column._index (cli/render.py fits rich tables); not a repltool name",
     # -- implementation switches in public signatures --
     "repltool.binlog.fastpath.scan_transactions(light=)": _FAST_PATHS,
     "repltool.writeset.fused.read_writesets(general=)": _FAST_PATHS,
