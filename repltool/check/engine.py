@@ -44,7 +44,7 @@ _T = EventType
 _KNOWN = frozenset(int(t) for t in EventType)
 _GTID_TYPES = frozenset({_T.GTID_LOG_EVENT, _T.ANONYMOUS_GTID_LOG_EVENT,
                          _T.GTID_TAGGED_LOG_EVENT})
-_READ_TYPES = GROUPING_TYPES | {_T.PREVIOUS_GTIDS_LOG_EVENT, _T.GTID_LIST_EVENT}
+CHECK_READ_TYPES = GROUPING_TYPES | {_T.PREVIOUS_GTIDS_LOG_EVENT, _T.GTID_LIST_EVENT}
 _BUILTIN = object()
 
 
@@ -219,7 +219,7 @@ class _Checker:
         self.tap = getattr(provider, "feed", None) if ws_events else None
         self.keep_events = ((bool(ws_events) and self.tap is None)
                             or bool(window and window.needs_events))
-        self.opts = ReadOptions(verify_checksum=False, types=None if ws_events else _READ_TYPES)
+        self.opts = ReadOptions(verify_checksum=False, types=None if ws_events else CHECK_READ_TYPES)
 
     # ---- driving ----
 

@@ -175,9 +175,9 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
     if compare_text is not None:
         if retag or crash or plot_path:
             raise UsageError("--compare does not combine with --retag, --crash-at or --plot")
-        from ..schedule.source import _clockless
+        from ..schedule.source import clockless
         modes = _compare_modes(compare_text)
-        if _clockless(files):
+        if clockless(files):
             modes = modes[1:]       # MariaDB / 5.6: nothing logged to compare against
         reports = [schedule_report(files, workers, config, cost, verify_checksum=verify_checksum,
                                    retag=m, schema_paths=schema_paths, window=window,

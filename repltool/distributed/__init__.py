@@ -17,8 +17,8 @@ structs are rebuilt there from the FDE (nothing but path names and small
 frozen option values is shipped to executors, and only picklable dataclasses
 of plain values come back).
 
-*What crosses the wire.*  To executors: a :class:`_Task` (a few flags) and a
-:class:`_Unit` (the file names and their input indexes).  Back to the driver:
+*What crosses the wire.*  To executors: a :class:`Task` (a few flags) and a
+:class:`Unit` (the file names and their input indexes).  Back to the driver:
 for ``stats`` one unfinished :class:`~repltool.stats.FilePart` per file (a few
 counters and the top lists); for ``schedule`` the file's transactions (without
 their events) and its FDE/Rotate headers; the transactions DataFrame's rows
@@ -90,7 +90,7 @@ from .inputs import expand_inputs, expand_local, is_uri, natural_key
 from .jobs import logged_transactions, spark_schedule_report, spark_stats, transactions_dataframe
 from .session import (BREAK_EVEN_BYTES, INSTALL_HINT, SparkFailed, SparkOptions,
                       SparkUnavailable, spark_errors,
-                      _check_java, _default_conf, _warm_up, break_even_hint, parse_conf,  # noqa: F401
+                      check_java, default_conf, warm_up, break_even_hint, parse_conf,  # noqa: F401
                       require_pyspark, spark_session, timed_session)
 from .units import FileFailure
 from .pairs import spark_pairs  # noqa: E402

@@ -41,8 +41,8 @@ from typing import Any, Iterator, Sequence
 from .. import errors
 from ..errors import ReplToolError
 from .driver import first_failure, replay_warnings, run_distributed, stream_results
-from .pairs import _unmapped
-from .units import _failure, _Result, _Task, _Unit, captured_warnings
+from .pairs import has_unmapped
+from .units import unit_failure, UnitResult, Task, Unit, captured_warnings
 
 ROWS = "rows"           # CheckSpec.provider: the engine's row-decoding provider
 
@@ -94,7 +94,7 @@ class _Recorder:
     def __call__(self, trx: Any) -> Any:
         from ..binlog.coltypes import decode_table_map
         from ..binlog.events import TableMapBody
-        self.unmapped = _unmapped(trx, self.mapped) or self.unmapped
+        self.unmapped = has_unmapped(trx, self.mapped) or self.unmapped
         for ev in trx.events:
             if isinstance(ev.body, TableMapBody) and decode_table_map(ev.body).has_names:
                 self.named.add(f"{ev.body.db}.{ev.body.table}")
@@ -108,17 +108,17 @@ class _Recorder:
         return getattr(self.inner, "unknown_key_tables", {})
 
 
-def check_unit(task: _Task, unit: _Unit) -> _Result:
+def check_unit(task: Task, unit: Unit) -> UnitResult:
     """Executor: per-file digests and the write sets the engine asked for."""
     from ..binlog import read_events
     from ..binlog.transactions import group_transactions
-    from ..check.engine import _READ_TYPES, check_files, require_readable
+    from ..check.engine import CHECK_READ_TYPES, check_files, require_readable
     from ..check.writesets import builtin_provider
     spec: CheckSpec = task.extra
-    result = _Result(unit)
+    result = UnitResult(unit)
     digests: dict[str, _Digest] = {}
     provider = _Recorder(builtin_provider(spec.schema)) if spec.provider == ROWS else spec.provider
-    keep = frozenset(int(t) for t in _READ_TYPES)
+    keep = frozenset(int(t) for t in CHECK_READ_TYPES)
 
     def reader(path: str, opts: Any, info: list[Any]) -> Iterator[Any]:
         d = digests[path] = _Digest()
@@ -138,7 +138,7 @@ def check_unit(task: _Task, unit: _Unit) -> _Result:
                 require_readable(name)
             check_files(list(unit.files), spec.config, writesets=provider, reader=reader)
         except ReplToolError as exc:
-            result.failure = _failure(exc, unit)
+            result.failure = unit_failure(exc, unit)
             return result
     files = [digests.get(f, _Digest()) for f in unit.files]
     tail = list(itertools.takewhile(lambda d: d.error is None, reversed(files)))[::-1]
@@ -160,20 +160,20 @@ def check_unit(task: _Task, unit: _Unit) -> _Result:
     return result
 
 
-def check_part_unit(task: _Task, unit: _Unit) -> _Result:
+def check_part_unit(task: Task, unit: Unit) -> UnitResult:
     """Executor: the rules run here on the unit's files; the driver gets findings and the
     small state the cross-file rules need (:func:`repltool.check.engine.check_part`)."""
     from ..check.engine import check_part
     from ..check.writesets import builtin_provider
     spec: CheckSpec = task.extra
-    result = _Result(unit)
+    result = UnitResult(unit)
     provider = (_Recorder(builtin_provider(spec.schema), keep=False) if spec.provider == ROWS
                 else spec.provider)
     with captured_warnings(result):
         try:
             part = check_part(list(unit.files), spec.config, writesets=provider)
         except ReplToolError as exc:
-            result.failure = _failure(exc, unit)
+            result.failure = unit_failure(exc, unit)
             return result
     result.payload = part
     result.open_end = part.open_end
@@ -236,7 +236,7 @@ def spark_check(spark: Any, names: Sequence[str], config: Any, *, provider: Any 
     from ..check.engine import check_files, merge_parts
     spec = CheckSpec(config, provider, schema)
     if len(set(names)) == len(names):
-        parts = run_distributed(spark, names, _Task("checkpart", extra=spec, run=check_part_unit))
+        parts = run_distributed(spark, names, Task("checkpart", extra=spec, run=check_part_unit))
         failure = first_failure(parts)
         if failure is not None:
             raise failure.exception()
@@ -249,7 +249,7 @@ def spark_check(spark: Any, names: Sequence[str], config: Any, *, provider: Any 
                                writesets=provider is not None)
     # relay logs (their clock segments cross files) or a name given twice: the
     # engine runs on the driver over the replayed event digests
-    task = _Task("check", stream=True, extra=CheckSpec(config, provider, schema), run=check_unit)
+    task = Task("check", stream=True, extra=CheckSpec(config, provider, schema), run=check_unit)
     job = run_distributed(spark, names, task)
     failure = first_failure(job)
     if failure is not None:

@@ -17,30 +17,30 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .inputs import is_uri
-from .units import (FileFailure, _Result, _run_uri_records, _run_uri_unit, _Task, _Unit,
+from .units import (FileFailure, UnitResult, run_uri_records, run_uri_unit, Task, Unit,
                     run_local_unit)
 
 
 @dataclass
-class _Run:
+class SparkRun:
     """The stitched outcome of a distributed job, in input order."""
 
-    results: list[_Result]
+    results: list[UnitResult]
     failures: list[FileFailure] = field(default_factory=list)
     row_rdds: list[Any] = field(default_factory=list)
     offsets: dict[int, int] = field(default_factory=dict)   # unit index -> first seq
     streamed: list[Any] = field(default_factory=list)       # RDDs holding the payloads
 
 
-def _light(result: _Result) -> _Result:
+def _light(result: UnitResult) -> UnitResult:
     return replace(result, rows=None)
 
 
-def _flags(result: _Result) -> _Result:
+def _flags(result: UnitResult) -> UnitResult:
     return replace(result, rows=None, transactions=None, payload=None, parts=None)
 
 
-def _units_rdd(spark: Any, task: _Task, units: list[_Unit]) -> Any:
+def _units_rdd(spark: Any, task: Task, units: list[Unit]) -> Any:
     sc = spark.sparkContext
     if task.cwd is None:
         task = replace(task, cwd=os.getcwd())
@@ -52,15 +52,15 @@ def _units_rdd(spark: Any, task: _Task, units: list[_Unit]) -> Any:
     singles = {u.files[0]: u for u in remote if len(u.files) == 1}
     if singles:
         data = sc.binaryFiles(",".join(singles), minPartitions=len(singles))
-        rdds.append(data.mapPartitions(lambda recs: _run_uri_records(task, singles, recs)))
+        rdds.append(data.mapPartitions(lambda recs: run_uri_records(task, singles, recs)))
     for u in remote:
         if len(u.files) > 1:
             data = sc.binaryFiles(",".join(u.files)).coalesce(1)
-            rdds.append(data.mapPartitions(lambda recs, u=u: _run_uri_unit(task, u, recs)))
+            rdds.append(data.mapPartitions(lambda recs, u=u: run_uri_unit(task, u, recs)))
     return rdds[0] if len(rdds) == 1 else sc.union(rdds)
 
 
-def _phase(spark: Any, task: _Task, units: list[_Unit]) -> tuple[list[_Result], Any]:
+def _phase(spark: Any, task: Task, units: list[Unit]) -> tuple[list[UnitResult], Any]:
     if not units:
         return [], None
     rdd = _units_rdd(spark, task, units)
@@ -74,14 +74,14 @@ def _phase(spark: Any, task: _Task, units: list[_Unit]) -> tuple[list[_Result], 
     return results, rdd
 
 
-def _linked(prev: _Result, nxt: _Result, task: _Task) -> bool:
+def _linked(prev: UnitResult, nxt: UnitResult, task: Task) -> bool:
     """Whether ``nxt`` must be read in one sequence with ``prev`` to give one read's figures."""
     if prev.failure is not None:
         return False
     return prev.open_end or (task.kind != "transactions" and nxt.unknown_tables)
 
 
-def _mark_named(results: list[_Result]) -> None:
+def _mark_named(results: list[UnitResult]) -> None:
     """check: a unit whose tables' keys were unknown needs an earlier file that named them;
     a unit whose first clock W001 saw is no barrier after the units before needs them."""
     seen: set[str] = set()
@@ -97,14 +97,14 @@ def _mark_named(results: list[_Result]) -> None:
             previous = r.w001[1] if r.w001[1] is not None else previous
 
 
-def run_distributed(spark: Any, names: Sequence[str], task: _Task) -> _Run:
+def run_distributed(spark: Any, names: Sequence[str], task: Task) -> SparkRun:
     """Run ``task`` over the files: one unit per file, then linked units read together.
 
     Rounds: each round reads the units whose results differ from what one
     ordered read would give (see :func:`_linked`) merged with their neighbour;
     every round has fewer units, so it ends, usually after the first.
     """
-    units = [_Unit(i, (n,)) for i, n in enumerate(names)]
+    units = [Unit(i, (n,)) for i, n in enumerate(names)]
     results, rdd = _phase(spark, task, units)
     sources: list[tuple[Any, set[int]]] = []        # (rdd, units of it still current)
     if rdd is not None:
@@ -115,13 +115,13 @@ def run_distributed(spark: Any, names: Sequence[str], task: _Task) -> _Run:
             failures.extend(r.failure for r in results if r.failure is not None)
             results = [r for r in results if r.failure is None]
         _mark_named(results)
-        segments: list[list[_Result]] = []
+        segments: list[list[UnitResult]] = []
         for r in results:
             if segments and _linked(segments[-1][-1], r, task):
                 segments[-1].append(r)
             else:
                 segments.append([r])
-        merged = [_Unit(seg[0].unit.index, tuple(f for r in seg for f in r.unit.files))
+        merged = [Unit(seg[0].unit.index, tuple(f for r in seg for f in r.unit.files))
                   for seg in segments if len(seg) > 1]
         if not merged:
             break
@@ -132,7 +132,7 @@ def run_distributed(spark: Any, names: Sequence[str], task: _Task) -> _Run:
             current -= gone
         sources.append((rdd, set(redone)))
         results = [redone[seg[0].unit.index] if len(seg) > 1 else seg[0] for seg in segments]
-    run = _Run(results, failures)
+    run = SparkRun(results, failures)
     seq = 0
     for r in results:
         run.offsets[r.unit.index] = seq
@@ -147,14 +147,14 @@ def run_distributed(spark: Any, names: Sequence[str], task: _Task) -> _Run:
     return run
 
 
-def stream_results(run: _Run) -> Iterator[_Result]:
+def stream_results(run: SparkRun) -> Iterator[UnitResult]:
     """The run's full results (payload included), one at a time, in input order."""
     if not run.streamed:
         yield from run.results
         return
     rdd = run.streamed[0] if len(run.streamed) == 1 else run.streamed[0].context.union(
         run.streamed)
-    arrived: dict[int, _Result] = {}
+    arrived: dict[int, UnitResult] = {}
     incoming = rdd.toLocalIterator()
     for index in (r.unit.index for r in run.results):
         while index not in arrived:
@@ -163,14 +163,14 @@ def stream_results(run: _Run) -> Iterator[_Result]:
         yield arrived.pop(index)
 
 
-def first_failure(run: _Run) -> FileFailure | None:
+def first_failure(run: SparkRun) -> FileFailure | None:
     for r in run.results:
         if r.failure is not None:
             return r.failure
     return None
 
 
-def stitched(run: _Run) -> Iterator[Any]:
+def stitched(run: SparkRun) -> Iterator[Any]:
     """The transactions in input order; raises the first failure where a read would."""
     segments = resegmented()
     for r in stream_results(run):
@@ -179,7 +179,7 @@ def stitched(run: _Run) -> Iterator[Any]:
             raise r.failure.exception()
 
 
-def resegmented() -> Callable[[_Result, Iterable[Any], Callable[[Any], Any]], Iterator[Any]]:
+def resegmented() -> Callable[[UnitResult, Iterable[Any], Callable[[Any], Any]], Iterator[Any]]:
     """Give each transaction the clock segment one ordered read gives it.
 
     A relay file read alone begins its own segment; in one ordered read it
@@ -191,7 +191,7 @@ def resegmented() -> Callable[[_Result, Iterable[Any], Callable[[Any], Any]], It
     from ..binlog.transactions import Segments
     seg = Segments()
 
-    def fix(result: _Result, items: Iterable[Any], trx_of: Callable[[Any], Any]
+    def fix(result: UnitResult, items: Iterable[Any], trx_of: Callable[[Any], Any]
             ) -> Iterator[Any]:
         order = {f: i for i, f in enumerate(result.unit.files)}
         headers = iter(result.headers or ())
@@ -213,7 +213,7 @@ def resegmented() -> Callable[[_Result, Iterable[Any], Callable[[Any], Any]], It
     return fix
 
 
-def replay_warnings(result: _Result, seen: set[tuple[str, str]]) -> None:
+def replay_warnings(result: UnitResult, seen: set[tuple[str, str]]) -> None:
     """Raise a unit's warnings again on the driver, once each as one ordered read would.
 
     The library warns once per subject (a table, an index) over a whole read

@@ -50,7 +50,7 @@ def _signed(hashes: Any) -> list[int]:
     return [h - (1 << 64) if h >= 1 << 63 else h for h in hashes]
 
 
-def _row_sink(unit: Any, rows: list[tuple[Any, ...]]) -> Callable[..., None]:
+def row_sink(unit: Any, rows: list[tuple[Any, ...]]) -> Callable[..., None]:
     index = {name: unit.index + i for i, name in enumerate(unit.files)}
     counter = itertools.count()
 
@@ -60,7 +60,7 @@ def _row_sink(unit: Any, rows: list[tuple[Any, ...]]) -> Callable[..., None]:
     return sink
 
 
-def _dataframe(spark: Any, run: Any) -> Any:
+def to_dataframe(spark: Any, run: Any) -> Any:
     offsets = dict(run.offsets)
 
     def rows(result: Any) -> Iterator[tuple[Any, ...]]:
@@ -76,7 +76,7 @@ def _dataframe(spark: Any, run: Any) -> Any:
 
 def write_parquet(spark: Any, run: Any, target: str) -> None:
     """Write the run's transactions DataFrame to ``target`` atomically (temp dir + rename)."""
-    df = _dataframe(spark, run)
+    df = to_dataframe(spark, run)
     _write_atomically(spark, df, target)
 
 

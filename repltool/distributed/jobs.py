@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .driver import _Run, first_failure, run_distributed, stitched
-from .frame import _dataframe, write_parquet
-from .units import FileFailure, _Task
+from .driver import SparkRun, first_failure, run_distributed, stitched
+from .frame import to_dataframe, write_parquet
+from .units import FileFailure, Task
 
 if TYPE_CHECKING:                     # pragma: no cover
     from ..schedule import SimConfig
@@ -27,7 +27,7 @@ def spark_stats(spark: Any, names: Sequence[str], *, verify_checksum: bool = Tru
     :raises ReplToolError: the first failing file's error (unless ``keep_going``).
     """
     from ..stats import finish_stats
-    task = _Task("stats", verify_checksum, keep_going, top, rows=output_parquet is not None)
+    task = Task("stats", verify_checksum, keep_going, top, rows=output_parquet is not None)
     run = run_distributed(spark, names, task)
     failure = first_failure(run)
     if failure is not None:
@@ -48,8 +48,8 @@ def spark_stats(spark: Any, names: Sequence[str], *, verify_checksum: bool = Tru
 # ---- transactions ----
 
 def _transactions_run(spark: Any, names: Sequence[str], *, verify_checksum: bool,
-                      keep_going: bool, rows: bool, stream: bool = False) -> _Run:
-    return run_distributed(spark, names, _Task("transactions", verify_checksum, keep_going,
+                      keep_going: bool, rows: bool, stream: bool = False) -> SparkRun:
+    return run_distributed(spark, names, Task("transactions", verify_checksum, keep_going,
                                                rows=rows, stream=stream))
 
 def transactions_dataframe(spark: Any, names: Sequence[str], *, verify_checksum: bool = True,
@@ -66,7 +66,7 @@ def transactions_dataframe(spark: Any, names: Sequence[str], *, verify_checksum:
     failure = first_failure(run)
     if failure is not None:
         raise failure.exception()
-    return _dataframe(spark, run), run.failures
+    return to_dataframe(spark, run), run.failures
 
 
 
@@ -114,7 +114,7 @@ def _sims_on_executors(spark: Any, names: Sequence[str], cost_model: CostModel,
     from ..schedule.source import SourceStats
     if type(cost_model) not in (ConstantCost, LinearCost) or len(set(names)) != len(names):
         return None
-    run = run_distributed(spark, names, _Task("sims", verify_checksum, extra=cost_model))
+    run = run_distributed(spark, names, Task("sims", verify_checksum, extra=cost_model))
     if first_failure(run) is not None or any(
             r.payload[1].relay_log or r.payload[1].without_clock for r in run.results):
         return None
@@ -129,7 +129,7 @@ def _sims_on_executors(spark: Any, names: Sequence[str], cost_model: CostModel,
 
 
 def logged_transactions(spark: Any, names: Sequence[str], *, verify_checksum: bool = True,
-                        rows: bool = False) -> tuple[_Run, Any]:
+                        rows: bool = False) -> tuple[SparkRun, Any]:
     """The files' transactions read on executors, and their source rotations.
 
     :returns: the run (:func:`~repltool.distributed.driver.stitched` gives the

@@ -35,8 +35,8 @@ from typing import Any, Iterator, Sequence
 from ..errors import ReplToolError
 from .driver import (first_failure, replay_warnings, resegmented, run_distributed,
                      stream_results)
-from .frame import _row_sink, write_parquet
-from .units import _failure, _Result, _Task, _Unit, captured_warnings
+from .frame import row_sink, write_parquet
+from .units import unit_failure, UnitResult, Task, Unit, captured_warnings
 
 _VIEW_CHANGE_EVENT = 37
 _QUERY_EVENT = 2
@@ -58,7 +58,7 @@ def slim(trx: Any) -> Any:
     return replace(trx, events=kept)
 
 
-def _unmapped(trx: Any, mapped: set[int]) -> bool:
+def has_unmapped(trx: Any, mapped: set[int]) -> bool:
     """Whether a rows event of ``trx`` names a table id no earlier Table_map of the read named."""
     from ..binlog.constants import ROWS_TYPES
     from ..binlog.events import TableMapBody
@@ -75,16 +75,16 @@ def _unmapped(trx: Any, mapped: set[int]) -> bool:
     return unknown
 
 
-def pairs_unit(task: _Task, unit: _Unit) -> _Result:
+def pairs_unit(task: Task, unit: Unit) -> UnitResult:
     """Executor: the unit's ``(transaction, write set)`` pairs, in read order."""
     from ..binlog import group_transactions, read_events
     from ..writeset import READ_OPTIONS, iter_writesets
     from .units import segment_tap
     spec: PairsSpec = task.extra
     pairs: list[tuple[Any, Any]] = []
-    result = _Result(unit, payload=pairs)
+    result = UnitResult(unit, payload=pairs)
     rows: list[tuple[Any, ...]] | None = [] if task.rows else None
-    sink = _row_sink(unit, rows) if rows is not None else None
+    sink = row_sink(unit, rows) if rows is not None else None
     mapped: set[int] = set()
     last = None
     with captured_warnings(result):
@@ -94,7 +94,7 @@ def pairs_unit(task: _Task, unit: _Unit) -> _Result:
             events = segment_tap(read_events(list(unit.files), opts), result.headers)
             trxs = group_transactions(events, keep_events=True)
             for trx, ws in iter_writesets(trxs, spec.schema, history_size=spec.history_size):
-                result.unknown_tables = _unmapped(trx, mapped) or result.unknown_tables
+                result.unknown_tables = has_unmapped(trx, mapped) or result.unknown_tables
                 light = slim(trx)
                 pairs.append((light, ws))
                 if last is None:
@@ -103,7 +103,7 @@ def pairs_unit(task: _Task, unit: _Unit) -> _Result:
                     sink(trx, ws)
                 last = trx
         except ReplToolError as exc:
-            result.failure = _failure(exc, unit)
+            result.failure = unit_failure(exc, unit)
     result.count = len(pairs)
     result.open_end = result.failure is None and last is not None and last.truncated
     result.rows = rows
@@ -120,7 +120,7 @@ class CertifySpec:
     output: tuple[str, str] | None = None   # certify --output: (staging directory, encoding)
 
 
-def certify_unit(task: _Task, unit: _Unit) -> _Result:
+def certify_unit(task: Task, unit: Unit) -> UnitResult:
     """Executor: the unit certified alone (``writeset``, ``commit-order``).
 
     Exact when the unit begins a clock segment (a source binlog): those
@@ -155,7 +155,7 @@ def certify_unit(task: _Task, unit: _Unit) -> _Result:
                     cr, trx=replace(cr.trx, writeset=(), keys=()))))
     except ReplToolError as exc:
         if result.failure is None:
-            result.failure = _failure(exc, unit)
+            result.failure = unit_failure(exc, unit)
     if spec.output is not None and result.failure is None:
         result.written = _retag_unit(unit, certified, spec.output)
     result.payload = _packed_certified(certified)
@@ -164,7 +164,7 @@ def certify_unit(task: _Task, unit: _Unit) -> _Result:
     return result
 
 
-def _retag_unit(unit: _Unit, certified: list[Any], output: tuple[str, str]) -> tuple[str, Any]:
+def _retag_unit(unit: Unit, certified: list[Any], output: tuple[str, str]) -> tuple[str, Any]:
     """Executor: write the unit's re-tagged copies into the driver's staging directory.
 
     :returns: ``("written", [RewriteReport, ...])``; ``("unseen", host)`` when
@@ -192,7 +192,7 @@ def _retag_unit(unit: _Unit, certified: list[Any], output: tuple[str, str]) -> t
                                        clocks.by_file.get(name, ClockColumns()),
                                        encoding=encoding))
         except ReplToolError as exc:
-            return ("failed", (reports, _failure(exc, unit)))
+            return ("failed", (reports, unit_failure(exc, unit)))
     return ("written", reports)
 
 
@@ -241,7 +241,7 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
         written = _certify_on_executors(spark, names, run, spec, verify_checksum, output)
         if written is not False:
             return written  # type: ignore[return-value]
-    task = _Task("pairs", verify_checksum, rows=output_parquet is not None, stream=True,
+    task = Task("pairs", verify_checksum, rows=output_parquet is not None, stream=True,
                  extra=spec, run=pairs_unit)
     job = run_distributed(spark, names, task)
     first = None
@@ -280,7 +280,7 @@ def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: Pair
     mode = run.asked_mode
     if mode not in (Mode.WRITESET, Mode.COMMIT_ORDER) or run.reads_pairs:
         return False
-    task = _Task("certify", verify_checksum, stream=True,
+    task = Task("certify", verify_checksum, stream=True,
                  extra=CertifySpec(spec, mode, run.options, output), run=certify_unit)
     job = run_distributed(spark, names, task)
     previous = None
@@ -318,7 +318,7 @@ def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: Pair
     return _written(job.results, names) if output is not None else None
 
 
-def _written(results: list[_Result], names: Sequence[str]) -> list[Any]:
+def _written(results: list[UnitResult], names: Sequence[str]) -> list[Any]:
     """Per name: the executors' RewriteReport, the error that stopped the copy, or None."""
     out: list[Any] = [None] * len(names)
     for r in results:

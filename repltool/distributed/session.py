@@ -91,7 +91,7 @@ def _under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def _check_java() -> None:
+def check_java() -> None:
     java_home = os.environ.get("JAVA_HOME")
     if java_home and os.path.exists(os.path.join(java_home, "bin", "java")):
         return
@@ -165,7 +165,7 @@ def check_master_reachable(master: str, timeout: float = 5.0) -> None:
     raise SparkUnavailable(f"Spark master {master} is unreachable ({'; '.join(reasons)})")
 
 
-def _default_conf(master: str, quiet: bool = False) -> dict[str, str]:
+def default_conf(master: str, quiet: bool = False) -> dict[str, str]:
     conf = {
         "spark.ui.showConsoleProgress": "true" if sys.stderr.isatty() and not quiet else "false",
         "spark.sql.shuffle.partitions": "8",
@@ -201,7 +201,7 @@ def executor_python(conf: dict[str, str], local: bool) -> str:
     return os.environ.get("PYSPARK_PYTHON") or (sys.executable if local else "python3")
 
 
-def _warm_up(spark: Any) -> None:
+def warm_up(spark: Any) -> None:
     """Start the Python workers (and import repltool in them) before the first real job.
 
     Part of start-up, like the JVM: a worker is reused for every later task
@@ -252,13 +252,13 @@ def spark_session(options: SparkOptions | None = None) -> Iterator[Any]:
         return
     master = effective_master(options)
     if not _under_spark_submit():
-        _check_java()
+        check_java()
     if master is not None:
         check_master_reachable(master)
     builder = SparkSession.builder.appName(options.app_name)
     if master is not None:
         builder = builder.master(master)
-    conf = {**_default_conf(master or "", options.quiet), **dict(options.conf)}
+    conf = {**default_conf(master or "", options.quiet), **dict(options.conf)}
     tmp = tempfile.mkdtemp(prefix="repltool-spark-")
     try:
         if not _under_spark_submit():
@@ -438,7 +438,7 @@ def prepare_executors(spark: Any, tmp: str | None = None) -> None:
         if fp != want:
             raise SparkUnavailable(f"Spark executor {host} ({exe}) imports another repltool "
                                    f"({origin}) than this one, even with it shipped")
-    _warm_up(spark)
+    warm_up(spark)
 
 
 def _ready(found: tuple[Any, ...], want: str) -> bool:

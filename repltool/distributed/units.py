@@ -4,7 +4,7 @@ Nothing but path names and small frozen option values goes to an executor; the
 construct structs are rebuilt there from each file's FDE by the reader, and
 only dataclasses of plain values come back.  The per-command work lives in
 :mod:`.pairs` (certify, explain) and :mod:`.checkjob` (check), named by the task
-(``_Task.run``) so that this module imports neither; this module
+(``Task.run``) so that this module imports neither; this module
 holds the common frame: tasks, units, results, URI records, stats and
 transactions.
 """
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from .. import errors
 from ..errors import ReplToolError
-from .frame import _row_sink
+from .frame import row_sink
 
 if TYPE_CHECKING:                     # pragma: no cover
     from ..stats import FilePart
@@ -45,7 +45,7 @@ class FileFailure:
 
 
 @dataclass(frozen=True)
-class _Task:
+class Task:
     kind: str                     # "stats" | "transactions" | "sims" | "pairs" | "certify" | "check[part]"
     verify_checksum: bool = True
     keep_going: bool = False
@@ -56,18 +56,18 @@ class _Task:
     cwd: str | None = None        # the driver's working directory (relative local names)
     # the command's own unit (pairs, certify, check: a module-level function of the
     # module that made the task, pickled by name); None: stats or transactions here
-    run: Callable[[_Task, _Unit], _Result] | None = None
+    run: Callable[[Task, Unit], UnitResult] | None = None
 
 
 @dataclass(frozen=True)
-class _Unit:
+class Unit:
     index: int                    # input index of the first file
     files: tuple[str, ...]
 
 
 @dataclass
-class _Result:
-    unit: _Unit
+class UnitResult:
+    unit: Unit
     failure: FileFailure | None = None
     count: int = 0                # transactions read (truncated included)
     open_end: bool = False        # the last file ends inside a group
@@ -85,7 +85,7 @@ class _Result:
     written: Any = None           # certify --output: ("written", reports) | ("unseen", host) | ...
 
 
-def _failure(exc: ReplToolError, unit: _Unit) -> FileFailure:
+def unit_failure(exc: ReplToolError, unit: Unit) -> FileFailure:
     where = exc.pos.file if exc.pos is not None else unit.files[-1]
     return FileFailure(where, type(exc).__name__, str(exc), exc.exit_code)
 
@@ -120,7 +120,7 @@ def working_directory(path: str | None) -> Iterator[None]:
         os.chdir(old)
 
 
-def run_local_unit(task: _Task, unit: _Unit) -> _Result:
+def run_local_unit(task: Task, unit: Unit) -> UnitResult:
     """A unit of local paths: relative ones are taken from the driver's working directory.
 
     That directory must exist on the executor (``local[*]``, or a file system
@@ -133,7 +133,7 @@ def run_local_unit(task: _Task, unit: _Unit) -> _Result:
         return _run_unit(task, unit)
 
 
-def _run_unit(task: _Task, unit: _Unit) -> _Result:
+def _run_unit(task: Task, unit: Unit) -> UnitResult:
     """Analyse one unit's files (read as one ordered sequence) where they are."""
     if task.kind == "stats":
         return _stats_unit(task, unit)
@@ -145,7 +145,7 @@ def _run_unit(task: _Task, unit: _Unit) -> _Result:
 
 
 @contextmanager
-def captured_warnings(result: _Result) -> Iterator[None]:
+def captured_warnings(result: UnitResult) -> Iterator[None]:
     """Record the warnings the library raises here as ``(category, message)`` on ``result``."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -154,20 +154,20 @@ def captured_warnings(result: _Result) -> Iterator[None]:
         finally:
             result.warnings = [(type(w.message).__name__, str(w.message)) for w in caught]
 
-def _run_uri_records(task: _Task, units: dict[str, _Unit],
-                     records: Iterable[tuple[str, bytes]]) -> Iterator[_Result]:
+def run_uri_records(task: Task, units: dict[str, Unit],
+                     records: Iterable[tuple[str, bytes]]) -> Iterator[UnitResult]:
     """``binaryFiles`` records -> results: one unit per record."""
     for name, data in records:
         yield _in_private_dir(task, units[name], {name: data})
 
 
-def _run_uri_unit(task: _Task, unit: _Unit,
-                  records: Iterable[tuple[str, bytes]]) -> Iterator[_Result]:
+def run_uri_unit(task: Task, unit: Unit,
+                  records: Iterable[tuple[str, bytes]]) -> Iterator[UnitResult]:
     """All the files of one multi-file unit (one partition) -> its result."""
     yield _in_private_dir(task, unit, dict(records))
 
 
-def _in_private_dir(task: _Task, unit: _Unit, contents: dict[str, bytes]) -> _Result:
+def _in_private_dir(task: Task, unit: Unit, contents: dict[str, bytes]) -> UnitResult:
     # The file is written at its URI taken as a relative path (POSIX folds the
     # '//'), and read with the URI as the path from that directory: positions
     # and messages then name it by its URI.  A Python worker runs one task at
@@ -182,16 +182,16 @@ def _in_private_dir(task: _Task, unit: _Unit, contents: dict[str, bytes]) -> _Re
             return _run_unit(task, unit)
 
 
-def _stats_unit(task: _Task, unit: _Unit) -> _Result:
+def _stats_unit(task: Task, unit: Unit) -> UnitResult:
     from ..stats import accumulate_stats
-    result = _Result(unit)
+    result = UnitResult(unit)
     rows: list[tuple[Any, ...]] | None = [] if task.rows else None
-    sink = _row_sink(unit, rows) if rows is not None else None
+    sink = row_sink(unit, rows) if rows is not None else None
     try:
         parts = accumulate_stats(unit.files, verify_checksum=task.verify_checksum,
                                  top=task.top, keep_going=task.keep_going, sink=sink)
     except ReplToolError as exc:
-        result.failure = _failure(exc, unit)
+        result.failure = unit_failure(exc, unit)
         return result
     result.parts = parts
     result.count = sum(p.acc.trx for p in parts)
@@ -216,14 +216,14 @@ def segment_tap(events: Iterable[Any], headers: list[Any]) -> Iterator[Any]:
         yield ev
 
 
-def _transactions_unit(task: _Task, unit: _Unit) -> _Result:
+def _transactions_unit(task: Task, unit: Unit) -> UnitResult:
     from ..binlog import ReadOptions, read_events
     from ..binlog.transactions import GROUPING_TYPES, group_transactions
-    result = _Result(unit, transactions=[], headers=[])
+    result = UnitResult(unit, transactions=[], headers=[])
     opts = ReadOptions(verify_checksum=task.verify_checksum, types=GROUPING_TYPES,
                        keep_raw=False, keep_going=task.keep_going)
     rows: list[tuple[Any, ...]] | None = [] if task.rows else None
-    sink = _row_sink(unit, rows) if rows is not None else None
+    sink = row_sink(unit, rows) if rows is not None else None
     trxs = result.transactions
     assert trxs is not None
     try:
@@ -233,7 +233,7 @@ def _transactions_unit(task: _Task, unit: _Unit) -> _Result:
             if sink is not None:
                 sink(trx)
     except ReplToolError as exc:
-        result.failure = _failure(exc, unit)
+        result.failure = unit_failure(exc, unit)
     result.count = len(trxs)
     result.open_end = result.failure is None and bool(trxs) and trxs[-1].truncated
     result.rows = rows
@@ -245,14 +245,14 @@ def _transactions_unit(task: _Task, unit: _Unit) -> _Result:
 
 
 
-def _sims_unit(task: _Task, unit: _Unit) -> _Result:
+def _sims_unit(task: Task, unit: Unit) -> UnitResult:
     """``schedule``: the unit's simulator input as int64/float64 columns, costs applied
     (``task.extra``: a per-transaction cost model), and its :class:`SourceStats`."""
     from ..binlog import ReadOptions, read_events
     from ..binlog.transactions import GROUPING_TYPES, group_transactions
     from ..schedule.columns import SimColumns
     from ..schedule.source import SourceRotations, SourceStats, transactions_to_sim
-    result = _Result(unit)
+    result = UnitResult(unit)
     stats = SourceStats()
     rotations = SourceRotations()
     opts = ReadOptions(verify_checksum=task.verify_checksum, types=GROUPING_TYPES,
@@ -268,7 +268,7 @@ def _sims_unit(task: _Task, unit: _Unit) -> _Result:
         sims = SimColumns(transactions_to_sim(tap(group_transactions(events)), task.extra,
                                               relay=rotations, lenient=True, stats=stats))
     except ReplToolError as exc:
-        result.failure = _failure(exc, unit)
+        result.failure = unit_failure(exc, unit)
         return result
     result.count = stats.transactions + stats.truncated_skipped
     result.open_end = last[0] is not None and last[0].truncated

@@ -406,7 +406,7 @@ def certified_sim_transactions(paths: Sequence[str | os.PathLike[str]], mode: st
 
     def sims() -> Iterator[SimTransaction]:
         run = CertifyRun(paths, mode_, CertifyOptions(baseline=Baseline.SERIAL)
-                         if _clockless(paths) else None,
+                         if clockless(paths) else None,
                          verify_checksum=verify_checksum, schema_paths=schema_paths,
                          window=window, schema_db=schema_db, damage=damage)
         st.warnings.extend(w for w in run.warnings if w not in st.warnings)
@@ -431,7 +431,7 @@ def certified_sim_transactions(paths: Sequence[str | os.PathLike[str]], mode: st
     return cost_model.apply(sims()) if cost_model is not None else sims()
 
 
-def _clockless(paths: Sequence[str | os.PathLike[str]]) -> bool:
+def clockless(paths: Sequence[str | os.PathLike[str]]) -> bool:
     """True when the first transaction of the logs carries no MySQL logical clock."""
     for trx in read_transactions([os.fspath(p) for p in paths]):
         return trx.last_committed is None

@@ -45,40 +45,11 @@ NOT_PRIVATE = frozenset({"_replace", "_asdict", "_fields", "_make", "_field_defa
 # the distributed package, the CLI).  Key: the violation as the test prints it;
 # value: why it is still here.  Shrink after the merge.
 _FAST_PATHS = "fast path being retired or reduced to a driver of the compiled core (#20 item 1)"
-_DISTRIBUTED = "distributed/ was being reworked in parallel; only its import cycle was fixed here"
 ALLOWED: dict[str, str] = {
     # -- private names across modules --
     "repltool.writeset.fused imports _Scan from repltool.binlog.fastpath": _FAST_PATHS,
     "repltool.writeset.fused imports _FAST_ERRORS from repltool.writeset.extract": _FAST_PATHS,
     "repltool.writeset.fused uses ._fast_keys (defined in repltool.writeset.extract)": _FAST_PATHS,
-    "repltool.cli.schedule imports _clockless from repltool.schedule.source":
-        "cli/ and schedule/source.py were being changed in parallel",
-    "repltool.distributed.checkjob imports _READ_TYPES from repltool.check.engine":
-        "check/engine.py and distributed/ were being changed in parallel",
-    "repltool.distributed imports _check_java from repltool.distributed.session": _DISTRIBUTED,
-    "repltool.distributed imports _default_conf from repltool.distributed.session": _DISTRIBUTED,
-    "repltool.distributed imports _warm_up from repltool.distributed.session": _DISTRIBUTED,
-    "repltool.distributed.checkjob imports _unmapped from repltool.distributed.pairs": _DISTRIBUTED,
-    "repltool.distributed.checkjob imports _Result from repltool.distributed.units": _DISTRIBUTED,
-    "repltool.distributed.checkjob imports _Task from repltool.distributed.units": _DISTRIBUTED,
-    "repltool.distributed.checkjob imports _Unit from repltool.distributed.units": _DISTRIBUTED,
-    "repltool.distributed.checkjob imports _failure from repltool.distributed.units": _DISTRIBUTED,
-    "repltool.distributed.driver imports _Result from repltool.distributed.units": _DISTRIBUTED,
-    "repltool.distributed.driver imports _Task from repltool.distributed.units": _DISTRIBUTED,
-    "repltool.distributed.driver imports _Unit from repltool.distributed.units": _DISTRIBUTED,
-    "repltool.distributed.driver imports _run_uri_records from repltool.distributed.units":
-        _DISTRIBUTED,
-    "repltool.distributed.driver imports _run_uri_unit from repltool.distributed.units":
-        _DISTRIBUTED,
-    "repltool.distributed.jobs imports _Run from repltool.distributed.driver": _DISTRIBUTED,
-    "repltool.distributed.jobs imports _Task from repltool.distributed.units": _DISTRIBUTED,
-    "repltool.distributed.jobs imports _dataframe from repltool.distributed.frame": _DISTRIBUTED,
-    "repltool.distributed.pairs imports _Result from repltool.distributed.units": _DISTRIBUTED,
-    "repltool.distributed.pairs imports _Task from repltool.distributed.units": _DISTRIBUTED,
-    "repltool.distributed.pairs imports _Unit from repltool.distributed.units": _DISTRIBUTED,
-    "repltool.distributed.pairs imports _failure from repltool.distributed.units": _DISTRIBUTED,
-    "repltool.distributed.pairs imports _row_sink from repltool.distributed.frame": _DISTRIBUTED,
-    "repltool.distributed.units imports _row_sink from repltool.distributed.frame": _DISTRIBUTED,
     # -- implementation switches in public signatures --
     "repltool.binlog.fastpath.scan_transactions(light=)": _FAST_PATHS,
     "repltool.writeset.fused.read_writesets(general=)": _FAST_PATHS,

@@ -298,7 +298,7 @@ def test_missing_java_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(SparkUnavailable, match="Java 17"):
-        distributed._check_java()
+        distributed.check_java()
 
 
 def test_expand_local_orders_naturally(tmp_path: Path) -> None:
