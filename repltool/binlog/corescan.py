@@ -55,6 +55,10 @@ _READER_SPECIAL = frozenset({
     EventType.TRANSACTION_PAYLOAD_EVENT, EventType.QUERY_COMPRESSED_EVENT,
     EventType.EXECUTE_LOAD_QUERY_EVENT,
 })
+#: types the capture mode (:func:`scan_writeset_groups`) hands to the general reader:
+#: its transactions carry no events, and ``certify`` must see a GR View_change
+#: (:func:`repltool.certify.source.is_view_change` looks at the events)
+CAPTURE_REFUSED = frozenset({int(EventType.VIEW_CHANGE_EVENT)})
 #: the types whose bodies the capture mode hands back (their layout must not change
 #: under an open transaction)
 _CAPTURED = (EventType.TABLE_MAP_EVENT, EventType.WRITE_ROWS_EVENT_V1,
@@ -206,8 +210,12 @@ class _CoreScan:
         #: (``GroupCapture``), and the records are taken before any event goes to
         #: the driver (a batch then never spans a Format_description)
         self.capture = capture
+        roles = bytearray(core_roles(core))
+        if capture:
+            for tc in CAPTURE_REFUSED:
+                roles[tc] = 0
         self.core = (core.GroupCapture if capture else core.Scanner)(
-            core_roles(core), classify_query, _CLASSES)
+            bytes(roles), classify_query, _CLASSES)
         self.segment_names: list[str] = []
         self.light = False          # capture mode: summaries instead of transactions
         self.paths = paths

@@ -71,10 +71,26 @@ def fallback_reasons(writeset: WritesetLike, schema: SchemaLike | None) -> tuple
 
 
 def _key_ref(key: object) -> KeyRef:
+    try:        # a WriteKey (the common case): no getattr defaults, no __init__
+        db, table, index, values = key.db, key.table, key.index, key.values  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
+    else:
+        ref = _NEW(KeyRef)
+        _REF_DB(ref, db)
+        _REF_TABLE(ref, table)
+        _REF_INDEX(ref, index)
+        _REF_VALUES(ref, tuple([str(v) if type(v) is int else _value_text(v) for v in values]))
+        return ref
     values = getattr(key, "values", ())
     return KeyRef(db=getattr(key, "db", ""), table=getattr(key, "table", ""),
                   index=getattr(key, "index", "PRIMARY"),
                   values=tuple(_value_text(v) for v in values))
+
+
+_NEW = object.__new__
+_REF_DB, _REF_TABLE, _REF_INDEX, _REF_VALUES = (KeyRef.__dict__[f].__set__
+                                                for f in ("db", "table", "index", "values"))
 
 
 def _value_text(value: object) -> str:

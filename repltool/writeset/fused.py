@@ -332,9 +332,7 @@ class _FastRun:
                     yield self._pair(trx)
             if scan.g is not None:
                 yield self._pair(scan.finish(True))
-        except FastPathUnsupported:
-            raise
-        except Exception as exc:        # noqa: BLE001 - whatever it is, the general path decides
+        except ReplToolError as exc:    # an error of the log: the general path words it
             raise FastPathUnsupported(f"{type(exc).__name__}: {exc}") from exc
 
 

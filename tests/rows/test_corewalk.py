@@ -19,13 +19,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from repltool.binlog import engine, read_events
-from repltool.binlog.coltypes import TableDef, decode_table_map
-from repltool.binlog.events import RowsBody, TableMapBody
+from repltool.binlog.coltypes import TableDef
+from repltool.binlog.events import RowsBody
 from repltool.binlog.rowwalk import image_program
-from repltool.errors import ReplToolError
 
 from .test_corpus_rows import MARIADB_SETS, NO_CHECKSUM, _readable_events
-from .test_rowwalk import COLUMNS, _general, _table, images
+from .test_rowwalk import COLUMNS, _general, _table, _walk_events, images
 
 core = engine._load()
 assert core is not None, "the compiled core is not built"
@@ -91,36 +90,10 @@ def test_every_layout_steps_like_its_decoder(col: tuple[int, bytes]) -> None:
     assert (accepted == 0) == unsupported, accepted
 
 
-def _walk_events(events: list[Any]) -> int:
-    tables: dict[int, TableDef] = {}
-    compared = 0
-    for ev in events:
-        body = ev.body
-        if isinstance(body, TableMapBody):
-            try:
-                tables[body.table_id] = decode_table_map(body, pos=ev.pos)
-            except ReplToolError:
-                tables.pop(body.table_id, None)
-        elif isinstance(body, RowsBody) and body.table_id in tables and ev.type_code != 39:
-            td = tables[body.table_id]
-            if body.width > len(td.columns):
-                continue
-            tc = {23: 30, 24: 31, 25: 32, 166: 30, 167: 31, 168: 32, 169: 30, 170: 31,
-                  171: 32}.get(ev.type_code, ev.type_code)
-            want = _general(td, body, tc)
-            got = _core_walked(td, body, tc)
-            if got == ("unsupported",):
-                assert want == ("error",) or not body.rows
-                continue
-            assert got == want, f"{ev.pos}: {td.qualified_name}"
-            compared += len(want[1]) if want[0] == "ok" else 1
-    return compared
-
-
 def test_core_walk_on_every_mysql_corpus_file(corpus: Path) -> None:
     files = sorted(p for p in (corpus / "mysql").glob("*/*") if p.is_file())
     assert len(files) >= 100
-    assert sum(_walk_events(_readable_events(p)) for p in files) > 10_000
+    assert sum(_walk_events(_readable_events(p), _core_walked) for p in files) > 10_000
 
 
 @pytest.mark.parametrize("name", list(MARIADB_SETS))
@@ -128,4 +101,4 @@ def test_core_walk_on_every_mariadb_set(corpus: Path, name: str) -> None:
     base, pattern = MARIADB_SETS[name]
     files = sorted((corpus / base).glob(pattern))
     assert files
-    assert _walk_events(list(read_events(files, NO_CHECKSUM))) > 1000
+    assert _walk_events(list(read_events(files, NO_CHECKSUM)), _core_walked) > 1000
