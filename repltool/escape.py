@@ -164,6 +164,9 @@ def json_safe(encoded: str) -> str:
     controls, U+2028/U+2029 and lone surrogates (which could not be written
     as UTF-8 at all).
     """
-    if encoded.isprintable() or _JSON_RISKY.search(encoded) is None:
+    # (every risky character but DEL is above U+007F: ASCII text - known in O(1) -
+    # without a DEL has none)
+    if (encoded.isascii() and "\x7f" not in encoded) or encoded.isprintable() \
+            or _JSON_RISKY.search(encoded) is None:
         return encoded
     return _JSON_RISKY.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)

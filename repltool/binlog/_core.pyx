@@ -806,6 +806,10 @@ cdef class Scanner:
         _heap_offer(a.lng, &a.nlng, self.top, dur, k, g)
         return 0
 
+    cdef int _capture(self, int tc, int64_t pos, const uint8_t* d, Py_ssize_t n) except -1:
+        """A Table_map or Rows event body of the open group (``GroupCapture`` keeps them)."""
+        return 0
+
     cdef int _rows_event(self, int64_t tid) except -1:
         cdef int64_t name
         cdef int64_t* r
@@ -1099,12 +1103,14 @@ cdef class Scanner:
                     self._uncount(tc, size)
                     return ST_UNSUPPORTED, off
                 self._add(pos, size, ts)
+                self._capture(tc, pos, d, n)
                 off += size
                 continue
             if rl == R_ROWS:
                 self._add(pos, size, ts)
                 tid = <int64_t>_rdn(d + ROWS_TABLE_ID, 6) if size >= HEADER_LEN + 6 else -1
                 self._rows_event(tid)
+                self._capture(tc, pos, d, n)
                 off += size
                 continue
             if rl == R_QUERY:
@@ -1219,3 +1225,222 @@ ROLES = dict(UNSUPPORTED=R_UNSUPPORTED, PYTHON=R_PYTHON, IGNORED=R_IGNORED, GTID
              ROWS=R_ROWS, END=R_END, XA_PREPARE=R_XA_PREPARE, INCIDENT=R_INCIDENT,
              PLAIN_NOOPEN=R_PLAIN_NOOPEN, PLAIN=R_PLAIN, FDE=R_FDE)
 STATES = dict(START=S_START, OPEN=S_OPEN, STANDALONE=S_STANDALONE)
+
+
+# ======================================================================================
+# ---- write sets (``dump --writesets``, ``certify``): the groups with their row events ----
+# Driven by repltool.binlog.corescan.scan_writeset_groups. The grouping is Scanner's
+# (one grouper); this subclass keeps, per emitted transaction, the bodies of its
+# Table_map and Rows events and the MySQL GTID's flags byte.
+
+cdef class GroupCapture(Scanner):
+    """A :class:`Scanner` that hands back each transaction's Table_map and Rows events.
+
+    :meth:`take_groups` returns, for every record :meth:`Scanner.take` returned (same
+    order), ``(events, gtid_flags)``: ``events`` a list of ``(type code, file offset,
+    body bytes, file index)`` (the body without header and checksum), ``gtid_flags`` the first
+    byte of a GTID body this module decoded, else -1.
+    """
+
+    cdef list groups
+    cdef list cur
+    cdef int64_t gflags
+
+    def __init__(self, bytes roles, classify, dict classes):
+        Scanner.__init__(self, roles, classify, classes)
+        self.groups = []
+        self.cur = []
+        self.gflags = -1
+
+    def take_groups(self):
+        out = self.groups
+        self.groups = []
+        return out
+
+    cdef int _capture(self, int tc, int64_t pos, const uint8_t* d, Py_ssize_t n) except -1:
+        self.cur.append((tc, pos, PyBytes_FromStringAndSize(<const char*>d, n), self.file_idx))
+        return 0
+
+    cdef int _open_group(self, int64_t start, uint32_t ts, uint32_t server_id,
+                         bint has_gtid) except -1:
+        Scanner._open_group(self, start, ts, server_id, has_gtid)
+        self.gflags = -1
+        return 0
+
+    cdef int _mysql_gtid(self, const uint8_t* d, Py_ssize_t n, int64_t* g) except -1:
+        cdef int ok = Scanner._mysql_gtid(self, d, n, g)
+        if ok and n > 0:
+            self.gflags = d[0]
+        return ok
+
+    cdef int _emit(self, bint truncated) except -1:
+        self.groups.append((self.cur, self.gflags))
+        self.cur = []
+        self.gflags = -1
+        return Scanner._emit(self, truncated)
+
+
+# ---- row images -> the stored bytes of a few columns (the key columns of a write set) ----
+# An image program says, per column present in the image (``repltool.binlog.rowwalk.
+# column_layout`` of each, in order), how to step over it and into which slot its
+# stored bytes go (-1: skipped).  ``walk_rows`` walks every row of a Rows event body
+# with one program per image (before, then after for an UPDATE) and returns the slots:
+# the exact bytes the general decoder (repltool.binlog.rows) reads for those columns.
+# Whatever the decoder would reject raises (IndexError for bytes past the end, ValueError
+# for content), and the caller takes the general route.
+
+cdef enum:
+    W_FIXED = 0            # a: width
+    W_LEN = 1              # a: bytes of the little-endian length prefix (1-4)
+    W_DECIMAL = 2          # a: size; groups in the program's decimal table
+    W_TEMPORAL = 3         # a: size, b: head bytes, c: fraction bytes, d: sign checked
+    W_CALL = 4             # the column's own decoder (Python), calls[k]
+
+cdef int64_t _FRAC_MAX[4]
+_FRAC_MAX[0] = 0
+_FRAC_MAX[1] = 99
+_FRAC_MAX[2] = 9999
+_FRAC_MAX[3] = 999999
+
+
+cdef class ImageProgram:
+    """How to walk one row image layout: built from ``(kind, slot, args, decoder)`` per
+    present column (see :func:`repltool.binlog.rowwalk.image_program`)."""
+
+    cdef int64_t* cols        # 6 per column: kind, slot, a, b, c, d
+    cdef Py_ssize_t ncols
+    cdef int64_t* groups      # decimal groups: (nbytes, limit) pairs, b = first, c = count
+    cdef list calls
+    cdef public Py_ssize_t nslots
+
+    def __cinit__(self):
+        self.cols = NULL
+        self.groups = NULL
+
+    def __dealloc__(self):
+        free(self.cols)
+        free(self.groups)
+
+    def __init__(self, list columns, Py_ssize_t nslots):
+        cdef Py_ssize_t k, j, ng = 0
+        cdef int64_t* c
+        self.ncols = len(columns)
+        self.nslots = nslots
+        self.calls = []
+        for col in columns:
+            if col[0] == W_DECIMAL:
+                ng += len(col[2][1])
+        self.cols = <int64_t*>calloc(self.ncols * 6 + 1, sizeof(int64_t))
+        self.groups = <int64_t*>calloc(ng * 2 + 1, sizeof(int64_t))
+        if self.cols is NULL or self.groups is NULL:
+            raise MemoryError()
+        ng = 0
+        for k, col in enumerate(columns):
+            kind, slot, args, dec = col
+            c = self.cols + k * 6
+            c[0] = kind
+            c[1] = slot
+            self.calls.append(dec)
+            if kind == W_FIXED or kind == W_LEN:
+                c[2] = args
+            elif kind == W_DECIMAL:
+                c[2] = args[0]
+                c[3] = ng
+                c[4] = len(args[1])
+                for nbytes, limit in args[1]:
+                    self.groups[ng * 2] = nbytes
+                    self.groups[ng * 2 + 1] = limit
+                    ng += 1
+            elif kind == W_TEMPORAL:
+                c[2], c[3], c[4], c[5] = args[0], args[1], args[2], 1 if args[3] else 0
+            elif kind != W_CALL:
+                raise ValueError(f"column program kind {kind}")
+
+    cdef Py_ssize_t walk(self, object data, const uint8_t* d, Py_ssize_t n, Py_ssize_t p,
+                         list slots) except -1:
+        """One image at ``p``: fills ``slots`` (None: NULL), returns the offset after it."""
+        cdef Py_ssize_t nb = (self.ncols + 7) >> 3
+        cdef Py_ssize_t bm = p, k, q, j, g, gi, at
+        cdef int64_t* c
+        cdef int64_t kind, width
+        cdef uint64_t v
+        cdef int b
+        cdef bint neg
+        if p + nb > n:
+            raise IndexError("row image past the end")
+        p += nb
+        for k in range(self.nslots):
+            slots[k] = None
+        for k in range(self.ncols):
+            if d[bm + (k >> 3)] >> (k & 7) & 1:
+                continue                    # NULL
+            c = self.cols + k * 6
+            kind = c[0]
+            if kind == W_FIXED:
+                q = p + c[2]
+            elif kind == W_LEN:
+                width = c[2]
+                if p + width > n:
+                    raise IndexError("length past the end")
+                q = p + width + <Py_ssize_t>_rdn(d + p, <int>width)
+            elif kind == W_DECIMAL:
+                q = p + c[2]
+                if q > n:
+                    raise IndexError("decimal past the end")
+                neg = not (d[p] & 0x80)
+                at = p
+                for gi in range(c[3], c[3] + c[4]):
+                    v = 0
+                    for j in range(self.groups[gi * 2]):
+                        b = d[at]
+                        if at == p:
+                            b ^= 0x80
+                        if neg:
+                            b ^= 0xFF
+                        v = (v << 8) | <uint64_t>b
+                        at += 1
+                    if v >= <uint64_t>self.groups[gi * 2 + 1]:
+                        raise ValueError("decimal digit group out of range")
+            elif kind == W_TEMPORAL:
+                q = p + c[2]
+                if q > n:
+                    raise IndexError("temporal past the end")
+                if c[5] and d[p] < 128:
+                    raise ValueError("negative DATETIME2")
+                if c[4] and <int64_t>_rdn_be(d + p + c[3], <int>c[4]) > _FRAC_MAX[c[4]]:
+                    raise ValueError("fraction out of range")
+            else:
+                q = self.calls[k](data, p)[1]
+            if q > n:
+                raise IndexError("column past the end")
+            if c[1] >= 0:
+                slots[c[1]] = PyBytes_FromStringAndSize(<const char*>d + p, q - p)
+            p = q
+        return p
+
+
+cdef inline uint64_t _rdn_be(const uint8_t* p, int n) noexcept nogil:
+    cdef uint64_t v = 0
+    cdef int i
+    for i in range(n):
+        v = (v << 8) | p[i]
+    return v
+
+
+def walk_rows(bytes data, Py_ssize_t start, ImageProgram first, ImageProgram second=None):
+    """Every row of a Rows body from ``start`` to its end: a list with, per row, a tuple of
+    ``first``'s slots, then (``second`` given: an UPDATE's after image) one of ``second``'s."""
+    cdef const uint8_t* d = <const uint8_t*>(<const char*>data)
+    cdef Py_ssize_t n = len(data), p = start
+    cdef list out = []
+    cdef list s1 = [None] * first.nslots
+    cdef list s2 = [None] * second.nslots if second is not None else None
+    while p < n:
+        p = first.walk(data, d, n, p, s1)
+        out.append(tuple(s1))
+        if second is not None:
+            p = second.walk(data, d, n, p, s2)
+            out.append(tuple(s2))
+    if p > n:
+        raise IndexError("row image past the end")
+    return out

@@ -14,6 +14,8 @@ from typing import Any, Callable, Generic, Hashable, TypeVar
 
 __all__ = ["BoundedCache"]
 
+_ABSENT = object()
+
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
@@ -36,8 +38,15 @@ class BoundedCache(Generic[K, V]):
         self.weight = 0
 
     def __setitem__(self, key: K, value: V) -> None:
+        data = self._data
+        if data.get(key, _ABSENT) is value:
+            # the same entry again (a Table_map per transaction): it only becomes the
+            # newest - what dropping and adding it does, as nothing else is dropped
+            del data[key]
+            data[key] = value
+            return
         w = self._weigh(key, value) if self._weigh is not None else 1
-        data, weights = self._data, self._weights
+        weights = self._weights
         if key in data:
             self._drop(key)
         while data and (len(data) >= self.max_entries or self.weight + w > self.max_weight):

@@ -23,7 +23,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 from itertools import islice
-from typing import Callable, Iterable, Iterator, NamedTuple
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 from uuid import UUID
 
 from ..errors import ReplToolError
@@ -61,6 +61,16 @@ _READER_SPECIAL = frozenset({
     EventType.TRANSACTION_PAYLOAD_EVENT, EventType.QUERY_COMPRESSED_EVENT,
     EventType.EXECUTE_LOAD_QUERY_EVENT,
 })
+#: types the capture mode (:func:`scan_writeset_groups`) hands to the general reader:
+#: its transactions carry no events, and ``certify`` must see a GR View_change
+#: (:func:`repltool.certify.source.is_view_change` looks at the events)
+CAPTURE_REFUSED = frozenset({int(EventType.VIEW_CHANGE_EVENT)})
+#: the types whose bodies the capture mode hands back (their layout must not change
+#: under an open transaction)
+_CAPTURED = (EventType.TABLE_MAP_EVENT, EventType.WRITE_ROWS_EVENT_V1,
+             EventType.UPDATE_ROWS_EVENT_V1, EventType.DELETE_ROWS_EVENT_V1,
+             EventType.WRITE_ROWS_EVENT, EventType.UPDATE_ROWS_EVENT,
+             EventType.DELETE_ROWS_EVENT, EventType.PARTIAL_UPDATE_ROWS_EVENT)
 #: what classify_query returns -> the core's codes
 _CLASSES = {"begin": 0, "commit": 1, "rollback": 2, "xa-rollback": 3, "xa-commit": 4,
             "xa-end": 5, "statement": 5}
@@ -324,11 +334,23 @@ class _CoreScan:
     """The driver's state across the files of one read."""
 
     def __init__(self, core, paths: list[str], verify: bool,  # type: ignore[no-untyped-def]
-                 watch: Callable[[Iterable[Event]], Iterator[Event]] | None = None) -> None:
+                 watch: Callable[[Iterable[Event]], Iterator[Event]] | None = None,
+                 capture: bool = False) -> None:
         self.mod = core
         self.watch = watch
         self.clock = False              # records() builds ClockTransaction tuples
-        self.core = core.Scanner(core_roles(core), classify_query, _CLASSES)
+        #: capture: the core keeps each transaction's Table_map and Rows bodies
+        #: (``GroupCapture``), and the records are taken before any event goes to
+        #: the driver (a batch then never spans a Format_description)
+        self.capture = capture
+        roles = bytearray(core_roles(core))
+        if capture:
+            for tc in CAPTURE_REFUSED:
+                roles[tc] = 0
+        self.core = (core.GroupCapture if capture else core.Scanner)(
+            bytes(roles), classify_query, _CLASSES)
+        self.segment_names: list[str] = []
+        self.light = False          # capture mode: summaries instead of transactions
         self.paths = paths
         self.verify = verify
         self.seg = Segments()
@@ -373,6 +395,10 @@ class _CoreScan:
                 status, off = feed(win.view, off, win.base)
                 self.stop = win.base + off
                 if status == 2:                      # ST_PYTHON
+                    if self.capture:
+                        batch = self.records()
+                        if batch:
+                            yield batch
                     end = core.pending_end
                     self.in_python = (win.base + off, win.base + end)
                     self.python_event(fi, bytes(win.view[off:end]), win.base + off)
@@ -425,7 +451,13 @@ class _CoreScan:
             self.snapshots.append((len(self.infos) - 1, p, self.seg.copy(), copy.copy(fi)))
         if tc == EventType.FORMAT_DESCRIPTION_EVENT:
             fde = apply_format_description(fi, raw, pos, verify_checksum=self.verify)
-            structs = self.structs = structs_for(fde)
+            structs = structs_for(fde)
+            if self.capture and self.structs is not None and any(
+                    structs.post_header(t, 0) != self.structs.post_header(t, 0)
+                    for t in _CAPTURED):
+                # an open transaction's events were captured under the old layout
+                raise Unsupported("Format_description changes the Table_map/Rows layout", pos)
+            self.structs = structs
             # the core decodes Query and Table_map bodies itself: only their standard
             # layouts; GTID types the table makes opaque (MariaDB's zero lengths) are
             # deferred to python_event, which keeps them opaque as the reader does
@@ -467,6 +499,7 @@ class _CoreScan:
         idx = self.segments.get(name)
         if idx is None:
             idx = self.segments[name] = len(self.segments)
+            self.segment_names.append(name)
         self.core.set_segment(idx, self.seg.relay)
 
     def _open_gtid(self, path: str, p: int, size: int, ts: int, sid: int, body: object) -> None:
@@ -612,8 +645,18 @@ class _CoreScan:
     # ---- records -> summaries ----
 
     def records(self) -> list[TransactionSummary]:
-        """The transactions the core completed since the last call."""
+        """The transactions the core completed since the last call (capture mode:
+        see :meth:`captured`)."""
         recs, rows = self.core.take()
+        if self.capture:
+            if self.light:
+                groups = self.core.take_groups()
+                return list(zip(self.summaries(recs, rows), (ev for ev, _ in groups)))
+            return self.captured(recs, rows)  # type: ignore[return-value]
+        return self.summaries(recs, rows)
+
+    def summaries(self, recs: bytes, rows: bytes) -> list[TransactionSummary]:
+        """The summaries of the records ``recs`` (and their ``rows`` pairs)."""
         if not recs:
             return []
         out: list[TransactionSummary] = []
@@ -686,6 +729,116 @@ class _CoreScan:
                 bool(flags & sat), mflags if flags & has_maria else None,
                 commit_id & _MASK64 if flags & has_cid else None, ts, end_ts)))
         return out
+
+
+    def captured(self, recs: bytes, rows: bytes) -> list[tuple[Transaction, list[Any]]]:
+        """Capture mode: ``(transaction, events)`` per record, the transaction the
+        general grouper's (without its events), ``events`` its Table_map and Rows
+        events as ``(type code, file offset, body bytes, file index)``."""
+        groups = self.core.take_groups()
+        if not recs:
+            return []
+        m = self.mod
+        nf = len(m.FIELDS)
+        vals = memoryview(recs).cast("q").tolist()
+        pairs = memoryview(rows).cast("q").tolist()
+        names = self.names
+        if len(names) < len(self.core.names):
+            names.extend(_table_text(k) for k in self.core.names[len(names):])
+        sids = self.core.sids
+        if len(self.prefixes) < len(sids):
+            self.prefixes.extend(f"{UUID(bytes=s)}:" for s in sids[len(self.prefixes):])
+        F = m.FIELDS.index
+        (f_file, f_start, f_end_file, f_end_pos, f_end_off, f_size, f_count, f_ts, f_end_ts,
+         f_kind, f_flags, f_gk, f_sid, f_gno, f_lc, f_sn, f_server, f_thread, f_domain,
+         f_mflags, f_cid, f_seg, f_rows_from, f_rows_n, f_ict, f_oct, f_tlen) = (
+            F(name) for name in m.FIELDS)
+        kinds, paths, segs = m.KINDS, self.paths, self.segment_names
+        out: list[tuple[Transaction, list[Any]]] = []
+        tm = int(EventType.TABLE_MAP_EVENT)
+        for j, (events, gflags) in zip(range(0, len(vals), nf), groups):
+            r = vals[j:j + nf]
+            flags, gk = r[f_flags], r[f_gk]
+            extra: dict[str, Any] = {}
+            lc = sn = None
+            if flags & m.HAS_CLOCK:
+                lc, sn = r[f_lc], r[f_sn]
+            if gk == 1:
+                sid_i, gno = r[f_sid], r[f_gno]
+                gtid = "ANONYMOUS" if gno == 0 and sids[sid_i] == _ZERO_SID else \
+                    f"{self.prefixes[sid_i]}{gno}"
+                has_ict = flags & m.HAS_ICT
+                extra = dict(immediate_commit_timestamp=r[f_ict] if has_ict else None,
+                             original_commit_timestamp=r[f_oct] if has_ict else None,
+                             transaction_length=r[f_tlen] if flags & m.HAS_TRX_LEN else None,
+                             gtid_flags=gflags, delta16_saturated=False)
+            elif gk == 2:
+                gtid = f"{r[f_domain]}-{r[f_server]}-{r[f_gno] & _MASK64}"
+                extra = dict(commit_id=r[f_cid] & _MASK64 if flags & m.HAS_COMMIT_ID else None,
+                             maria_flags=r[f_mflags])
+            elif gk == 3:
+                g = self.objects.pop(r[f_sid])
+                gtid = g.gtid_text
+                if g.lt_type is None:
+                    lc = sn = None
+                extra = dict(immediate_commit_timestamp=g.immediate_commit_timestamp,
+                             original_commit_timestamp=g.original_commit_timestamp,
+                             transaction_length=g.transaction_length, gtid_flags=g.gtid_flags,
+                             delta16_saturated=g.delta16_saturated)
+            else:
+                gtid = None
+            k = r[f_rows_from] * 2
+            rows_events = tuple((names[pairs[i]] if pairs[i] >= 0 else "?", pairs[i + 1])
+                                for i in range(k, k + r[f_rows_n] * 2, 2))
+            tables = tuple(dict.fromkeys(_table_text(ev[2][8:]) for ev in events
+                                         if ev[0] == tm))
+            start = _new(Position, (paths[r[f_file]], r[f_start], None))
+            end = _new(Position, (paths[r[f_end_file]], r[f_end_pos], None))
+            out.append((Transaction(
+                start=start, end=end, end_offset=r[f_end_off], gtid=gtid, last_committed=lc,
+                sequence_number=sn, server_id=r[f_server],
+                thread_id=r[f_thread] if flags & m.HAS_THREAD else None, size=r[f_size],
+                num_events=r[f_count], timestamp=r[f_ts], end_timestamp=r[f_end_ts],
+                kind=kinds[r[f_kind]], truncated=bool(flags & m.TRUNCATED), compressed=False,
+                tables=tables, rows_events=rows_events, segment=segs[r[f_seg]],
+                relay_log=bool(flags & m.RELAY), **extra), events))
+        return out
+
+
+def scan_writeset_groups(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
+                         verify_checksum: bool = True, summaries: bool = False
+                         ) -> Iterator[tuple[Any, list[tuple[Any, list[Any]]]]]:
+    """The transactions of the logs with their Table_map and Rows events, grouped
+    by the compiled core (the ``dump --writesets`` / ``certify`` hot loop).
+
+    Yields ``(structs, batch)``: ``structs`` the
+    :class:`~repltool.binlog.structs.BinlogStructs` of the Format_description the
+    batch's events were written under, ``batch`` a list of ``(transaction,
+    events)`` (:meth:`_CoreScan.captured`), in log order.  The transactions equal
+    ``group_transactions(read_events(...))``'s, without their events; with
+    ``summaries``, their :class:`~repltool.binlog.transactions.TransactionSummary`.
+
+    :raises Unsupported: where the logs leave the core's subset (the caller reads
+        them with the general reader), or when the compiled engine is not active.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    paths = [os.fspath(p) for p in paths]
+    core = compiled_core()
+    if core is None:
+        raise Unsupported("the compiled engine is not active")
+    scan = _CoreScan(core, paths, verify_checksum, capture=True)
+    scan.light = summaries
+    try:
+        for i, _ in enumerate(paths):
+            for batch in scan.file(i, None, None):
+                yield scan.structs, batch
+        scan.core.finish()
+        batch = scan.records()
+        if batch:
+            yield scan.structs, batch
+    except ReplToolError as exc:
+        raise Unsupported(str(exc)) from exc
 
 
 class _Window:

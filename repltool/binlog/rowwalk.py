@@ -31,7 +31,7 @@ from typing import Any, Callable
 from .coltypes import BLOB_TYPES, ColumnDef, ColumnType as T, TableDef
 from .temporal import BadValue, decimal_size, decimal_plan as _decimal_plan
 
-__all__ = ["walker", "column_layout", "Walker"]
+__all__ = ["walker", "column_layout", "Walker", "image_program"]
 
 #: (row data, offset of the image) -> (offset after it, raw bytes of each wanted column)
 Walker = Callable[[bytes, int], "tuple[Any, ...]"]
@@ -78,6 +78,36 @@ def column_layout(col: ColumnDef, decoder: Callable[..., Any]) -> tuple[str, Any
         head = 5 if t == T.DATETIME2 else 4
         return ("temporal", (head + fb, head, fb, t == T.DATETIME2))
     return ("call", decoder)        # JSON, GEOMETRY, VECTOR, TIME2, DATETIME, the unknown
+
+
+_KINDS = {"fixed": 0, "len": 1, "decimal": 2, "temporal": 3, "call": 4}
+
+
+def image_program(core: Any, table: TableDef, bitmap: bytes, width: int,
+                  wanted: tuple[int, ...]) -> Any:
+    """The compiled core's program (``core.ImageProgram``) for one image layout: the
+    columns present in ``bitmap`` stepped over by their :func:`column_layout`, the
+    ``wanted`` ones' stored bytes in that order (``core.walk_rows``); ``None`` when no
+    column is present.  Cached on ``table``."""
+    key = ("program", bitmap, width, wanted)
+    hit = table._cache.get(key, _MISS)
+    if hit is _MISS:
+        table.trim_cache()
+        mask = int.from_bytes(bitmap, "little") & ((1 << width) - 1)
+        present = [i for i in range(width) if mask >> i & 1]
+        slot = {c: k for k, c in enumerate(wanted)}
+        cols = []
+        for i in present:
+            kind, arg = column_layout(table.columns[i], table.decoders[i])
+            if kind == "decimal":
+                size, _ = arg
+                col = table.columns[i]
+                groups, _ = _decimal_plan(col.precision or 0, col.scale or 0)
+                arg = (size, tuple((nbytes, 10 ** digits) for nbytes, digits in groups))
+            cols.append((_KINDS[kind], slot.get(i, -1), arg if kind != "call" else None,
+                         arg if kind == "call" else None))
+        hit = table._cache[key] = core.ImageProgram(cols, len(wanted)) if present else None
+    return hit
 
 
 def _decimal_checks(precision: int, scale: int) -> tuple[int, tuple[tuple[int, int, int], ...]]:

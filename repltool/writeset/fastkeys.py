@@ -35,7 +35,8 @@ import xxhash
 from ..binlog.coltypes import ColumnType as T, TableDef
 from ..binlog.events import RowsBody
 from ..binlog.rows import PARTIAL_UPDATE_ROWS, ROW_KINDS
-from ..binlog.rowwalk import image_source
+from ..binlog.engine import compiled_core
+from ..binlog.rowwalk import image_program, image_source
 from .jsonl import encode_key, key_head, value_json
 from .model import BARE_NEW as _NEW, WRITE_KEY_SETTERS as _SET, WriteKey
 from .plan import SEP, Key, Plan, fk_entry, key_entries as _key_entries
@@ -131,6 +132,9 @@ class TableKeys:
                                    "path, which fills an UPDATE's after image or books the "
                                    "table as missing keys)")
         env: dict[str, Any] = dict(self._names)
+        core = compiled_core()
+        if core is not None:
+            return self._compile_core(core, env, before, after, width)
         first = image_source(self.td, before, width, self.wanted, "b", env)
         second = image_source(self.td, after, width, self.wanted, "a", env) \
             if after is not None else []
@@ -145,6 +149,35 @@ class TableKeys:
                "    while p < end:", *("        " + line for line in loop),
                "        rows += 1", "    return rows"]
         exec(compile("\n".join(src), f"<fastkeys {self.td.db}.{self.td.table}>", "exec"), env)
+        return env["run"]
+
+    def _compile_core(self, core: Any, env: dict[str, Any], before: bytes,
+                      after: bytes | None, width: int) -> Any:
+        """:meth:`_compile` with the compiled engine: the images walked by the core
+        (``walk_rows`` over :func:`~repltool.binlog.rowwalk.image_program`), only the
+        keying done here."""
+        wanted = self.wanted
+        first = image_program(core, self.td, before, width, wanted)
+        second = image_program(core, self.td, after, width, wanted) \
+            if after is not None else None
+        if first is None or (after is not None and second is None):
+            raise _Unsupported("an image without any present column")
+        env.update(_walk=core.walk_rows, PB=first, PA=second)
+        emit = self._emit_source()
+
+        def target(v: str) -> str:
+            return "(" + "".join(f"{v}{c}, " for c in wanted) + ")" if wanted else "_"
+
+        if after is None:
+            loop = [f"for {target('b')} in _walk(d, p, PB):"]
+        else:
+            loop = ["it = iter(_walk(d, p, PB, PA))",
+                    f"for {target('b')}, {target('a')} in zip(it, it):"]
+            loop += ["    " + line.replace("{v}", "a") for line in emit]
+        loop += ["    " + line.replace("{v}", "b") for line in emit]
+        src = ["def run(d, p, out, fk):", "    rows = 0", *("    " + line for line in loop),
+               "        rows += 1", "    return rows"]
+        exec(compile("\n".join(src), f"<corekeys {self.td.db}.{self.td.table}>", "exec"), env)
         return env["run"]
 
     def _emit_source(self) -> list[str]:

@@ -5,21 +5,28 @@
     iter_writesets(read_transactions(paths, READ_OPTIONS, keep_events=True), schema)
 
 gives (checksums verified unless told otherwise), several times faster on the
-common shape of MySQL 5.7+ binlogs and relay logs.  It rides on the fused
-scanner of ``repltool stats`` (:func:`repltool.binlog.fastpath.scan_transactions`):
-the scanner groups transactions without building events and hands every
-Table_map and Rows body to a hook, which feeds the key-only extractor
-(:mod:`repltool.writeset.fastkeys`).
+common shape of MySQL 5.7+ and MariaDB binlogs and relay logs.
 
-Where the scanner meets anything outside its subset (Transaction_payload,
-MariaDB events, v1 or partial-JSON rows, a CRC mismatch, a truncated or
-malformed event, a file that cannot be opened ...) or the extractor raises, it
-stops, and :func:`read_writesets` starts over on the general path, skipping
-the pairs already yielded: the sequence is the general path's, element by
-element, including its errors and warnings.  The transactions of the fast
-path carry no events (``Transaction.events == ()``); everything else about
-them, and every writeset, equals the general path's
-(``tests/writeset/test_fused.py``, corpus and synthetic logs).
+With the compiled engine the core groups the transactions (the one grouper of
+``repltool stats``: :func:`repltool.binlog.corescan.scan_writeset_groups`) and
+hands back the Table_map and Rows bodies of each; the key-only extractor
+(:mod:`repltool.writeset.fastkeys`) keys them, the row images walked to the key
+columns by the core too (``_core.walk_rows``).  With the pure-Python engine the
+fused scanner (:func:`repltool.binlog.fastpath.scan_transactions`) groups them and
+calls the same hooks; its row walks are generated Python
+(:mod:`repltool.binlog.rowwalk`).
+
+Where the core or the scanner meets anything outside its subset
+(Transaction_payload, an unknown event type, a CRC mismatch, a truncated or
+malformed event, a file that cannot be opened ...) it raises
+:class:`~repltool.binlog.engine.Unsupported` (an error of the log - a
+:class:`~repltool.errors.ReplToolError` - is turned into one), and
+:func:`read_writesets` starts over on the general path, skipping the pairs
+already yielded: the sequence is the general path's, element by element,
+including its errors and warnings.  The transactions of the fast path carry no
+events (``Transaction.events == ()``); everything else about them, and every
+writeset, equals the general path's (``tests/writeset/test_fused.py``, corpus
+and synthetic logs).
 """
 
 from __future__ import annotations
@@ -31,9 +38,12 @@ from typing import Any, Callable, Iterable, Iterator
 from ..binlog import Event, Transaction, read_events
 from ..binlog.coltypes import TableDef, decode_table_map, table_def_cache
 from ..binlog.constants import EventType
+from ..binlog.corescan import scan_writeset_groups
 from ..binlog.decode import DecodeContext
+from ..binlog.engine import compiled_core
 from ..binlog.events import TableMapBody
 from ..binlog.fastpath import FastPathUnsupported, _Scan, fast_rows, fast_table_map
+from ..errors import ReplToolError
 from ..positions import Position
 from .extract import _FAST_ERRORS, READ_OPTIONS, Acc, WritesetExtractor, book, note_missing
 from .fastkeys import TableKeys
@@ -145,9 +155,16 @@ class _FastRun:
         self.writer = writer
         self._text_keys: dict[int, TableKeys] = {}
         self._text_shared: dict[Any, Any] = {}
-        self.scan = _Scan(verify, light)
-        self.scan.hook = self._hook
-        self.scan.rows_hook = self._rows
+        self.verify = verify
+        self.light = light
+        #: the compiled core groups the transactions and hands back their Table_map
+        #: and Rows events (:func:`~repltool.binlog.corescan.scan_writeset_groups`);
+        #: the pure-Python engine's fused scan calls the hooks itself
+        self.core = compiled_core() is not None
+        self.scan: Any = _Structs() if self.core else _Scan(verify, light)
+        if not self.core:
+            self.scan.hook = self._hook
+            self.scan.rows_hook = self._rows
         self.acc = Acc()
         self._structs: Any = None
         self._ctxs: dict[int, DecodeContext] = {}
@@ -289,6 +306,25 @@ class _FastRun:
             len(keys) > self.extractor.history_size))
 
     def __iter__(self) -> Iterator[Pair]:
+        if self.core:
+            return self._core_pairs()
+        return self._python_pairs()
+
+    def _core_pairs(self) -> Iterator[Pair]:
+        """The compiled engine: the core's groups, their events keyed here."""
+        files, hook, pair, holder = self.files, self._hook, self._pair, self.scan
+        try:
+            for structs, batch in scan_writeset_groups(files, verify_checksum=self.verify,
+                                                       summaries=self.light):
+                holder.structs = structs
+                for trx, events in batch:
+                    for tc, offset, data, f in events:
+                        hook(tc, data, files[f], offset)
+                    yield pair(trx)
+        except ReplToolError as exc:    # a damaged Table_map or row image: the general path
+            raise FastPathUnsupported(f"{type(exc).__name__}: {exc}") from exc
+
+    def _python_pairs(self) -> Iterator[Pair]:
         scan = self.scan
         try:
             for path in self.files:
@@ -296,7 +332,11 @@ class _FastRun:
                     yield self._pair(trx)
             if scan.g is not None:
                 yield self._pair(scan.finish(True))
-        except FastPathUnsupported:
-            raise
-        except Exception as exc:        # noqa: BLE001 - whatever it is, the general path decides
+        except ReplToolError as exc:    # an error of the log: the general path words it
             raise FastPathUnsupported(f"{type(exc).__name__}: {exc}") from exc
+
+
+class _Structs:
+    """The ``structs`` of the batch being keyed (compiled engine; see ``_FastRun``)."""
+
+    structs: Any = None

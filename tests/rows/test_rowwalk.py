@@ -165,8 +165,10 @@ def test_every_layout_steps_like_its_decoder(col: tuple[int, bytes]) -> None:
 
 # ---- the corpus ----
 
-def _walk_events(events: list[Any]) -> int:
-    """Walk every Rows image of the events and compare with the decoder; images compared."""
+def _walk_events(events: list[Any], walk: Any = None) -> int:
+    """Walk every Rows image of the events (``walk``: ``_walked``, or the compiled core's
+    in ``test_corewalk``) and compare with the decoder; images compared."""
+    walk = walk or _walked
     tables: dict[int, TableDef] = {}
     compared = 0
     for ev in events:
@@ -183,7 +185,7 @@ def _walk_events(events: list[Any]) -> int:
             tc = {23: 30, 24: 31, 25: 32, 166: 30, 167: 31, 168: 32, 169: 30, 170: 31,
                   171: 32}.get(ev.type_code, ev.type_code)
             want = _general(td, body, tc)
-            got = _walked(td, body, tc)
+            got = walk(td, body, tc)
             if got == ("unsupported",):
                 assert want == ("error",) or not body.rows
                 continue

@@ -38,6 +38,7 @@ from repltool.errors import ReplToolError
 from repltool.writeset import (
     READ_OPTIONS, Schema, WritesetExtractor, read_writesets, writeset_record,
 )
+from repltool.binlog import engine
 from repltool.writeset import fused
 from repltool.writeset.fused import iter_fast_writesets, read_writeset_lines
 
@@ -52,6 +53,7 @@ class Checked:
     fallbacks: int = 0              # Rows events the key-only extractor left to the general one
     error: str | None = None        # the general path's error, if it raised
     fast_reason: str | None = None  # why the fused reader gave up (FastPathUnsupported), or None
+    core_events: int = 0            # events the compiled core walked for iter_fast_writesets
 
 
 @dataclass
@@ -155,6 +157,8 @@ def check_paths(files: Sequence[Path], schema: Schema | None, *,
                          for gt, gw in general]
 
         fast: list[Any] = []
+        core = engine.compiled_core()
+        walked = core.events_walked() if core is not None else 0
         try:
             for pair in iter_fast_writesets(paths, schema, verify_checksum=verify_checksum):
                 fast.append(pair)
@@ -162,6 +166,7 @@ def check_paths(files: Sequence[Path], schema: Schema | None, *,
         except FastPathUnsupported as exc:
             out.fast_reason = str(exc)
         out.fast_pairs = len(fast)
+        out.core_events = core.events_walked() - walked if core is not None else 0
         # the readers took the fused scan as far as iter_fast_writesets goes, and the
         # general path only where it gave up (once, for the rest)
         for run in (pairs_run, lines_run):
