@@ -90,7 +90,7 @@ def image_program(core: Any, table: TableDef, bitmap: bytes, width: int,
     ``wanted`` ones' stored bytes in that order (``core.walk_rows``); ``None`` when no
     column is present.  Cached on ``table``."""
     key = ("program", bitmap, width, wanted)
-    hit = table._cache.get(key, _MISS)
+    hit = table.plans.get(key, _MISS)
     if hit is _MISS:
         table.trim_cache()
         mask = int.from_bytes(bitmap, "little") & ((1 << width) - 1)
@@ -106,7 +106,7 @@ def image_program(core: Any, table: TableDef, bitmap: bytes, width: int,
                 arg = (size, tuple((nbytes, 10 ** digits) for nbytes, digits in groups))
             cols.append((_KINDS[kind], slot.get(i, -1), arg if kind != "call" else None,
                          arg if kind == "call" else None))
-        hit = table._cache[key] = core.ImageProgram(cols, len(wanted)) if present else None
+        hit = table.plans[key] = core.ImageProgram(cols, len(wanted)) if present else None
     return hit
 
 
