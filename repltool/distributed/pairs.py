@@ -174,7 +174,7 @@ def _retag_unit(unit: Unit, certified: list[Any], output: tuple[str, str]) -> tu
         raises that error where one ordered run would).
     """
     import socket
-    from ..binlog.writer import rewrite_log
+    from ..binlog.rewrite import rewrite_log
     from ..certify.retag import ClockColumns, ClockMap
     staging, encoding = output
     if not os.path.isdir(staging):
