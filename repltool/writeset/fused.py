@@ -45,7 +45,7 @@ from ..binlog.events import TableMapBody
 from ..binlog.fastpath import FastPathUnsupported, _Scan, fast_rows, fast_table_map
 from ..errors import ReplToolError
 from ..positions import Position
-from .extract import _FAST_ERRORS, READ_OPTIONS, Acc, WritesetExtractor, book, note_missing
+from .extract import _FAST_ERRORS, READ_OPTIONS, SPILL_AT, Acc, WritesetExtractor, book, note_missing
 from .fastkeys import TableKeys
 from .jsonl import RecordWriter, encode_key
 from .model import TrxWriteset
@@ -209,6 +209,8 @@ class _FastRun:
                             self.acc)
         if self.writer is not None:
             keys[mark:] = map(encode_key, keys[mark:])
+        elif len(keys) >= SPILL_AT:
+            self.extractor.spill(self.acc)      # compact (and MySQL's limit): extract.py
 
     def _rows(self, tc: int, data: bytes, path: str, offset: int) -> None:
         """A Rows event (the scanner's ``rows_hook``).  When it is a Rows v2 event of
@@ -254,6 +256,9 @@ class _FastRun:
         except _FAST_ERRORS:
             del keys[mark:]
             self._general(tc, data, path, offset)
+            return
+        if len(keys) >= SPILL_AT and self.writer is None:
+            self.extractor.spill(acc)           # compact (and MySQL's limit): extract.py
 
     def _shape(self, tc: int, data: bytes, table_id: int, flags: int, p: int,
                q: int) -> tuple[Any, ...] | None:
