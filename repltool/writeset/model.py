@@ -127,6 +127,17 @@ def new_write_key(db: str, table: str, index: str, values: tuple[Any, ...], key:
     return k
 
 
+KEY_SEP = "½".encode("utf-8")        # b"\xc2\xbd", MySQL's HASH_STRING_SEPARATOR
+
+
+def key_prefix(index: str, db: str, table: str) -> bytes:
+    """``index½db½len(db)table½len(table)``: how every key string of an index begins
+    (:func:`repltool.writeset.key_string` adds ``sortkey½len`` per key part)."""
+    d, t = db.encode("utf-8"), table.encode("utf-8")
+    return b"".join([index.encode("utf-8"), KEY_SEP, d, KEY_SEP, str(len(d)).encode(), t,
+                     KEY_SEP, str(len(t)).encode()])
+
+
 #: the value types :class:`KeyList` stores with ``marshal`` (exact types: marshal
 #: would turn a ``bytearray`` into ``bytes``); a key with any other value is kept whole
 _MARSHALLED = frozenset({int, str, bytes, float, bool, type(None)})
@@ -139,9 +150,10 @@ class KeyList(Sequence[WriteKey]):
 
     Per key: the hash in ``hashes`` (``array('Q')``, what the trackers and checks
     read), the number of its ``(db, table, index, parent)`` (shared), the offset of
-    its record and the record itself in one ``bytearray`` - the key string's length
-    and bytes, then the values, ``marshal``-ed.  About 60 bytes per key instead of
-    ~270 for the :class:`WriteKey` objects; ``keys[i]`` builds the :class:`WriteKey`
+    its record and the record itself in one ``bytearray`` - the key string without
+    the :func:`key_prefix` of its index (its length, and whether the prefix was
+    left out) and the values, ``marshal``-ed.  About 40 bytes per key (one-INT
+    primary key) instead of ~270 for the :class:`WriteKey` objects; ``keys[i]`` builds the :class:`WriteKey`
     again (equal to the one stored).  A key whose values ``marshal`` cannot carry
     exactly (DECIMAL, temporal types) is kept as its object.
 
@@ -158,7 +170,7 @@ class KeyList(Sequence[WriteKey]):
     def __init__(self, keys: Iterable[WriteKey] = ()) -> None:
         #: the keys' XXH64 hashes, in order
         self.hashes = array("Q")
-        self._heads: list[tuple[str, str, str, bool]] = []
+        self._heads: list[tuple[str, str, str, bool, bytes]] = []
         self._head_of: dict[tuple[str, str, str, bool], int] = {}
         self._head = array("I")
         self._start = array("Q")
@@ -176,16 +188,20 @@ class KeyList(Sequence[WriteKey]):
             n = head_of.get(hk)
             if n is None:
                 n = head_of[hk] = len(heads)
-                heads.append(hk)
+                heads.append((*hk, key_prefix(k.index, k.db, k.table)))
             values, key = k.values, k.key
             if not all(type(v) in kinds for v in values) or type(key) is not bytes:
                 self._whole[len(hashes)] = k
                 values, key = (), b""
+            prefix = heads[n][4]
+            cut = key.startswith(prefix)
+            if cut:
+                key = key[len(prefix):]
             hashes.append(k.hash)
             head.append(n)
             start.append(len(blob))
-            size = len(key)
-            while size >= 0x80:                 # the key's length, 7 bits a byte
+            size = len(key) << 1 | cut          # the rest's length, 7 bits a byte
+            while size >= 0x80:
                 blob.append(size & 0x7F | 0x80)
                 size >>= 7
             blob.append(size)
@@ -230,10 +246,11 @@ class KeyList(Sequence[WriteKey]):
             if b < 0x80:
                 break
             shift += 7
-        key = bytes(blob[p:p + size])
+        cut, size = size & 1, size >> 1
+        db, table, index, parent, prefix = self._heads[self._head[i]]
+        key = (prefix if cut else b"") + blob[p:p + size]
         values = marshal.loads(memoryview(blob)[p + size:])    # reads one object
-        db, table, index, parent = self._heads[self._head[i]]
-        return new_write_key(db, table, index, values, key, self.hashes[i], parent)
+        return new_write_key(db, table, index, values, bytes(key), self.hashes[i], parent)
 
 
 @dataclass(frozen=True, slots=True)
