@@ -100,10 +100,13 @@ class Acc:
 
     ``keys``: the keys the walks appended since the last
     :meth:`~WritesetExtractor.spill`; ``store``: the earlier ones, compact;
-    ``dropped``: the hashes of a write set dropped past the limit (then no key is kept).
+    ``dropped``: the hashes of a write set dropped past the limit (then no key is kept);
+    ``texts``/``spilled``: for ``dump --writesets``' JSON texts of keys, the earlier
+    ones joined in chunks (``", "``-separated) and how many keys they hold.
     """
 
-    __slots__ = ("keys", "missing", "parents", "rows", "no_fk", "store", "dropped")
+    __slots__ = ("keys", "missing", "parents", "rows", "no_fk", "store", "dropped", "texts",
+                 "spilled")
 
     def __init__(self) -> None:
         self.keys: list[WriteKey] = []
@@ -113,6 +116,15 @@ class Acc:
         self.no_fk = False
         self.store: KeyList | None = None
         self.dropped: array[int] | None = None
+        self.texts: list[str] = []
+        self.spilled = 0
+
+    def spill_texts(self) -> None:
+        """Join the pending JSON texts of keys into one chunk (``dump --writesets``:
+        one ``str`` per :data:`SPILL_AT` keys instead of one per key)."""
+        self.texts.append(", ".join(self.keys))     # type: ignore[arg-type]
+        self.spilled += len(self.keys)
+        self.keys.clear()
 
 
 class WritesetExtractor:

@@ -209,8 +209,8 @@ class _FastRun:
                             self.acc)
         if self.writer is not None:
             keys[mark:] = map(encode_key, keys[mark:])
-        elif len(keys) >= SPILL_AT:
-            self.extractor.spill(self.acc)      # compact (and MySQL's limit): extract.py
+        if len(keys) >= SPILL_AT:
+            self._spill()
 
     def _rows(self, tc: int, data: bytes, path: str, offset: int) -> None:
         """A Rows event (the scanner's ``rows_hook``).  When it is a Rows v2 event of
@@ -257,8 +257,16 @@ class _FastRun:
             del keys[mark:]
             self._general(tc, data, path, offset)
             return
-        if len(keys) >= SPILL_AT and self.writer is None:
-            self.extractor.spill(acc)           # compact (and MySQL's limit): extract.py
+        if len(keys) >= SPILL_AT:
+            self._spill()
+
+    def _spill(self) -> None:
+        """Many keys pending: stored compactly (and MySQL's limit applied,
+        ``WritesetExtractor.spill``), or their JSON texts joined in a chunk."""
+        if self.writer is None:
+            self.extractor.spill(self.acc)
+        else:
+            self.acc.spill_texts()
 
     def _shape(self, tc: int, data: bytes, table_id: int, flags: int, p: int,
                q: int) -> tuple[Any, ...] | None:
@@ -306,9 +314,12 @@ class _FastRun:
         if self.writer is None:
             return trx, self.extractor.result(acc, trx.kind)
         keys: list[Any] = acc.keys      # JSON texts; the flags as ``result`` sets them
+        count = len(keys) + acc.spilled
+        if acc.texts:
+            keys = acc.texts + keys if keys else acc.texts
         return self.writer.record(trx, keys, (
             trx.kind == "ddl", acc.rows == 0, tuple(acc.missing), tuple(acc.parents),
-            len(keys) > self.extractor.history_size))
+            count > self.extractor.history_size))
 
     def __iter__(self) -> Iterator[Pair]:
         if self.core:
