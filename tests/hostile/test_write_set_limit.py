@@ -147,3 +147,43 @@ def test_only_the_writeset_modes_drop(corpus: Path, tmp_path: Path) -> None:
     assert not drops_past_limit(None, [str(path), str(relay)])
     assert not drops_past_limit(None, [str(tmp_path / "missing.bin")])
     assert not drops_past_limit(None, [])
+
+
+def test_dump_writesets_prints_every_key(corpus: Path, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """``dump --writesets`` keeps every key (no limit there): a transaction of 15,000
+    keys - JSON texts joined in chunks by the fused reader, a line of more than
+    1 MiB written in pieces - prints the line ``writeset_record`` gives on the general
+    path (streamed, the keys a KeyList); past the history size the keys are all printed
+    and ``limit_reached`` set."""
+    import json
+    import subprocess
+    import sys
+
+    from repltool.writeset import writeset_record
+
+    path = tmp_path / "wide.bin"
+    path.write_bytes(keyed_log(corpus, [range(15_000), range(3)]))
+    out = subprocess.run([sys.executable, "-m", "repltool", "dump", "--writesets", str(path)],
+                         capture_output=True, check=True).stdout.decode().splitlines()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pairs = list(stream_writesets(read_events(str(path), READ_OPTIONS)))
+    assert type(pairs[0][1].keys) is KeyList
+    expected = [json.dumps(writeset_record(t, ws), ensure_ascii=False) for t, ws in pairs]
+    assert len(out[0]) > 1 << 20 and out == expected
+    assert len(json.loads(out[0])["keys"]) == 15_000
+    assert json.loads(out[0])["flags"]["limit_reached"] is False
+    from repltool.writeset.extract import Acc
+    from repltool.writeset.fused import read_writeset_lines
+    chunks = []
+    join = Acc.spill_texts
+
+    def counted(acc: Acc) -> None:
+        chunks.append(len(acc.keys))
+        join(acc)
+
+    monkeypatch.setattr(Acc, "spill_texts", counted)
+    (first, _) = [json.loads(line) for line in read_writeset_lines([path], history_size=14_999)]
+    assert first["flags"]["limit_reached"] is True and len(first["keys"]) == 15_000
+    assert chunks and min(chunks) >= SPILL_AT       # the fused reader joined its texts
