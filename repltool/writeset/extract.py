@@ -116,12 +116,14 @@ class Acc:
         self.no_fk = False
         self.store: KeyList | None = None
         self.dropped: array[int] | None = None
-        self.texts: list[str] = []
+        self.texts: list[str] | None = None
         self.spilled = 0
 
     def spill_texts(self) -> None:
         """Join the pending JSON texts of keys into one chunk (``dump --writesets``:
         one ``str`` per :data:`SPILL_AT` keys instead of one per key)."""
+        if self.texts is None:
+            self.texts = []
         self.texts.append(", ".join(self.keys))     # type: ignore[arg-type]
         self.spilled += len(self.keys)
         self.keys.clear()
