@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import warnings
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -28,6 +29,7 @@ def test_corpus_keys_round_trip(corpus: Path) -> None:
     kl = KeyList(keys)
     assert len(kl) == len(keys) and list(kl.hashes) == [k.hash for k in keys]
     assert list(kl) == keys and kl == keys and kl[-1] == keys[-1] and kl[3:7] == tuple(keys[3:7])
+    assert pickle.loads(pickle.dumps(kl)) == keys       # what --spark ships to its workers
 
 
 def test_values_marshal_cannot_carry_are_kept_whole() -> None:
