@@ -5,7 +5,7 @@ Two parts, each a table appended to ``--record`` (default: print only):
 * the crafted logs of the never-explode sweep (``tests/hostile/_crafted.py``:
   compressed bombs, tiny-event floods in a payload, wide tables, shared JSON
   sub-documents, Table_map and FDE floods, huge GTID sets, MariaDB compressed
-  rows), at the sizes given, through dump, dump -v, dump --writesets, stats,
+  rows, one transaction of 200,000 keyed rows), at the sizes given, through dump, dump -v, dump --writesets, stats,
   check, schedule, certify and explain;
 * ``--synth 100M,500M``: ``check`` and ``schedule`` on synthetic MySQL 8.0
   binlogs of those sizes (built by ``repltool synth``, cached in ``--out``).
@@ -38,9 +38,10 @@ from run import CORPUS, MB, parse_size, repltool, synth_log, timed  # noqa: E402
 from hostile._crafted import COMMANDS, CRAFTED  # noqa: E402
 
 #: name -> the builder's size argument
-SIZE_ARG = {"flood": "mib", "tablemaps": "n", "fdes": "n", "gtidset": "n", "maria": "mib"}
+SIZE_ARG = {"flood": "mib", "tablemaps": "n", "fdes": "n", "gtidset": "n", "maria": "mib",
+            "keyed": "rows"}
 DEFAULT_CRAFTED = ("bomb,wide,json,too_wide,nested,flood:8,flood:32,tablemaps:50,tablemaps:200,"
-                   "fdes:5000,fdes:20000,gtidset:250000,gtidset:1000000,maria:1,maria:4")
+                   "fdes:5000,fdes:20000,gtidset:250000,gtidset:1000000,maria:1,maria:4,keyed:200000")
 
 
 def crafted_rows(specs: list[str], out: Path) -> list[str]:

@@ -49,6 +49,34 @@ def default_mode(first: Transaction | None) -> Mode:
     return Mode.GROUP_REPLICATION if first is not None and first.relay_log else Mode.WRITESET
 
 
+#: the modes whose trackers drop a write set past the history size (MySQL's
+#: ``add_write_set`` unless Group Replication requires the full write set)
+_DROPPING = frozenset({Mode.WRITESET, Mode.WRITESET_SESSION})
+_RELAY_LOG_F = 0x40         # binlog/constants.py EventFlag.RELAY_LOG
+_FDE = 15
+
+
+def drops_past_limit(mode: Mode | str | None, paths: Sequence[str]) -> bool:
+    """Whether certification in ``mode`` may drop a write set past the history size
+    (``WritesetExtractor(drop_past_limit=True)``): in the WRITESET modes.  With no
+    mode (:func:`default_mode` reads the first transaction, after its write set),
+    when every file starts with a Format_description_event not flagged
+    ``LOG_EVENT_RELAY_LOG_F`` (binlogs: writeset); otherwise, or when a file cannot
+    be read so, every key is kept (the results are the same, only memory differs)."""
+    if mode is not None:
+        return Mode(mode) in _DROPPING
+    try:
+        for path in paths:
+            with open(path, "rb") as fh:
+                head = fh.read(4 + 19)
+            if len(head) < 23 or head[:4] != b"\xfebin" or head[4 + 4] != _FDE \
+                    or int.from_bytes(head[4 + 17:4 + 19], "little") & _RELAY_LOG_F:
+                return False
+    except OSError:
+        return False
+    return bool(paths)
+
+
 def writeset_extractor() -> Callable[..., Iterator[tuple[Any, Any]]]:
     """``repltool.writeset.iter_writesets``: (transaction, write set) pairs of transactions."""
     from ..writeset import iter_writesets
@@ -109,7 +137,8 @@ class CertifyRun:
             from ..writeset import read_writesets
             self._fused = read_writesets(self.paths, self.schema, verify_checksum=verify_checksum,
                                          history_size=self.options.history_size,
-                                         default_collation=default_collation)
+                                         default_collation=default_collation,
+                                         drop_past_limit=drops_past_limit(mode, self.paths))
             self._first_pair = next(self._fused, None)
             self._first = self._first_pair[0] if self._first_pair is not None else None
         else:
@@ -142,7 +171,8 @@ class CertifyRun:
         if self.extractor is None:
             return ((t, None) for t in transactions)
         return self.extractor(transactions, self.schema, history_size=self.options.history_size,
-                              default_collation=self.default_collation)
+                              default_collation=self.default_collation,
+                              drop_past_limit=self.mode in _DROPPING)
 
     def _fused_pairs(self, rest: Iterator[tuple[Transaction, Any]]
                      ) -> Iterator[tuple[Transaction, WritesetLike | None]]:

@@ -150,11 +150,17 @@ def to_cert_transaction(trx: Transaction, writeset: WritesetLike | None, *,
                                empty=trx.kind == "empty", missing_keys=has_rows,
                                fallback=(Fallback.NOT_EXTRACTED.value,) if has_rows else ())
     keys = writeset.keys
+    # a writeset's own hashes when it has them (repltool.writeset.TrxWriteset.hashes:
+    # also those of a write set dropped past the limit, whose keys are then empty)
+    hashes = getattr(writeset, "hashes", None)
     return CertTransaction(
         **common,  # type: ignore[arg-type]
-        writeset=tuple(int(getattr(k, "hash")) for k in keys),
-        keys=tuple(keys),               # described only when explained: model.key_ref
-        ddl=trx.kind == "ddl" and not keys and not writeset.missing_key_tables,
+        writeset=(hashes if hashes is not None and not isinstance(hashes, list)
+                  else tuple(int(getattr(k, "hash")) for k in keys)),
+        # described only when explained (model.key_ref); a compact sequence stays one
+        keys=tuple(keys) if isinstance(keys, list) else keys,
+        ddl=(trx.kind == "ddl" and not keys and not writeset.missing_key_tables
+             and not writeset.limit_reached),
         empty=trx.kind == "empty",
         missing_keys=bool(writeset.missing_key_tables),
         fallback=fallback_reasons(writeset, schema) if writeset.missing_key_tables else (),

@@ -311,6 +311,17 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: DamageLog,
         try:
             with _few_collections():
                 for text in lines:
+                    if len(text) > _LONG_LINE:
+                        # a transaction of many keys: its line is written in pieces,
+                        # not joined or encoded whole again (three copies less)
+                        if batch:
+                            batch.append("")
+                            out.write(json_safe("\n".join(batch)).encode("utf-8"))
+                            batch.clear()
+                        for at in range(0, len(text), _LONG_LINE):
+                            out.write(json_safe(text[at:at + _LONG_LINE]).encode("utf-8"))
+                        out.write(b"\n")
+                        continue
                     batch.append(text)
                     if len(batch) >= 256:
                         batch.append("")
@@ -320,6 +331,10 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: DamageLog,
             if batch:
                 batch.append("")
                 out.write(json_safe("\n".join(batch)).encode("utf-8"))
+
+
+#: a ``dump --writesets`` line longer than this (characters) is written in pieces
+_LONG_LINE = 1 << 20
 
 
 @contextlib.contextmanager

@@ -52,6 +52,7 @@ from __future__ import annotations
 import dataclasses
 import struct
 import warnings
+from array import array
 from typing import Any, Iterable, Iterator
 
 import xxhash
@@ -66,7 +67,7 @@ from ..errors import ReplToolError
 from ..positions import Position
 from .collation import UNKNOWN, Collation, collation_by_id, collation_by_name
 from .model import (
-    MissingKey, SchemaMismatch, SchemaWarning, TrxWriteset, WriteKey, WritesetError,
+    KeyList, MissingKey, SchemaMismatch, SchemaWarning, TrxWriteset, WriteKey, WritesetError,
     WritesetWarning,
 )
 from .fastkeys import TableKeys
@@ -75,7 +76,12 @@ from .schema import IndexSchema, KeyPart, Schema, TableSchema
 from .sortkey import sort_key_builder, string_key_problem
 
 __all__ = ["writeset_of", "iter_writesets", "stream_writesets", "WritesetExtractor", "READ_OPTIONS",
-           "key_string", "xxh64", "writeset_record"]
+           "key_string", "xxh64", "writeset_record", "SPILL_AT"]
+
+#: pending keys of a transaction move into its compact :class:`KeyList` in batches
+#: of at least this many (:meth:`WritesetExtractor.spill`, after a Rows event): a
+#: write set of fewer keys stays the tuple of its :class:`WriteKey` objects
+SPILL_AT = 1024
 
 NO_FOREIGN_KEY_CHECKS_F = 0x2
 
@@ -90,9 +96,17 @@ def xxh64(data: bytes) -> int:
 
 
 class Acc:
-    """What one transaction's Rows events have added so far (see :meth:`WritesetExtractor.rows`)."""
+    """What one transaction's Rows events have added so far (see :meth:`WritesetExtractor.rows`).
 
-    __slots__ = ("keys", "missing", "parents", "rows", "no_fk")
+    ``keys``: the keys the walks appended since the last
+    :meth:`~WritesetExtractor.spill`; ``store``: the earlier ones, compact;
+    ``dropped``: the hashes of a write set dropped past the limit (then no key is kept);
+    ``texts``/``spilled``: for ``dump --writesets``' JSON texts of keys, the earlier
+    ones joined in chunks (``", "``-separated) and how many keys they hold.
+    """
+
+    __slots__ = ("keys", "missing", "parents", "rows", "no_fk", "store", "dropped", "texts",
+                 "spilled")
 
     def __init__(self) -> None:
         self.keys: list[WriteKey] = []
@@ -100,6 +114,19 @@ class Acc:
         self.parents: dict[str, None] = {}
         self.rows = 0
         self.no_fk = False
+        self.store: KeyList | None = None
+        self.dropped: array[int] | None = None
+        self.texts: list[str] | None = None
+        self.spilled = 0
+
+    def spill_texts(self) -> None:
+        """Join the pending JSON texts of keys into one chunk (``dump --writesets``:
+        one ``str`` per :data:`SPILL_AT` keys instead of one per key)."""
+        if self.texts is None:
+            self.texts = []
+        self.texts.append(", ".join(self.keys))     # type: ignore[arg-type]
+        self.spilled += len(self.keys)
+        self.keys.clear()
 
 
 class WritesetExtractor:
@@ -117,12 +144,20 @@ class WritesetExtractor:
         collation neither the log (``binlog_row_metadata=MINIMAL``, MySQL 5.7,
         MariaDB's default) nor the schema gives; ``None``: such columns have an
         unknown collation and their tables count as missing keys.
+    :param drop_past_limit: MySQL's rule for a server where no component requires
+        the full write set (the WRITESET trackers without Group Replication): a
+        write set that grows past ``history_size`` keys is dropped
+        (``limit_reached``, ``keys`` empty; see :meth:`spill`), so a transaction's
+        keys cost memory up to the history size, not its row count.  ``False``
+        (Group Replication's certification, ``dump --writesets``): every key is kept.
     """
 
     def __init__(self, schema: Schema | None = None, *, history_size: int = 25000,
                  table_maps: dict[int, TableDef] | None = None, strict: bool = False,
-                 key_only: bool = True, default_collation: str | None = None) -> None:
+                 key_only: bool = True, default_collation: str | None = None,
+                 drop_past_limit: bool = False) -> None:
         self.schema = schema
+        self.drop_past_limit = drop_past_limit
         self.default_collation = default_collation
         self.key_only = key_only
         #: Rows events the key-only walk handed to the general decoder
@@ -174,7 +209,10 @@ class WritesetExtractor:
                 table_id = getattr(body, "table_id", None)
                 if table_id is None and len(ev.raw) >= 25:
                     table_id = int.from_bytes(ev.raw[19:25], "little")
-                self.rows(ev.type_code, body, table_id, ev.pos, self._acc)
+                acc = self._acc
+                self.rows(ev.type_code, body, table_id, ev.pos, acc)
+                if len(acc.keys) >= SPILL_AT:
+                    self.spill(acc)
         except ReplToolError as exc:
             self._error = exc
 
@@ -219,15 +257,66 @@ class WritesetExtractor:
 
     def result(self, acc: Acc, kind: str) -> TrxWriteset:
         """The writeset of a transaction of ``kind`` whose Rows events went to ``acc``."""
+        hashes: array[int] | tuple[()] = ()
+        if acc.store is None and acc.dropped is None:
+            keys: tuple[WriteKey, ...] | KeyList = tuple(acc.keys)
+            size = len(keys)
+        else:
+            self.spill(acc)
+            if acc.dropped is not None:
+                keys, hashes = (), acc.dropped
+                size = len(hashes)
+            else:
+                keys = acc.store        # type: ignore[assignment]
+                size = len(keys)
         return TrxWriteset(
-            keys=tuple(acc.keys), ddl=kind == "ddl", empty=acc.rows == 0,
+            keys=keys, ddl=kind == "ddl", empty=acc.rows == 0,
             missing_key_tables=tuple(acc.missing), fk_parent_tables=tuple(acc.parents),
-            limit_reached=len(acc.keys) > self.history_size, no_fk_checks=acc.no_fk,
-            missing_key_reasons=tuple(acc.missing.values()))
+            limit_reached=size > self.history_size, no_fk_checks=acc.no_fk,
+            missing_key_reasons=tuple(acc.missing.values()), hashes_only=hashes)
+
+    def spill(self, acc: Acc) -> None:
+        """Move the keys pending in ``acc.keys`` into its compact store (a
+        :class:`KeyList`); with ``drop_past_limit``, drop the write set once it holds
+        more than ``history_size`` keys, as MySQL 8.0 does:
+
+        * ``Rpl_transaction_write_set_ctx::add_write_set``
+          (``sql/rpl_transaction_write_set_ctx.cc``): unless
+          ``is_full_writeset_required`` (``m_global_component_requires_write_sets
+          && !m_local_allow_drop_write_set``: Group Replication), adding a hash to a
+          write set that already holds ``binlog_transaction_dependency_history_size``
+          entries sets ``m_local_has_reached_write_set_limit`` and clears the write
+          set; no later hash of the transaction is added.  So a write set of exactly
+          ``history_size`` entries is kept, one more is dropped (``limit_reached`` is
+          ``size > history_size`` either way).
+        * ``Writeset_trx_dependency_tracker::get_dependency``
+          (``sql/rpl_trx_tracking.cc``): ``can_use_writesets`` is false when
+          ``was_write_set_limit_reached()``, so the commit-order parent is kept and
+          ``m_writeset_history`` is cleared with ``m_writeset_history_start =
+          sequence_number`` (repltool's :class:`~repltool.certify.trackers.WritesetTracker`
+          reads ``limit_reached`` as that barrier, whatever the keys).
+
+        The descriptions are dropped; the hashes stay in ``acc.dropped`` (8 bytes a
+        key) for repltool's own check of recorded clocks (certify's ``LastWriters``),
+        which reads every key MySQL's rule leaves out.
+        """
+        keys = acc.keys
+        if acc.dropped is not None:
+            acc.dropped.extend([k.hash for k in keys])
+            keys.clear()
+            return
+        store = acc.store
+        if store is None:
+            store = acc.store = KeyList()
+        store.extend(keys)
+        keys.clear()
+        if self.drop_past_limit and len(store) > self.history_size:
+            acc.dropped, acc.store = store.hashes, None
 
     def rows(self, type_code: int, body: Any, table_id: int | None, pos: Position | None,
              acc: Acc) -> None:
-        """Add one Rows event's keys to ``acc``."""
+        """Add one Rows event's keys to ``acc.keys`` (the caller moves them to the
+        compact store once :data:`SPILL_AT` are pending: :meth:`spill`)."""
         td = self.table_maps.get(table_id) if table_id is not None else None
         if td is None or not isinstance(body, RowsBody):
             # A relay file read alone that starts in the middle of a group, or

@@ -45,7 +45,7 @@ from ..binlog.events import TableMapBody
 from ..binlog.fastpath import FastPathUnsupported, _Scan, fast_rows, fast_table_map
 from ..errors import ReplToolError
 from ..positions import Position
-from .extract import _FAST_ERRORS, READ_OPTIONS, Acc, WritesetExtractor, book, note_missing
+from .extract import _FAST_ERRORS, READ_OPTIONS, SPILL_AT, Acc, WritesetExtractor, book, note_missing
 from .fastkeys import TableKeys
 from .jsonl import RecordWriter, encode_key
 from .model import TrxWriteset
@@ -209,6 +209,8 @@ class _FastRun:
                             self.acc)
         if self.writer is not None:
             keys[mark:] = map(encode_key, keys[mark:])
+        if len(keys) >= SPILL_AT:
+            self._spill()
 
     def _rows(self, tc: int, data: bytes, path: str, offset: int) -> None:
         """A Rows event (the scanner's ``rows_hook``).  When it is a Rows v2 event of
@@ -254,6 +256,17 @@ class _FastRun:
         except _FAST_ERRORS:
             del keys[mark:]
             self._general(tc, data, path, offset)
+            return
+        if len(keys) >= SPILL_AT:
+            self._spill()
+
+    def _spill(self) -> None:
+        """Many keys pending: stored compactly (and MySQL's limit applied,
+        ``WritesetExtractor.spill``), or their JSON texts joined in a chunk."""
+        if self.writer is None:
+            self.extractor.spill(self.acc)
+        else:
+            self.acc.spill_texts()
 
     def _shape(self, tc: int, data: bytes, table_id: int, flags: int, p: int,
                q: int) -> tuple[Any, ...] | None:
@@ -301,9 +314,12 @@ class _FastRun:
         if self.writer is None:
             return trx, self.extractor.result(acc, trx.kind)
         keys: list[Any] = acc.keys      # JSON texts; the flags as ``result`` sets them
+        count = len(keys) + acc.spilled
+        if acc.texts:
+            keys = acc.texts + keys if keys else acc.texts
         return self.writer.record(trx, keys, (
             trx.kind == "ddl", acc.rows == 0, tuple(acc.missing), tuple(acc.parents),
-            len(keys) > self.extractor.history_size))
+            count > self.extractor.history_size))
 
     def __iter__(self) -> Iterator[Pair]:
         if self.core:

@@ -103,8 +103,16 @@ class RecordWriter:
                 ddl=ddl, empty=empty, missing_key_tables=tuple(missing),
                 fk_parent_tables=tuple(parents), limit_reached=limit).flags(),
                 ensure_ascii=False)
-        return "".join(('{"file": ', file, ', "pos": ', int.__repr__(start.offset), ', "gtid": ',
-                        gtid, ', "keys": [', ", ".join(frags), '], "flags": ', flags, "}"))
+        head = ('{"file": ', file, ', "pos": ', int.__repr__(start.offset), ', "gtid": ', gtid,
+                ', "keys": [')
+        tail = ('], "flags": ', flags, "}")
+        if len(frags) < 16:
+            return "".join((*head, ", ".join(frags), *tail))
+        # many keys (or chunks of them, fused.py): one join, so the keys' text is not
+        # built a second time inside the line
+        parts = [", "] * (2 * len(frags) - 1)
+        parts[::2] = frags
+        return "".join((*head, *parts, *tail))
 
     def _key(self, k: WriteKey) -> str:
         """``json.dumps(k.to_dict(), ensure_ascii=False)``, remembered for ``k``."""

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import base64
+import marshal
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -10,7 +13,7 @@ from typing import Any
 
 from ..errors import ReplToolError
 
-__all__ = ["WriteKey", "TrxWriteset", "WritesetError", "SchemaError", "SchemaMismatch",
+__all__ = ["WriteKey", "KeyList", "TrxWriteset", "WritesetError", "SchemaError", "SchemaMismatch",
            "SchemaWarning", "WritesetWarning", "jsonable", "MissingKey"]
 
 
@@ -124,6 +127,132 @@ def new_write_key(db: str, table: str, index: str, values: tuple[Any, ...], key:
     return k
 
 
+KEY_SEP = "½".encode("utf-8")        # b"\xc2\xbd", MySQL's HASH_STRING_SEPARATOR
+
+
+def key_prefix(index: str, db: str, table: str) -> bytes:
+    """``index½db½len(db)table½len(table)``: how every key string of an index begins
+    (:func:`repltool.writeset.key_string` adds ``sortkey½len`` per key part)."""
+    d, t = db.encode("utf-8"), table.encode("utf-8")
+    return b"".join([index.encode("utf-8"), KEY_SEP, d, KEY_SEP, str(len(d)).encode(), t,
+                     KEY_SEP, str(len(t)).encode()])
+
+
+#: the value types :class:`KeyList` stores with ``marshal`` (exact types: marshal
+#: would turn a ``bytearray`` into ``bytes``); a key with any other value is kept whole
+_MARSHALLED = frozenset({int, str, bytes, float, bool, type(None)})
+
+
+class KeyList(Sequence[WriteKey]):
+    """A transaction's keys, stored compactly: what :attr:`TrxWriteset.keys` is for a
+    transaction with many keys (the extractor moves its keys here in batches,
+    ``repltool.writeset.extract.SPILL_AT``; a smaller write set stays a tuple).
+
+    Per key: the hash in ``hashes`` (``array('Q')``, what the trackers and checks
+    read), the number of its ``(db, table, index, parent)`` (shared), the offset of
+    its record and the record itself in one ``bytearray`` - the key string without
+    the :func:`key_prefix` of its index (its length, and whether the prefix was
+    left out) and the values, ``marshal``-ed.  About 40 bytes per key (one-INT
+    primary key) instead of ~270 for the :class:`WriteKey` objects; ``keys[i]`` builds the :class:`WriteKey`
+    again (equal to the one stored).  A key whose values ``marshal`` cannot carry
+    exactly (DECIMAL, temporal types) is kept as its object.
+
+    Example::
+
+        >>> kl = KeyList()
+        >>> kl.extend([WriteKey("db", "t", "PRIMARY", (7,), b"k", 42)])
+        >>> len(kl), kl.hashes[0], kl[0] == WriteKey("db", "t", "PRIMARY", (7,), b"k", 42)
+        (1, 42, True)
+    """
+
+    __slots__ = ("hashes", "_heads", "_head_of", "_head", "_start", "_blob", "_whole")
+
+    def __init__(self, keys: Iterable[WriteKey] = ()) -> None:
+        #: the keys' XXH64 hashes, in order
+        self.hashes = array("Q")
+        self._heads: list[tuple[str, str, str, bool, bytes]] = []
+        self._head_of: dict[tuple[str, str, str, bool], int] = {}
+        self._head = array("I")
+        self._start = array("Q")
+        self._blob = bytearray()
+        self._whole: dict[int, WriteKey] = {}
+        self.extend(keys)
+
+    def extend(self, keys: Iterable[WriteKey]) -> None:
+        """Append ``keys`` (stored, not referenced)."""
+        hashes, heads, head_of, head, start, blob = (
+            self.hashes, self._heads, self._head_of, self._head, self._start, self._blob)
+        dumps, kinds = marshal.dumps, _MARSHALLED
+        for k in keys:
+            hk = (k.db, k.table, k.index, k.parent)
+            n = head_of.get(hk)
+            if n is None:
+                n = head_of[hk] = len(heads)
+                heads.append((*hk, key_prefix(k.index, k.db, k.table)))
+            values, key = k.values, k.key
+            if not all(type(v) in kinds for v in values) or type(key) is not bytes:
+                self._whole[len(hashes)] = k
+                values, key = (), b""
+            prefix = heads[n][4]
+            cut = key.startswith(prefix)
+            if cut:
+                key = key[len(prefix):]
+            hashes.append(k.hash)
+            head.append(n)
+            start.append(len(blob))
+            size = len(key) << 1 | cut          # the rest's length, 7 bits a byte
+            while size >= 0x80:
+                blob.append(size & 0x7F | 0x80)
+                size >>= 7
+            blob.append(size)
+            blob += key
+            blob += dumps(values)
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def,override]
+        if isinstance(index, slice):
+            return tuple(self._key(i) for i in range(*index.indices(len(self))))
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("KeyList index out of range")
+        return self._key(index)
+
+    def __iter__(self) -> Iterator[WriteKey]:
+        return map(self._key, range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (KeyList, tuple, list)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"KeyList({len(self)} keys)"
+
+    def _key(self, i: int) -> WriteKey:
+        whole = self._whole.get(i) if self._whole else None
+        if whole is not None:
+            return whole
+        blob, p = self._blob, self._start[i]
+        size = shift = 0
+        while True:
+            b = blob[p]
+            p += 1
+            size |= (b & 0x7F) << shift
+            if b < 0x80:
+                break
+            shift += 7
+        cut, size = size & 1, size >> 1
+        db, table, index, parent, prefix = self._heads[self._head[i]]
+        key = (prefix if cut else b"") + blob[p:p + size]
+        values = marshal.loads(memoryview(blob)[p + size:])    # reads one object
+        return new_write_key(db, table, index, values, bytes(key), self.hashes[i], parent)
+
+
 @dataclass(frozen=True, slots=True)
 class TrxWriteset:
     """The writeset of one transaction and the flags MySQL's WRITESET tracker reads.
@@ -145,9 +274,17 @@ class TrxWriteset:
         foreign key (MySQL: ``has_related_foreign_keys``).
     :ivar limit_reached: more than ``history_size`` keys.
     :ivar no_fk_checks: a Rows event carried ``NO_FOREIGN_KEY_CHECKS_F``.
+    :ivar hashes_only: the hashes of a write set the extractor dropped past the
+        limit (``WritesetExtractor(drop_past_limit=True)``, MySQL's rule when no
+        component requires the full write set): ``keys`` is then empty and
+        ``limit_reached`` set; the hashes stay for checks of repltool's own that
+        read them (8 bytes a key).
+
+    ``keys`` is a tuple, or a :class:`KeyList` (the same keys, compact) for a
+    transaction with many keys.
     """
 
-    keys: tuple[WriteKey, ...] = ()
+    keys: Sequence[WriteKey] = ()
     ddl: bool = False
     empty: bool = True
     missing_key_tables: tuple[str, ...] = ()
@@ -155,10 +292,18 @@ class TrxWriteset:
     limit_reached: bool = False
     no_fk_checks: bool = False
     missing_key_reasons: tuple[str, ...] = ()
+    hashes_only: Sequence[int] = ()
 
     @property
-    def hashes(self) -> tuple[int, ...]:
-        return tuple(k.hash for k in self.keys)
+    def hashes(self) -> Sequence[int]:
+        """The keys' hashes: a tuple, or the ``array('Q')`` of a :class:`KeyList` or
+        of ``hashes_only``."""
+        keys = self.keys
+        if type(keys) is KeyList:
+            return keys.hashes
+        if not keys and self.hashes_only:
+            return self.hashes_only
+        return tuple(k.hash for k in keys)
 
     @property
     def has_missing_keys(self) -> bool:

@@ -16,10 +16,10 @@ from typing import Any, Iterable, Sequence
 
 import xxhash
 
-from .model import WriteKey, new_write_key
+from .model import KEY_SEP, WriteKey, key_prefix, new_write_key
 from .sortkey import SortKey
 
-SEP = "½".encode("utf-8")           # b"\xc2\xbd"
+SEP = KEY_SEP                       # b"\xc2\xbd"
 _xxh64 = xxhash.xxh64_intdigest
 
 
@@ -31,9 +31,7 @@ def key_string(index: str, db: str, table: str, sort_keys: Iterable[bytes]) -> b
         >>> key_string("PRIMARY", "test", "t1", [b"1"]).decode()
         'PRIMARY½test½4t1½21½1'
     """
-    d, t = db.encode("utf-8"), table.encode("utf-8")
-    return join_key(b"".join([index.encode("utf-8"), SEP, d, SEP, str(len(d)).encode(), t, SEP,
-                              str(len(t)).encode()]), sort_keys)
+    return join_key(key_prefix(index, db, table), sort_keys)
 
 
 def join_key(prefix: bytes, sort_keys: Iterable[bytes]) -> bytes:

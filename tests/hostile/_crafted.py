@@ -100,6 +100,30 @@ def maria_rows(corpus: Path, mib: int = 1) -> bytes:
     return log(fde, [(2, query("BEGIN")), (19, tm), (166, rows), (16, xid(1))])
 
 
+def keyed_log(corpus: Path, transactions: list[range], per_event: int = 1600) -> bytes:
+    """One transaction per range of one-INT-column rows (the ids of its rows), in a
+    table whose PRIMARY KEY the Table_map names (SIGNEDNESS, COLUMN_NAME,
+    SIMPLE_PRIMARY_KEY: no --schema needed), each row a write-set key; rows split as
+    MySQL splits them (``per_event`` rows per Rows event, ~8 KiB: the default
+    binlog_row_event_max_size).  Transaction ``i`` (from 1) logs ``(i - 1, i)``."""
+    opt = b"\x01\x01\x00" + b"\x04\x03\x02id" + b"\x08\x01\x00"
+    tm = (TID.to_bytes(6, "little") + b"\x01\x00\x02db\x00\x01t\x00\x01\x03\x00"
+          + b"\x00" + opt)
+    bodies: list[tuple[int, bytes]] = []
+    for gno, ids in enumerate(transactions, 1):
+        events: list[tuple[int, bytes]] = [(19, tm)]
+        for lo in range(0, len(ids), per_event):
+            rows = b"".join(b"\x00" + struct.pack("<i", i) for i in ids[lo:lo + per_event])
+            events.append((30, write_rows(TID, 1, rows)))
+        bodies += transaction(None, gno, events)
+    return log(fde_of(corpus, FDE_SOURCE), bodies)
+
+
+def keyed_rows(corpus: Path, rows: int = 200_000) -> bytes:
+    """One transaction of ``rows`` keyed rows (:func:`keyed_log`, ~1 MB)."""
+    return keyed_log(corpus, [range(rows)])
+
+
 def nested(corpus: Path) -> bytes:
     """A Transaction_payload inside a Transaction_payload (its rows would be hidden)."""
     import zstandard
@@ -116,7 +140,7 @@ def nested(corpus: Path) -> bytes:
 CRAFTED: dict[str, Callable[[Path], bytes]] = {
     "bomb": bomb, "flood": flood, "wide": wide, "too_wide": too_wide, "json": json_shared,
     "tablemaps": tablemap_flood, "fdes": fde_flood, "gtidset": gtid_set, "maria": maria_rows,
-    "nested": nested,
+    "nested": nested, "keyed": keyed_rows,
 }
 
 #: every reading command (the sweep runs each on every crafted log)

@@ -46,6 +46,7 @@ EXPECTED: dict[str, dict[str, tuple[int, str | None]]] = {
     "gtidset": {},
     "maria": {"schedule": (1, MARIA_CLOCK), "explain": (1, MARIA_CLOCK)},
     "nested": _all(3, NESTED),
+    "keyed": {},
 }
 
 #: smaller than the issue's figures where only time grows (the sandbox runs on a
@@ -202,3 +203,40 @@ def test_streamed_write_sets_keep_no_events(corpus: Path) -> None:
     (trx, ws), (ktrx, kws) = streamed[0], kept[0]
     assert trx.events == () and len(ktrx.events) == ktrx.num_events == trx.num_events > 30_000
     assert ws == kws and ws.missing_key_tables == ("db.t",) and not ws.empty
+
+
+#: RLIMIT_AS for one transaction of 200,000 keyed rows (``_crafted.keyed_rows``, ~1 MB):
+#: its write set held as WriteKey objects (~270 bytes a key) took certify to ~110 MiB
+#: RSS and check to ~92 MiB (MemoryError under these limits); dropped past the history
+#: size as MySQL drops it (certify --mode writeset, check: ~60 / ~36 MiB) or stored
+#: compactly (KeyList: Group Replication keeps every key, and so does its
+#: certification database, ~68 MiB) they fit
+KEYED_LIMIT_MIB = {"writeset": 80, "group-replication": 96}
+
+
+@pytest.mark.parametrize("mode", sorted(KEYED_LIMIT_MIB))
+def test_keyed_transaction_write_sets_stay_bounded(corpus: Path, tmp_path: Path,
+                                                   mode: str) -> None:
+    """certify and check on one transaction of 200,000 rows with a Table_map primary
+    key, under RLIMIT_AS = KEYED_LIMIT_MIB[mode]: in the writeset modes the write set
+    past binlog_transaction_dependency_history_size is dropped (MySQL's
+    ``add_write_set``: certify reports the transaction as history-full; check cannot
+    use it, W003); Group Replication's full write set is a compact KeyList."""
+    path = tmp_path / "keyed.bin"
+    path.write_bytes(CRAFTED["keyed"](corpus))  # type: ignore[call-arg]
+    if mode == "writeset":
+        expect = {("certify",): "history-full",
+                  ("check",): "1 transactions have no known write set"}
+    else:
+        expect = {("certify", "--mode", mode): "transactions  │ 1"}
+    sb = Sandbox(KEYED_LIMIT_MIB[mode])
+    try:
+        for argv, text in expect.items():
+            r = sb.run("cli", timeout=SECONDS + 60, argv=[*argv, str(path)],
+                       inputs=[str(path)], seconds=SECONDS)
+            where = f"keyed 200,000 rows: repltool {' '.join(argv)}"
+            assert not r["failures"], f"{where}: {r['failures']}"
+            assert r["status"] == 0, f"{where}: exit {r['status']}: {r['stderr'][-300:]}"
+            assert text in r["stdout"], f"{where}: {r['stdout'][-300:]}"
+    finally:
+        sb.close()
