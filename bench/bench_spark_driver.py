@@ -9,7 +9,8 @@ default ``local[2]``) runs, per command, the library job the CLI runs with
 * ``schedule``: :func:`repltool.distributed.spark_schedule_report` (simulation
   included: it runs on the driver);
 * ``certify``: ``certify --mode writeset`` (:func:`repltool.distributed.spark_pairs`
-  and the driver's certification, consumed as the report consumes it);
+  and the driver's report, :class:`repltool.certify.report.ReportBuilder`, as
+  the text and JSON formats build it);
 * ``check``: :func:`repltool.distributed.spark_check`.
 
 Figures per command:
@@ -124,11 +125,12 @@ def job(command: str, spark: object, names: list[str]) -> object:
         return spark_schedule_report(spark, names, [1, 2, 4], SimConfig(),
                                      parse_cost("constant"))
     if command == "certify":
+        from repltool.certify.report import ReportBuilder
         from repltool.certify.stitched import PairsRun
         from repltool.distributed import spark_pairs
         run = PairsRun(names, "writeset")
         spark_pairs(spark, names, run)
-        return sum(1 for _ in run)
+        return ReportBuilder(run).build()       # what certify's text and JSON formats read
     if command == "check":
         from repltool.check import CheckConfig
         from repltool.distributed import spark_check

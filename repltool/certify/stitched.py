@@ -85,6 +85,26 @@ class PairsRun(CertifyRun):
         self._certified: tuple[Iterable[Any], Callable[[], int]] | None = (certified, truncated)
         self.certified_elsewhere = True
 
+    def attach_report_parts(self, parts: Iterable[Any]) -> None:
+        """With :meth:`attach_certified`: the same results as
+        :class:`~repltool.certify.report.ReportColumns`, in order (a run consumes
+        either these or the certified transactions, once)."""
+        self._parts: Iterable[Any] | None = parts
+
+    def report_parts(self) -> Iterator[Any] | None:
+        """The attached :class:`~repltool.certify.report.ReportColumns` (None: not given):
+        :class:`~repltool.certify.report.ReportBuilder` then needs no object per
+        transaction."""
+        parts = getattr(self, "_parts", None)
+        given = getattr(self, "_certified", None)
+        if parts is None or given is None:
+            return None
+        return self._counted(parts, given[1])
+
+    def _counted(self, parts: Iterable[Any], truncated: Callable[[], int]) -> Iterator[Any]:
+        yield from parts
+        self.truncated_skipped += truncated()
+
     def __iter__(self) -> Iterator[Any]:
         given = getattr(self, "_certified", None)
         if given is None:

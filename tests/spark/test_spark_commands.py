@@ -286,3 +286,46 @@ def test_check_runs_the_rules_on_executors(spark, cli, rotated: list[Path], tmp_
     assert merged == [len(files), 1]
     check_json(cli, *split_relay, expect=0)
     assert merged == [len(files), 1]
+
+
+# ---- certify's report from columns (issue 15) ----
+
+@pytest.mark.parametrize("mode", ["writeset", "commit-order"])
+def test_certify_report_is_built_from_columns(spark, rotated: list[Path], mode: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no sink, the driver builds the report from the executors' ReportColumns: no
+    certified object is rebuilt, and the report equals the single-process one (MariaDB
+    commit ids, missing keys by reason, windows, parallelism before and after)."""
+    from repltool.certify.report import CertifyRun, ReportBuilder
+    from repltool.certify.stitched import PairsRun
+    from repltool.distributed import pairs, spark_pairs
+    root = require_corpus() / "mariadb"
+    sets = [[str(p) for p in rotated],
+            [str(p) for p in sorted((root / "rotation").glob("mysql-bin.0*"))],
+            [str(p) for p in sorted((root / "small").glob("mysql-bin.0*"))]]
+
+    def no_objects(payload):
+        raise AssertionError("a certified transaction was rebuilt on the driver")
+    built: list[int] = []
+    real = ReportBuilder._build_from
+
+    def counting(self, parts):
+        built.append(1)
+        return real(self, parts)
+    monkeypatch.setattr(ReportBuilder, "_build_from", counting)
+    seen_commit_ids = seen_fallbacks = False
+    for i, names in enumerate(sets):
+        schema = [str(root / "small" / "schema.sql")] if i == 2 else []
+        with monkeypatch.context() as m:
+            m.setattr(pairs, "_unpacked_certified", no_objects)
+            run = PairsRun(names, mode, schema_paths=schema)
+            spark_pairs(spark, names, run)
+            assert run.certified_elsewhere
+            got = ReportBuilder(run).build()
+        want = ReportBuilder(CertifyRun(names, mode, schema_paths=schema)).build()
+        assert got == want
+        assert len(built) == i + 1
+        assert got.summary.before.transactions > 100
+        seen_commit_ids |= got.commit_id is not None
+        seen_fallbacks |= bool(got.fallbacks)
+    assert seen_commit_ids and seen_fallbacks
