@@ -8,8 +8,9 @@ its :class:`~repltool.certify.report.Certified` stream (and the report and
 JSON rows built from it) is the same when the pairs are.
 
 The pairs must be what one ordered read gives: each transaction as the reader
-groups it (``events`` may be reduced to the View_change and Query events, the
-only ones certification and ``explain`` look at) and the write set
+groups it (``events`` may be reduced to the View_change events and the Query
+events other than ``BEGIN``/``COMMIT``, the only ones certification and
+``explain`` look at) and the write set
 :func:`repltool.writeset.iter_writesets` computes for it over the same
 ordered read.
 """

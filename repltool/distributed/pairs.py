@@ -6,7 +6,10 @@ grouping, row decoding and write-set extraction
 schema loaded on the driver and shipped as plain dataclasses).  Each
 transaction comes back next to its write set, its events reduced to the
 View_change and Query events (certification reads the first, ``explain`` the
-statement of the second; the bytes are dropped).
+statement of the second; the bytes are dropped), as columns
+(:mod:`.wspack`: write sets as offsets and ``uint64`` hash arrays, the keys'
+descriptions in one block decoded only when a key is described; ``BEGIN`` and
+``COMMIT`` Query events are not sent).
 
 The driver certifies the pairs in input order with the single-process
 machinery (:class:`repltool.certify.stitched.PairsRun`): the trackers of every
@@ -107,6 +110,9 @@ def pairs_unit(task: Task, unit: Unit) -> UnitResult:
     result.count = len(pairs)
     result.open_end = result.failure is None and last is not None and last.truncated
     result.rows = rows
+    if task.kind == "pairs":            # to the driver: as columns (certify_unit reads the list)
+        from .wspack import pack_pairs
+        result.payload = pack_pairs(pairs)
     return result
 
 
