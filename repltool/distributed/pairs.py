@@ -183,7 +183,7 @@ def _retag_unit(unit: Unit, certified: list[Any], output: tuple[str, str]) -> tu
         raises that error where one ordered run would).
     """
     import socket
-    from ..binlog.writer import rewrite_log
+    from ..binlog.rewrite import rewrite_log
     from ..certify.retag import ClockColumns, ClockMap
     staging, encoding = output
     if not os.path.isdir(staging):
@@ -240,7 +240,7 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
         Where the executors certify their files they also write the
         re-tagged copies there.
     :returns: with ``output``, when the executors wrote the copies: per name,
-        its :class:`~repltool.binlog.writer.RewriteReport` or the error that
+        its :class:`~repltool.binlog.rewrite.RewriteReport` or the error that
         stopped it (:func:`repltool.certify.retag.retag_staged` takes them);
         otherwise None (the caller writes the copies).
     :raises UsageError: the executors cannot see the staging directory.
