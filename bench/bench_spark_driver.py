@@ -9,7 +9,10 @@ default ``local[2]``) runs, per command, the library job the CLI runs with
 * ``schedule``: :func:`repltool.distributed.spark_schedule_report` (simulation
   included: it runs on the driver);
 * ``certify``: ``certify --mode writeset`` (:func:`repltool.distributed.spark_pairs`
-  and the driver's certification, consumed as the report consumes it);
+  and the driver's report, :class:`repltool.certify.report.ReportBuilder`, as
+  the text and JSON formats build it); ``certify-gr``: the same in
+  ``--mode group-replication`` (executors send the pairs, :mod:`repltool.distributed.wspack`;
+  the driver certifies them in order);
 * ``check``: :func:`repltool.distributed.spark_check`.
 
 Figures per command:
@@ -123,12 +126,13 @@ def job(command: str, spark: object, names: list[str]) -> object:
         from repltool.schedule.source import parse_cost
         return spark_schedule_report(spark, names, [1, 2, 4], SimConfig(),
                                      parse_cost("constant"))
-    if command == "certify":
+    if command in ("certify", "certify-gr"):
+        from repltool.certify.report import ReportBuilder
         from repltool.certify.stitched import PairsRun
         from repltool.distributed import spark_pairs
-        run = PairsRun(names, "writeset")
+        run = PairsRun(names, "group-replication" if command == "certify-gr" else "writeset")
         spark_pairs(spark, names, run)
-        return sum(1 for _ in run)
+        return ReportBuilder(run).build()       # what certify's text and JSON formats read
     if command == "check":
         from repltool.check import CheckConfig
         from repltool.distributed import spark_check

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..binlog import ReadOptions, group_transactions, read_events, read_transactions
 from ..paths import Paths, path_list
 from .gtidset import GtidSet
-from .model import CertifyOptions, CertResult, CertTransaction, GarbageCollect, KeyRef, Mode
+from .model import (CertifyOptions, CertResult, CertTransaction, GarbageCollect, KeyRef, Mode,
+                    Reason)
 from .source import WritesetLike, iter_cert_pairs, log_gtid
 from .summary import SPAN_WINDOW, Summary, summarise
 
@@ -363,6 +364,14 @@ class _Runs:
         self.value = value
         self.longest = max(self.longest, self.length)
 
+    def add_all(self, values: Iterable[object]) -> None:
+        """:meth:`add` of each value, a run at a time."""
+        for value, run in itertools.groupby(values):
+            k = sum(1 for _ in run)
+            self.length = self.length + k if self.length and value == self.value else k
+            self.value = value
+            self.longest = max(self.longest, self.length)
+
 
 class ReportBuilder:
     """Consume a :class:`CertifyRun` once; each pair also goes to every ``sink``."""
@@ -394,10 +403,15 @@ class ReportBuilder:
         original, immediate = trx.original_commit_timestamp, trx.immediate_commit_timestamp
         if original and immediate and original != immediate:
             self.replicated += 1
+        self._commit_id(trx.commit_id)
+        for sink in self.sinks:
+            sink(c)
+
+    def _commit_id(self, commit_id: int | None) -> None:
         self._commit["transactions"] += 1
-        if trx.commit_id is not None:
+        if commit_id is not None:
             self._commit["with_commit_id"] += 1
-            self._ids.add(trx.commit_id)
+            self._ids.add(commit_id)
             if self._ids.length == 2:
                 self._commit["groups"] += 1
                 self._commit["singletons"] -= 1
@@ -410,8 +424,6 @@ class ReportBuilder:
         else:
             self._ids = _Runs()
             self._commit["singletons"] += 1
-        for sink in self.sinks:
-            sink(c)
 
     def build(self) -> CertifyReport:
         def results() -> Iterator[CertResult]:
@@ -419,7 +431,41 @@ class ReportBuilder:
                 self._add(c)
                 yield c.result
 
+        parts = getattr(self.run, "report_parts", None)
+        parts = parts() if parts is not None and not self.sinks else None
+        if parts is not None:
+            return self._build_from(parts)
         summary = summarise(results(), window=max(SPAN_WINDOW, self.run.options.history_size))
+        return self._report(summary)
+
+    def _build_from(self, parts: Iterable[ReportColumns]) -> CertifyReport:
+        """The report from the run's :class:`ReportColumns` (no object per transaction)."""
+        from .summary import Summariser
+        summariser = Summariser(window=max(SPAN_WINDOW, self.run.options.history_size))
+        for part in parts:
+            recorded, computed = part.clocks()
+            summariser.add_columns(recorded, computed, part.reasons, part.changed)
+            self.without_clock += part.without_clock
+            self._before.add_all(recorded[0::2])
+            self._after.add_all(lc for lc in computed[0::2] if lc >= 0)
+            self.raised += part.raised
+            self.fallback_transactions += part.fallback_transactions
+            for reasons, count in part.fallbacks:
+                for reason in set(reasons):
+                    self._fallbacks[reason] += count
+            self.no_session += part.no_session
+            self.replicated += part.replicated
+            if part.commit_ids is None:
+                if part.n:
+                    self._ids = _Runs()
+                    self._commit["transactions"] += part.n
+                    self._commit["singletons"] += part.n
+            else:
+                for commit_id in part.commit_ids:
+                    self._commit_id(commit_id)
+        return self._report(summariser.result())
+
+    def _report(self, summary: Summary) -> CertifyReport:
         run, k = self.run, self._commit
         commit = None
         if k["with_commit_id"]:
@@ -451,3 +497,75 @@ class ReportBuilder:
             warnings=tuple(run.warnings), fallback_transactions=self.fallback_transactions,
             fallbacks=dict(self._fallbacks.most_common()), no_session=self.no_session,
             replicated=self.replicated, raised=self.raised)
+
+
+@dataclass(frozen=True, slots=True)
+class ReportColumns:
+    """What :class:`ReportBuilder` reads of a run of certified transactions, as columns.
+
+    Made where the transactions were certified (:func:`report_columns`, e.g. on a
+    Spark executor); a run that offers them (``report_parts()``) gets its report
+    built from them when no sink needs the transactions themselves: the same
+    :class:`CertifyReport`, without an object per transaction.
+
+    :ivar recorded: ``CertTransaction.recorded`` of each, flat (``lc0, seq0, ...``),
+        zlib-compressed ``array('q')`` bytes.
+    :ivar computed: ``CertResult.computed`` of each, flat, ``-1, -1`` for ``None``.
+    :ivar fallbacks: the distinct ``fallback`` tuples in the order they first
+        occur, each with how many transactions carry it.
+    :ivar commit_ids: each transaction's ``commit_id``; ``None`` when none has one.
+    """
+
+    n: int
+    recorded: bytes
+    computed: bytes
+    reasons: dict[str, int]
+    changed: int
+    without_clock: int
+    raised: int
+    fallback_transactions: int
+    fallbacks: tuple[tuple[tuple[str, ...], int], ...]
+    no_session: int
+    replicated: int
+    commit_ids: tuple[int | None, ...] | None
+
+    def clocks(self) -> tuple[Any, Any]:
+        """``(recorded, computed)`` as ``array('q')``."""
+        import zlib
+        from array import array
+        recorded, computed = array("q"), array("q")
+        recorded.frombytes(zlib.decompress(self.recorded))
+        computed.frombytes(zlib.decompress(self.computed))
+        return recorded, computed
+
+
+def report_columns(certified: Sequence[Certified]) -> ReportColumns:
+    """The :class:`ReportColumns` of ``certified`` (in order)."""
+    import zlib
+    from array import array
+    recorded, computed = array("q"), array("q")
+    reasons = Counter[str]()
+    fallbacks: dict[tuple[str, ...], int] = {}
+    changed = without_clock = raised = no_session = replicated = 0
+    commit_ids = []
+    for trx, r in certified:
+        cert = r.trx
+        recorded.extend(cert.recorded)
+        computed.extend(r.computed if r.computed is not None else (-1, -1))
+        reasons[Reason(r.reason).value] += 1
+        changed += r.changed
+        without_clock += recorded_clock(trx) is None
+        raised += r.raised
+        if cert.fallback:
+            fallbacks[cert.fallback] = fallbacks.get(cert.fallback, 0) + 1
+        no_session += cert.session is None and not cert.view_change
+        original, immediate = trx.original_commit_timestamp, trx.immediate_commit_timestamp
+        replicated += bool(original and immediate and original != immediate)
+        commit_ids.append(trx.commit_id)
+    return ReportColumns(
+        n=len(certified), recorded=zlib.compress(recorded.tobytes(), 1),
+        computed=zlib.compress(computed.tobytes(), 1), reasons=dict(reasons),
+        changed=changed, without_clock=without_clock, raised=raised,
+        fallback_transactions=sum(fallbacks.values()), fallbacks=tuple(fallbacks.items()),
+        no_session=no_session, replicated=replicated,
+        commit_ids=tuple(commit_ids) if any(c is not None for c in commit_ids) else None)

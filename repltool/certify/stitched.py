@@ -8,8 +8,9 @@ its :class:`~repltool.certify.report.Certified` stream (and the report and
 JSON rows built from it) is the same when the pairs are.
 
 The pairs must be what one ordered read gives: each transaction as the reader
-groups it (``events`` may be reduced to the View_change and Query events, the
-only ones certification and ``explain`` look at) and the write set
+groups it (``events`` may be reduced to the View_change events and the Query
+events other than ``BEGIN``/``COMMIT``, the only ones certification and
+``explain`` look at) and the write set
 :func:`repltool.writeset.iter_writesets` computes for it over the same
 ordered read.
 """
@@ -84,6 +85,26 @@ class PairsRun(CertifyRun):
         self.attach((), first)
         self._certified: tuple[Iterable[Any], Callable[[], int]] | None = (certified, truncated)
         self.certified_elsewhere = True
+
+    def attach_report_parts(self, parts: Iterable[Any]) -> None:
+        """With :meth:`attach_certified`: the same results as
+        :class:`~repltool.certify.report.ReportColumns`, in order (a run consumes
+        either these or the certified transactions, once)."""
+        self._parts: Iterable[Any] | None = parts
+
+    def report_parts(self) -> Iterator[Any] | None:
+        """The attached :class:`~repltool.certify.report.ReportColumns` (None: not given):
+        :class:`~repltool.certify.report.ReportBuilder` then needs no object per
+        transaction."""
+        parts = getattr(self, "_parts", None)
+        given = getattr(self, "_certified", None)
+        if parts is None or given is None:
+            return None
+        return self._counted(parts, given[1])
+
+    def _counted(self, parts: Iterable[Any], truncated: Callable[[], int]) -> Iterator[Any]:
+        yield from parts
+        self.truncated_skipped += truncated()
 
     def __iter__(self) -> Iterator[Any]:
         given = getattr(self, "_certified", None)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .model import CertResult, Reason
@@ -180,3 +180,39 @@ def summarise(results: Iterable[CertResult], *, window: int = SPAN_WINDOW) -> Su
         changed += r.changed
     return Summary(before=before.result(), after=after.result(), changed=changed,
                    reasons=dict(sorted(reasons.items())), unassigned=unassigned)
+
+
+class Summariser:
+    """:func:`summarise` fed a unit's columns at a time (:meth:`add_columns`): the same
+    :class:`Summary` from int64 clocks, without a :class:`CertResult` per transaction."""
+
+    def __init__(self, *, window: int = SPAN_WINDOW) -> None:
+        self._before, self._after = _Accumulator(window), _Accumulator(window)
+        self._reasons: Counter[str] = Counter()
+        self._changed = self._unassigned = 0
+
+    def add_columns(self, recorded: Sequence[int], computed: Sequence[int],
+                    reasons: Mapping[str, int], changed: int) -> None:
+        """The next results, in order.
+
+        :param recorded: ``CertTransaction.recorded`` of each, flat: ``lc0, seq0, lc1, ...``.
+        :param computed: ``CertResult.computed`` of each, flat; ``-1, -1`` for ``None``.
+        :param reasons: how many had each :class:`Reason` value.
+        :param changed: how many had ``CertResult.changed``.
+        """
+        add = self._before.add
+        for lc, seq in zip(recorded[0::2], recorded[1::2]):
+            add(lc, seq)
+        add = self._after.add
+        for lc, seq in zip(computed[0::2], computed[1::2]):
+            if lc < 0:
+                self._unassigned += 1
+            else:
+                add(lc, seq)
+        self._reasons.update(reasons)
+        self._changed += changed
+
+    def result(self) -> Summary:
+        return Summary(before=self._before.result(), after=self._after.result(),
+                       changed=self._changed, reasons=dict(sorted(self._reasons.items())),
+                       unassigned=self._unassigned)

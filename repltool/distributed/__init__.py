@@ -52,7 +52,9 @@ binlogs (:func:`.pairs.certify_unit`): MySQL's trackers restart numbering and
 history at every rotation, so each executor certifies its files and sends the
 results without write sets, as columns (:mod:`.columns`).  Otherwise
 ``certify`` and ``explain`` in a certify mode
-(:mod:`.pairs`): executors read, group and extract write sets per file; the
+(:mod:`.pairs`): executors read, group and extract write sets per file and send
+them as columns (:mod:`.wspack`: offsets and ``uint64`` hash arrays, key
+descriptions in one block decoded only when a key is described); the
 driver certifies the ``(transaction, write set)`` pairs in input order with
 the single-process machinery (GR certification info, sessions and GTID
 bookkeeping run across files there).  ``explain`` with the logged clocks

@@ -6,7 +6,10 @@ grouping, row decoding and write-set extraction
 schema loaded on the driver and shipped as plain dataclasses).  Each
 transaction comes back next to its write set, its events reduced to the
 View_change and Query events (certification reads the first, ``explain`` the
-statement of the second; the bytes are dropped).
+statement of the second; the bytes are dropped), as columns
+(:mod:`.wspack`: write sets as offsets and ``uint64`` hash arrays, the keys'
+descriptions in one block decoded only when a key is described; ``BEGIN`` and
+``COMMIT`` Query events are not sent).
 
 The driver certifies the pairs in input order with the single-process
 machinery (:class:`repltool.certify.stitched.PairsRun`): the trackers of every
@@ -107,6 +110,9 @@ def pairs_unit(task: Task, unit: Unit) -> UnitResult:
     result.count = len(pairs)
     result.open_end = result.failure is None and last is not None and last.truncated
     result.rows = rows
+    if task.kind == "pairs":            # to the driver: as columns (certify_unit reads the list)
+        from .wspack import pack_pairs
+        result.payload = pack_pairs(pairs)
     return result
 
 
@@ -127,7 +133,9 @@ def certify_unit(task: Task, unit: Unit) -> UnitResult:
     trackers restart at every rotation (``Transaction_dependency_tracker::rotate``),
     so nothing crosses from the unit before.  The payload is the
     :class:`~repltool.certify.report.Certified` list without write sets (the
-    report and the JSON rows do not read them), as columns, and ``headers`` the unit's
+    report and the JSON rows do not read them), as columns, next to its
+    :class:`~repltool.certify.report.ReportColumns` (what the report reads,
+    when nothing needs the transactions), and ``headers`` the unit's
     facts the driver checks: ``(first segment, last segment, relay log,
     truncated skipped)``.
     """
@@ -158,7 +166,8 @@ def certify_unit(task: Task, unit: Unit) -> UnitResult:
             result.failure = unit_failure(exc, unit)
     if spec.output is not None and result.failure is None:
         result.written = _retag_unit(unit, certified, spec.output)
-    result.payload = _packed_certified(certified)
+    from ..certify.report import report_columns
+    result.payload = (_packed_certified(certified), report_columns(certified))
     result.headers = [(segments[0] if segments else None, segments[-1] if segments else None,
                        relay, sum(trx.truncated for trx, _ in pairs))]
     return result
@@ -231,7 +240,7 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
         Where the executors certify their files they also write the
         re-tagged copies there.
     :returns: with ``output``, when the executors wrote the copies: per name,
-        its :class:`~repltool.binlog.writer.RewriteReport` or the error that
+        its :class:`~repltool.binlog.rewrite.RewriteReport` or the error that
         stopped it (:func:`repltool.certify.retag.retag_staged` takes them);
         otherwise None (the caller writes the copies).
     :raises UsageError: the executors cannot see the staging directory.
@@ -294,27 +303,37 @@ def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: Pair
     first_trx = None
     truncated = 0
 
-    def certified() -> Iterator[Any]:
+    def units() -> Iterator[UnitResult]:
         nonlocal truncated
         seen: set[tuple[str, str]] = set()
-        begun = False
         for r in stream_results(job):
             replay_warnings(r, seen)
             truncated += r.headers[0][3]
-            for i, c in enumerate(_unpacked_certified(r.payload)):
+            yield r
+            if r.failure is not None:
+                raise r.failure.exception()
+
+    def certified() -> Iterator[Any]:
+        begun = False
+        for r in units():
+            for i, c in enumerate(_unpacked_certified(r.payload[0] if r.payload else ())):
                 if i == 0 and begun:            # a rotation, as one ordered read marks it
                     c = c._replace(result=replace(c.result,
                                                   trx=replace(c.result.trx, new_file=True)))
                 begun = True
                 yield c
-            if r.failure is not None:
-                raise r.failure.exception()
+
+    def parts() -> Iterator[Any]:
+        for r in units():
+            if r.payload:
+                yield r.payload[1]
 
     for r in job.results:
         if r.failure is not None or r.first is not None:
             first_trx = r.first
             break
     run.attach_certified(certified(), first_trx, lambda: truncated)
+    run.attach_report_parts(parts())
     return _written(job.results, names) if output is not None else None
 
 

@@ -14,10 +14,12 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
 from ..errors import UsageError
+from .columns import SimColumns, clock_rows, transaction_at
 from .fastpath import simulate_fast
 from .logical_clock import check_cost, classify
 from .model import MAX_WORKERS, SimConfig, SimResult, SimTransaction, SweepResult
 
+_INF = float("inf")
 _ITEM = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 
 
@@ -72,21 +74,39 @@ def critical_path(transactions: Iterable[SimTransaction], *, lenient: bool = Fal
     longest = 0.0
     last_seq = 0
     warnings: list[str] = []
-    for index, trx in enumerate(transactions):
-        check_cost(trx, index)
-        barrier, last_seq = classify(trx, index, last_seq, lenient, warnings)
-        sn = trx.sequence_number
-        if trx.new_source_file or not run_seq or sn <= run_seq[-1]:
+    # columns (SimColumns) are read as such, as simulate_fast reads them; a
+    # transaction object is rebuilt from them only for a message
+    bad = _first_bad_cost(transactions.cost) if isinstance(transactions, SimColumns) else -1
+    for index, (lc, sn, cost, new_file, trx) in enumerate(clock_rows(transactions)):
+        if trx is not None:
+            check_cost(trx, index)
+        elif index == bad:
+            check_cost(transaction_at(transactions, trx, index), index)
+        if 0 < lc < sn and sn == last_seq + 1 and not new_file and index:
+            barrier = False             # classify's answer, without its checks' failures
+            last_seq = sn
+        else:
+            barrier, last_seq = classify(transaction_at(transactions, trx, index), index,
+                                         last_seq, lenient, warnings)
+        if new_file or not run_seq or sn <= run_seq[-1]:
             run_seq, run_finish = array("q"), array("d")
         if barrier:
-            finish = longest + trx.cost
+            finish = longest + cost
         else:
-            k = bisect_right(run_seq, trx.last_committed)
-            finish = (run_finish[k - 1] if k else 0.0) + trx.cost
+            k = bisect_right(run_seq, lc)
+            finish = (run_finish[k - 1] if k else 0.0) + cost
         run_seq.append(sn)
         run_finish.append(max(finish, run_finish[-1]) if run_finish else finish)
         longest = max(longest, finish)
     return longest
+
+
+def _first_bad_cost(costs: Iterable[float]) -> int:
+    """The index of the first cost that is not a finite number >= 0; -1: none."""
+    for index, cost in enumerate(costs):
+        if not 0.0 <= cost < _INF:
+            return index
+    return -1
 
 
 def knee(makespans: Sequence[tuple[int, float]], threshold: float = 0.05) -> int:

@@ -81,3 +81,53 @@ def test_schedule_report_keeps_columns(tmp_path: Path) -> None:
         source.report_from_sims = real  # type: ignore[assignment]
     assert isinstance(seen[0], SimColumns) and len(seen[0]) == 300
     assert report.sweep.results[0].transactions == 300
+
+
+class _Counting(SimColumns):
+    """SimColumns that count the transaction objects rebuilt from them."""
+
+    rebuilt = 0
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def, override]
+        if isinstance(index, int):
+            type(self).rebuilt += 1
+        return super().__getitem__(index)
+
+
+def _outcome(fn, *args, **kw):  # type: ignore[no-untyped-def]
+    from repltool.errors import SimulationError
+    try:
+        return fn(*args, **kw)
+    except SimulationError as exc:
+        return ("error", str(exc), exc.pos)
+
+
+@settings(max_examples=80, deadline=None)
+@given(relay_logs(), st.booleans(),
+       st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30)), max_size=5))
+def test_critical_path_on_columns_is_the_same(log: list[SimTransaction], lenient: bool,
+                                              broken: list[tuple[int, int]]) -> None:
+    """Equal bound, equal errors (inconsistent clocks, strict and lenient) from columns."""
+    import dataclasses
+    log = list(log)
+    for i, (lc, sn) in enumerate(broken):
+        if i < len(log):
+            log[i * 3 % len(log)] = dataclasses.replace(log[i * 3 % len(log)],
+                                                         last_committed=lc, sequence_number=sn)
+    assert _outcome(critical_path, SimColumns(log), lenient=lenient) == \
+        _outcome(critical_path, log, lenient=lenient)
+
+
+def test_critical_path_reads_the_clock_columns() -> None:
+    """The columns' fast path ran: only the first transaction (a barrier) is rebuilt."""
+    sims = [SimTransaction(i // 4 * 4 + 1 if i >= 4 else 1, i + 2, 1.0 + i % 3)
+            for i in range(2000)]
+    _Counting.rebuilt = 0
+    got = critical_path(_Counting(sims))
+    assert got == critical_path(sims) and got > 3.0
+    assert _Counting.rebuilt == 1
+    for bad in (float("nan"), -1.0, float("inf")):
+        broken = sims[:7] + [SimTransaction(5, 9, bad)] + sims[8:]
+        want = _outcome(critical_path, broken)
+        assert want[0] == "error" and "cost must be a finite number" in want[1]
+        assert _outcome(critical_path, SimColumns(broken)) == want

@@ -286,3 +286,126 @@ def test_check_runs_the_rules_on_executors(spark, cli, rotated: list[Path], tmp_
     assert merged == [len(files), 1]
     check_json(cli, *split_relay, expect=0)
     assert merged == [len(files), 1]
+
+
+# ---- certify's report from columns (issue 15) ----
+
+@pytest.mark.parametrize("mode", ["writeset", "commit-order"])
+def test_certify_report_is_built_from_columns(spark, rotated: list[Path], mode: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no sink, the driver builds the report from the executors' ReportColumns: no
+    certified object is rebuilt, and the report equals the single-process one (MariaDB
+    commit ids, missing keys by reason, windows, parallelism before and after)."""
+    from repltool.certify.report import CertifyRun, ReportBuilder
+    from repltool.certify.stitched import PairsRun
+    from repltool.distributed import pairs, spark_pairs
+    root = require_corpus() / "mariadb"
+    sets = [[str(p) for p in rotated],
+            [str(p) for p in sorted((root / "rotation").glob("mysql-bin.0*"))],
+            [str(p) for p in sorted((root / "small").glob("mysql-bin.0*"))]]
+
+    def no_objects(payload):
+        raise AssertionError("a certified transaction was rebuilt on the driver")
+    built: list[int] = []
+    real = ReportBuilder._build_from
+
+    def counting(self, parts):
+        built.append(1)
+        return real(self, parts)
+    monkeypatch.setattr(ReportBuilder, "_build_from", counting)
+    seen_commit_ids = seen_fallbacks = False
+    for i, names in enumerate(sets):
+        schema = [str(root / "small" / "schema.sql")] if i == 2 else []
+        with monkeypatch.context() as m:
+            m.setattr(pairs, "_unpacked_certified", no_objects)
+            run = PairsRun(names, mode, schema_paths=schema)
+            spark_pairs(spark, names, run)
+            assert run.certified_elsewhere
+            got = ReportBuilder(run).build()
+        want = ReportBuilder(CertifyRun(names, mode, schema_paths=schema)).build()
+        assert got == want
+        assert len(built) == i + 1
+        assert got.summary.before.transactions > 100
+        seen_commit_ids |= got.commit_id is not None
+        seen_fallbacks |= bool(got.fallbacks)
+    assert seen_commit_ids and seen_fallbacks
+
+
+# ---- pairs as columns: write sets as offsets and uint64 hash arrays (issue 15) ----
+
+def test_packed_pairs_equal_the_pairs() -> None:
+    """pack_pairs/unpack_pairs on corpus write sets (UNIQUE and FOREIGN keys from a schema,
+    missing keys, DDL): equal transactions (BEGIN/COMMIT-only events left out), equal
+    flags, the same hashes in order, keys that describe themselves as the originals."""
+    from dataclasses import replace
+    from repltool.certify.model import key_ref
+    from repltool.distributed.pairs import slim
+    from repltool.distributed.wspack import PackedKey, pack_pairs, unpack_pairs
+    from repltool.writeset import load_schema
+    small = require_corpus() / "mariadb" / "small"
+    schema = load_schema([str(small / "schema.sql")])
+    pairs = [(slim(t), ws) for t, ws in iter_writesets(
+        read_transactions([str(small / "mysql-bin.000001")], READ_OPTIONS, keep_events=True),
+        schema)]
+    got = unpack_pairs(pickle_round_trip(pack_pairs(pairs)))
+    assert len(got) == len(pairs) > 1000
+    kinds = {"fk": 0, "missing": 0, "ddl": 0, "none": 0}
+    for (trx, ws), (t2, w2) in zip(pairs, got):
+        kept = tuple(ev for ev in trx.events if ev.type_code == 37
+                     or ev.body.query not in (b"BEGIN", b"COMMIT"))
+        assert t2 == replace(trx, events=kept)
+        if ws is None:
+            assert w2 is None
+            kinds["none"] += 1
+            continue
+        assert replace(w2, keys=()) == replace(ws, keys=())
+        assert [k.hash for k in w2.keys] == [k.hash for k in ws.keys]
+        assert all(isinstance(k, PackedKey) for k in w2.keys)
+        assert [key_ref(k) for k in w2.keys] == [key_ref(k) for k in ws.keys]
+        assert [k.write_key() for k in w2.keys] == list(ws.keys)
+        kinds["fk"] += any(k.parent for k in ws.keys)
+        kinds["missing"] += bool(ws.missing_key_tables)
+        kinds["ddl"] += ws.ddl
+    assert kinds["fk"] and kinds["missing"] and kinds["ddl"], kinds
+
+
+def pickle_round_trip(obj):  # type: ignore[no-untyped-def]
+    import pickle
+    return pickle.loads(pickle.dumps(obj))
+
+
+@pytest.mark.parametrize("mode", ["group-replication", "writeset-session"])
+def test_pairs_travel_packed(spark, rotated: list[Path], mode: str) -> None:
+    """The modes certified on the driver get PackedPairs from the executors and certify
+    them as one ordered single-process run does (rows and report)."""
+    from repltool.certify.report import CertifyRun, ReportBuilder, result_row
+    from repltool.certify.stitched import PairsRun
+    from repltool.distributed import driver, pairs as pairs_module, spark_pairs
+    from repltool.distributed.wspack import PackedPairs
+    root = require_corpus() / "mariadb"
+    schema = [str(root / "small" / "schema.sql")]
+    kinds: list[type] = []
+    real = driver.stream_results
+
+    def watching(job):  # type: ignore[no-untyped-def]
+        for r in real(job):
+            kinds.append(type(r.payload))
+            yield r
+    for names, schema_paths in (([str(p) for p in rotated], []),
+                                ([str(p) for p in sorted((root / "small").glob("mysql-bin.0*"))],
+                                 schema)):
+        pairs_module.stream_results = watching
+        try:
+            run = PairsRun(names, mode, schema_paths=schema_paths)
+            spark_pairs(spark, names, run)
+            got = [result_row(c) for c in run]
+            run = PairsRun(names, mode, schema_paths=schema_paths)
+            spark_pairs(spark, names, run)
+            report = ReportBuilder(run).build()
+        finally:
+            pairs_module.stream_results = real
+        want = [result_row(c) for c in CertifyRun(names, mode, schema_paths=schema_paths)]
+        assert got == want and len(got) > 100
+        assert report == ReportBuilder(CertifyRun(names, mode, schema_paths=schema_paths)).build()
+        assert any(r["depends_on"]["key"] for r in got)
+    assert kinds and set(kinds) == {PackedPairs}
