@@ -369,6 +369,10 @@ cdef void _heap_offer(int64_t* heap, int64_t* n, int64_t top, int64_t value, int
     memcpy(heap + i * HREC, item, HREC * sizeof(int64_t))
 
 
+cdef class ImageProgram           # (below: the row-image section)
+cdef list _NO_SLOTS = []            # an ImageProgram's slots when it has none (row counts)
+
+
 cdef class Scanner:
     """The walk and the open group across the files of one read."""
 
@@ -421,6 +425,11 @@ cdef class Scanner:
     cdef public object row_hook, tm_hook
     cdef int64_t* rowk
     cdef Py_ssize_t caprowk
+    # the Table_map body last given to tm_hook per table id, and per table id the
+    # image programs row_hook handed back for one Rows layout: (type code, the body's
+    # bytes from offset 8 to the rows, kind index, first, second program); Rows events
+    # of that layout are walked here without a call (bounded: cleared past 4096 ids)
+    cdef dict tm_bodies, row_progs
 
     def __cinit__(self):
         memset(self.role, 0, sizeof(self.role))
@@ -866,11 +875,69 @@ cdef class Scanner:
         self.g_last_name = name
         return 0
 
-    cdef int _count_rows(self, int tc, const uint8_t* d, Py_ssize_t n) except -1:
+    cdef int _tm_seen(self, const uint8_t* d, Py_ssize_t n) except -1:
+        """A Table_map body: to ``tm_hook`` unless it is its table id's last one again."""
+        cdef int64_t tid = <int64_t>_rdn(d, 6)
+        if self.tm_bodies is None:
+            self.tm_bodies = {}
+            self.row_progs = {}
+        last = self.tm_bodies.get(tid)
+        if last is not None and len(<bytes>last) == n and \
+                memcmp(<const char*><bytes>last, d, n) == 0:
+            return 0
+        if len(self.tm_bodies) >= 4096:
+            self.tm_bodies.clear()
+            self.row_progs.clear()
+        body = PyBytes_FromStringAndSize(<const char*>d, n)
+        self.tm_bodies[tid] = body
+        self.row_progs.pop(tid, None)
+        self.tm_hook(body)
+        return 0
+
+    cdef Py_ssize_t _walk_cached(self, int tc, const uint8_t* d, Py_ssize_t n, int64_t tid,
+                                 int* kind):
+        """Rows of a Rows event in a layout ``row_progs`` holds, else -1 (also when the
+        walk fails: ``row_hook`` then decides)."""
+        cdef ImageProgram first, second
+        cdef Py_ssize_t p, cnt = 0, klen
+        if self.row_progs is None:
+            return -1
+        hit = self.row_progs.get(tid)
+        if hit is None or <int>hit[0] != tc:
+            return -1
+        key = <bytes>hit[1]
+        klen = len(key)
+        if 8 + klen > n or memcmp(<const char*>key, d + 8, klen) != 0:
+            return -1
+        first = hit[3]
+        second = hit[4]
+        p = 8 + klen
+        try:
+            while p < n:
+                p = first.walk(None, d, n, p, _NO_SLOTS)
+                if second is not None:
+                    p = second.walk(None, d, n, p, _NO_SLOTS)
+                cnt += 1
+        except (IndexError, ValueError):
+            return -1
+        if p > n:
+            return -1
+        kind[0] = <int>hit[2]
+        return cnt
+
+    cdef int _count_rows(self, int tc, const uint8_t* d, Py_ssize_t n, int64_t tid) except -1:
         """The rows of the Rows event just entered (``g_last_entry``), by ``row_hook``."""
         cdef Py_ssize_t e = self.g_last_entry, need
         cdef int64_t* r
-        k, cnt = self.row_hook(tc, PyBytes_FromStringAndSize(<const char*>d, n))
+        cdef int kind = 0
+        cdef Py_ssize_t walked = self._walk_cached(tc, d, n, tid, &kind)
+        if walked >= 0:
+            k, cnt = kind, walked
+        else:
+            k, cnt, cache = self.row_hook(tc, PyBytes_FromStringAndSize(<const char*>d, n))
+            if cache is not None and self.row_progs is not None:
+                self.row_progs[tid] = (tc, PyBytes_FromStringAndSize(
+                    <const char*>d + 8, <Py_ssize_t>cache[0]), k, cache[1], cache[2])
         if e >= self.caprowk:
             need = max(self.caprows, e + 1)
             r = <int64_t*>realloc(self.rowk, need * 4 * sizeof(int64_t))
@@ -1145,7 +1212,7 @@ cdef class Scanner:
                     return ST_UNSUPPORTED, off
                 self._add(pos, size, ts)
                 if self.tm_hook is not None:
-                    self.tm_hook(PyBytes_FromStringAndSize(<const char*>d, n))
+                    self._tm_seen(d, n)
                 self._capture(tc, pos, d, n)
                 off += size
                 continue
@@ -1154,7 +1221,7 @@ cdef class Scanner:
                 tid = <int64_t>_rdn(d + ROWS_TABLE_ID, 6) if size >= HEADER_LEN + 6 else -1
                 self._rows_event(tid)
                 if self.row_hook is not None:
-                    self._count_rows(tc, d, n)
+                    self._count_rows(tc, d, n, tid)
                 self._capture(tc, pos, d, n)
                 off += size
                 continue

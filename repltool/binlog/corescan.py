@@ -301,7 +301,7 @@ def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
     if count_rows:
         from .rowcount import RowCounter
         scan.counter = counter = RowCounter()
-        scan.core.row_hook = counter.rows
+        scan.core.row_hook = counter.core_rows
         scan.core.tm_hook = counter.table_map_bytes
     scan.progress = progress
     rest = None

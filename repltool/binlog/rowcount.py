@@ -25,7 +25,7 @@ from .engine import compiled_core
 from .events import FormatDescriptionBody, RowsBody, TableMapBody
 from .fastdecode import decoder_for
 from .rows import PARTIAL_UPDATE_ROWS, ROW_KINDS, iter_row_changes
-from .rowwalk import image_program, walker
+from .rowwalk import column_layout, image_program, walker
 from .temporal import BadValue
 
 __all__ = ["RowCounter", "KIND_INDEX", "ROW_COUNT_FIELDS"]
@@ -108,6 +108,29 @@ class RowCounter:
         n = self._count(td, body, type_code, kind)
         return (_UNWALKED, 1) if n is None else (KIND_INDEX[kind], n)
 
+    def core_rows(self, type_code: int, data: bytes) -> tuple[int, int, Any]:
+        """:meth:`rows` of a Rows body's bytes for the compiled core's ``row_hook``:
+        ``(index, n, programs)``; ``programs`` (or ``None``): ``(length of the bytes
+        from offset 8 to the rows, first, second image program)`` with which the core
+        may walk further Rows events of the same table id, type and those bytes
+        itself (plain images only: no column decoded by a Python call)."""
+        k, n = self.rows(type_code, data)
+        if k == _UNWALKED or self._core is None or type_code == PARTIAL_UPDATE_ROWS \
+                or type_code not in _PLAIN_ROWS:
+            return k, n, None
+        body = self._decode(type_code, data)
+        td = self._defs.get(body.table_id) if body is not None else None
+        if body is None or td is None:
+            return k, n, None
+        width = body.width
+        bitmaps = (body.columns_before,) if body.columns_after is None else \
+            (body.columns_before, body.columns_after)
+        progs = [image_program(self._core, td, b, width, ()) for b in bitmaps]
+        if any(p is None or not _plain(td, b, width) for p, b in zip(progs, bitmaps)):
+            return k, n, None
+        return k, n, (len(data) - len(body.rows) - 8, progs[0],
+                      progs[1] if len(progs) > 1 else None)
+
     def _decode(self, type_code: int, data: bytes) -> RowsBody | None:
         dec = decoder_for(type_code)
         if self._structs is None or dec is None:
@@ -147,6 +170,21 @@ class RowCounter:
 
 
 _NOWHERE = Position("", 0, None)
+#: Rows types whose images follow the header as stored (not MariaDB's compressed ones)
+_PLAIN_ROWS = frozenset({23, 24, 25, 30, 31, 32})
+
+
+def _plain(td: TableDef, bitmap: bytes, width: int) -> bool:
+    """No column present in the layout is stepped over by a Python call."""
+    key = ("plain", bitmap, width)
+    hit = td.plans.get(key)
+    if hit is None:
+        td.trim_cache()
+        mask = int.from_bytes(bitmap, "little") & ((1 << width) - 1)
+        hit = td.plans[key] = all(
+            column_layout(td.columns[i], td.decoders[i])[0] != "call"
+            for i in range(width) if mask >> i & 1)
+    return bool(hit)
 _TABLE_MAP = 19
 
 
