@@ -19,6 +19,7 @@ from .binlog.corescan import FileTotals, Handover, scan_summary_batches, scan_to
 from .binlog.engine import Unsupported
 from .binlog.fastpath import scan_transactions
 from .binlog.reader import FileInfo, ReadOptions, read_events
+from .binlog.rowcount import ROW_COUNT_FIELDS
 from .binlog.transactions import (
     GROUPING_TYPES, Transaction, TransactionSummary, group_transactions,
 )
@@ -89,6 +90,9 @@ class FileStats:
     clock: ClockStats
     commit_id_groups: dict[str, int]   # MariaDB: group size -> number of groups
     tables: dict[str, int]             # db.table -> rows events
+    #: db.table -> {"inserted", "updated", "deleted": rows; "unwalked_events": Rows events
+    #: whose rows could not be counted (unknown table or images)}, busiest first
+    rows: dict[str, dict[str, int]]
     biggest: tuple[TopTransaction, ...]
     longest: tuple[TopTransaction, ...]
     first_gtid: str | None = None      # of the first / last transaction that has one
@@ -167,6 +171,7 @@ class _FileAcc:
         self.bytes: Counter[int] = Counter()
         self.kinds: Counter[str] = Counter()
         self.tables: Counter[str] = Counter()
+        self.rows: dict[str, list[int]] = {}     # table -> inserted, updated, deleted, unwalked
         self.groups: Counter[str] = Counter()
         self.trx = self.truncated = self.trx_bytes = 0
         self.clock = _ClockAcc()
@@ -195,6 +200,8 @@ class _FileAcc:
             self.clock.add(t.last_committed, t.sequence_number, t.delta16_saturated)
         for table, n in t.rows_events:
             self.tables[table] += n
+        if t.row_counts:
+            self.add_rows(t.row_counts)
         self._commit_id(t)
         self.last_truncated = t.truncated
         tie = -next(self.tiebreak)      # earlier transactions win ties
@@ -206,6 +213,19 @@ class _FileAcc:
                     top = TopTransaction(t.gtid, t.start.file, t.start.offset, t.size,
                                          t.duration, t.num_events)
                 self._push(heap, (value, tie, top))
+
+    def add_rows(self, counts: Iterable[tuple[str, int, int, int, int]]) -> None:
+        """Add (table, inserted, updated, deleted, unwalked events) figures."""
+        rows = self.rows
+        for table, i, u, d, x in counts:
+            acc = rows.get(table)
+            if acc is None:
+                rows[table] = [i, u, d, x]
+            else:
+                acc[0] += i
+                acc[1] += u
+                acc[2] += d
+                acc[3] += x
 
     def absorb(self, t: FileTotals, clock_only: bool = False) -> None:
         """Take over figures the compiled core added up (this accumulator is fresh):
@@ -225,6 +245,7 @@ class _FileAcc:
             self.groups[str(size)] += count
         for table, count in t.tables:
             self.tables[table] += count
+        self.add_rows(t.row_counts)
         for heap, entries in ((self.biggest, t.biggest), (self.longest, t.longest)):
             heap.extend((e.value, -e.number, TopTransaction(
                 e.gtid, e.file, e.pos, e.size, e.duration, e.num_events)) for e in entries)
@@ -297,12 +318,19 @@ class _FileAcc:
             clock=self.clock.result(),
             commit_id_groups=dict(sorted(self.groups.items(), key=lambda kv: int(kv[0]))),
             tables=dict(self.tables.most_common()),
+            rows=_rows_dict(self.rows),
             biggest=tuple(x[2] for x in sorted(self.biggest, reverse=True)),
             longest=tuple(x[2] for x in sorted(self.longest, reverse=True)),
             first_gtid=self.gtids[0] if self.gtids else None,
             last_gtid=self.gtids[1] if self.gtids else None,
             first_timestamp=self.times[0] if self.times else None,
             last_timestamp=self.times[1] if self.times else None)
+
+
+def _rows_dict(rows: dict[str, list[int]]) -> dict[str, dict[str, int]]:
+    """Per table, busiest first (rows, then Rows events not walked; ties: first seen)."""
+    order = sorted(rows.items(), key=lambda kv: (-(kv[1][0] + kv[1][1] + kv[1][2]), -kv[1][3]))
+    return {table: dict(zip(ROW_COUNT_FIELDS, c)) for table, c in order}
 
 
 def _checksum_name(fi: FileInfo | None) -> str | None:
@@ -395,7 +423,8 @@ def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
     n = 0
     if sink is None:
         core = scan_totals(paths, top=top, verify_checksum=verify_checksum, info=infos,
-                           counts=counts, progress=progress, clock_only=clock_only)
+                           counts=counts, progress=progress, clock_only=clock_only,
+                           count_rows=not clock_only)
         if core is not None:            # the compiled core added everything up
             for path, t in core.totals.items():
                 per_file[path].absorb(t, clock_only)
@@ -408,10 +437,11 @@ def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
                                        clock_only, resume=(core.rest, per_file, tiebreak,
                                                            infos))
         batches = scan_summary_batches(paths, verify_checksum=verify_checksum, info=infos,
-                                       counts=counts)
+                                       counts=counts, count_rows=not clock_only)
     else:
         batches = ([t] for t in scan_transactions(paths, verify_checksum=verify_checksum,
-                                                  info=infos, counts=counts))
+                                                  info=infos, counts=counts,
+                                                  count_rows=not clock_only))
     for batch in batches:
         for trx in batch:
             if clock_only:
@@ -488,7 +518,8 @@ def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_
                 progress(_done_bytes(infos, pos.offset))
             yield ev
 
-    trxs = group_transactions(tap(events), keep_events=bool(window), state=state)
+    trxs = group_transactions(tap(events), keep_events=bool(window), state=state,
+                              count_rows=not clock_only)
     for trx in window.select(trxs, paths) if window else trxs:
         if window:                      # only the events of the window's transactions
             acc = per_file[trx.start.file]
@@ -558,6 +589,7 @@ def _merge(accs: list[_FileAcc], top: int) -> _FileAcc:
         total.bytes.update(a.bytes)
         total.kinds.update(a.kinds)
         total.tables.update(a.tables)
+        total.add_rows((t, *c) for t, c in a.rows.items())
         total.groups.update(a.groups)
         total.damage.extend(a.damage[:max(0, 50 - len(total.damage))])
         if a.times is not None:

@@ -284,6 +284,7 @@ cdef struct Acc:
     int64_t run_has_id, run_id, run_len
     int64_t groups[NGROUPS]
     int64_t* tcount        # rows events by table name index + 1 (0: unknown table)
+    int64_t* tk            # 4 per tcount slot: rows inserted, updated, deleted; unwalked events
     int64_t tcap
     int64_t* torder        # name index + 1, in first-seen order
     int64_t ntorder, tordcap
@@ -368,6 +369,10 @@ cdef void _heap_offer(int64_t* heap, int64_t* n, int64_t top, int64_t value, int
     memcpy(heap + i * HREC, item, HREC * sizeof(int64_t))
 
 
+cdef class ImageProgram           # (below: the row-image section)
+cdef list _NO_SLOTS = []            # an ImageProgram's slots when it has none (row counts)
+
+
 cdef class Scanner:
     """The walk and the open group across the files of one read."""
 
@@ -414,6 +419,17 @@ cdef class Scanner:
     cdef Py_ssize_t nfiles
     cdef int64_t top, ntrx
     cdef list big_groups          # per Acc: {group size: count} for sizes >= NGROUPS
+    # row counts (stats): ``row_hook(type code, Rows body) -> (kind index, rows)`` and
+    # ``tm_hook(Table_map body)`` (repltool.binlog.rowcount.RowCounter); per rows entry
+    # 4 counts (inserted, updated, deleted, unwalked events), moved with the entries
+    cdef public object row_hook, tm_hook
+    cdef int64_t* rowk
+    cdef Py_ssize_t caprowk
+    # the Table_map body last given to tm_hook per table id, and per table id the
+    # image programs row_hook handed back for one Rows layout: (type code, the body's
+    # bytes from offset 8 to the rows, kind index, first, second program); Rows events
+    # of that layout are walked here without a call (bounded: cleared past 4096 ids)
+    cdef dict tm_bodies, row_progs
 
     def __cinit__(self):
         memset(self.role, 0, sizeof(self.role))
@@ -432,6 +448,7 @@ cdef class Scanner:
     def __dealloc__(self):
         free(self.recs)
         free(self.rows)
+        free(self.rowk)
         self._free_accs()
 
     cdef void _free_accs(self) noexcept:
@@ -439,6 +456,7 @@ cdef class Scanner:
         if self.accs is not NULL:
             for i in range(self.nacc):
                 free(self.accs[i].tcount)
+                free(self.accs[i].tk)
                 free(self.accs[i].torder)
                 free(self.accs[i].big)
                 free(self.accs[i].lng)
@@ -522,6 +540,8 @@ cdef class Scanner:
         for i in range(keep_from, self.nrows):      # the open group's tables move down
             self.rows[(i - keep_from) * 2] = self.rows[i * 2]
             self.rows[(i - keep_from) * 2 + 1] = self.rows[i * 2 + 1]
+            if i < self.caprowk:
+                memcpy(self.rowk + (i - keep_from) * 4, self.rowk + i * 4, 4 * sizeof(int64_t))
         self.nrows -= keep_from
         if self.g_open:
             self.g[F_ROWS_FROM] = 0
@@ -576,6 +596,9 @@ cdef class Scanner:
             groups=[(j, a.groups[j]) for j in range(NGROUPS) if a.groups[j]]
                    + sorted(self.big_groups[i].items()),
             tables=[(a.torder[j] - 1, a.tcount[a.torder[j]]) for j in range(a.ntorder)],
+            rows=[(a.torder[j] - 1, a.tk[a.torder[j] * 4], a.tk[a.torder[j] * 4 + 1],
+                   a.tk[a.torder[j] * 4 + 2], a.tk[a.torder[j] * 4 + 3])
+                  for j in range(a.ntorder)] if self.row_hook is not None else [],
             biggest=PyBytes_FromStringAndSize(<char*>a.big, a.nbig * HREC * 8),
             longest=PyBytes_FromStringAndSize(<char*>a.lng, a.nlng * HREC * 8),
             times=(a.first_ts, a.last_ts) if a.trx else None,
@@ -721,7 +744,7 @@ cdef class Scanner:
         cdef int64_t k = self.ntrx
         cdef int64_t flags = g[F_FLAGS]
         cdef int64_t kind, lc, sn, name, n, cid, dur, need
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i, j
         cdef int64_t* grown
         self.ntrx += 1
         a.trx += 1
@@ -774,6 +797,11 @@ cdef class Scanner:
                     raise MemoryError()
                 memset(grown + a.tcap, 0, (need - a.tcap) * sizeof(int64_t))
                 a.tcount = grown
+                grown = <int64_t*>realloc(a.tk, need * 4 * sizeof(int64_t))
+                if grown is NULL:
+                    raise MemoryError()
+                memset(grown + a.tcap * 4, 0, (need - a.tcap) * 4 * sizeof(int64_t))
+                a.tk = grown
                 a.tcap = need
             if a.tcount[name] == 0:
                 if a.ntorder == a.tordcap:
@@ -786,6 +814,9 @@ cdef class Scanner:
                 a.torder[a.ntorder] = name
                 a.ntorder += 1
             a.tcount[name] += n
+            if i < self.caprowk:
+                for j in range(4):
+                    a.tk[name * 4 + j] += self.rowk[i * 4 + j]
         if flags & HAS_MARIA:
             # MariaDB commit-id groups: runs of one commit_id (none: a group of its own)
             cid = g[F_COMMIT_ID]
@@ -842,6 +873,83 @@ cdef class Scanner:
         self.g_last_entry = self.nrows
         self.nrows += 1
         self.g_last_name = name
+        return 0
+
+    cdef int _tm_seen(self, const uint8_t* d, Py_ssize_t n) except -1:
+        """A Table_map body: to ``tm_hook`` unless it is its table id's last one again."""
+        cdef int64_t tid = <int64_t>_rdn(d, 6)
+        if self.tm_bodies is None:
+            self.tm_bodies = {}
+            self.row_progs = {}
+        last = self.tm_bodies.get(tid)
+        if last is not None and len(<bytes>last) == n and \
+                memcmp(<const char*><bytes>last, d, n) == 0:
+            return 0
+        if len(self.tm_bodies) >= 4096:
+            self.tm_bodies.clear()
+            self.row_progs.clear()
+        body = PyBytes_FromStringAndSize(<const char*>d, n)
+        self.tm_bodies[tid] = body
+        self.row_progs.pop(tid, None)
+        self.tm_hook(body)
+        return 0
+
+    cdef Py_ssize_t _walk_cached(self, int tc, const uint8_t* d, Py_ssize_t n, int64_t tid,
+                                 int* kind):
+        """Rows of a Rows event in a layout ``row_progs`` holds, else -1 (also when the
+        walk fails: ``row_hook`` then decides)."""
+        cdef ImageProgram first, second
+        cdef Py_ssize_t p, cnt = 0, klen
+        if self.row_progs is None:
+            return -1
+        hit = self.row_progs.get(tid)
+        if hit is None or <int>hit[0] != tc:
+            return -1
+        key = <bytes>hit[1]
+        klen = len(key)
+        if 8 + klen > n or memcmp(<const char*>key, d + 8, klen) != 0:
+            return -1
+        first = hit[3]
+        second = hit[4]
+        p = 8 + klen
+        try:
+            while p < n:
+                p = first.walk(None, d, n, p, _NO_SLOTS)
+                if second is not None:
+                    p = second.walk(None, d, n, p, _NO_SLOTS)
+                cnt += 1
+        except (IndexError, ValueError):
+            return -1
+        if p > n:
+            return -1
+        kind[0] = <int>hit[2]
+        return cnt
+
+    cdef int _count_rows(self, int tc, const uint8_t* d, Py_ssize_t n, int64_t tid) except -1:
+        """The rows of the Rows event just entered (``g_last_entry``), by ``row_hook``."""
+        cdef Py_ssize_t e = self.g_last_entry, need
+        cdef int64_t* r
+        cdef int kind = 0
+        cdef Py_ssize_t walked = self._walk_cached(tc, d, n, tid, &kind)
+        if walked >= 0:
+            k, cnt = kind, walked
+        else:
+            k, cnt, cache = self.row_hook(tc, PyBytes_FromStringAndSize(<const char*>d, n))
+            if cache is not None and self.row_progs is not None:
+                self.row_progs[tid] = (tc, PyBytes_FromStringAndSize(
+                    <const char*>d + 8, <Py_ssize_t>cache[0]), k, cache[1], cache[2])
+        if e >= self.caprowk:
+            need = max(self.caprows, e + 1)
+            r = <int64_t*>realloc(self.rowk, need * 4 * sizeof(int64_t))
+            if r is NULL:
+                raise MemoryError()
+            memset(r + self.caprowk * 4, 0, (need - self.caprowk) * 4 * sizeof(int64_t))
+            self.rowk = r
+            self.caprowk = need
+        r = self.rowk + e * 4
+        if self.rows[e * 2 + 1] == 1:           # the entry's first Rows event
+            r[0] = r[1] = r[2] = r[3] = 0
+        r[<int>k] += <int64_t>cnt
         return 0
 
     cdef int _table_map(self, const uint8_t* d, Py_ssize_t n) except -1:
@@ -1103,6 +1211,8 @@ cdef class Scanner:
                     self._uncount(tc, size)
                     return ST_UNSUPPORTED, off
                 self._add(pos, size, ts)
+                if self.tm_hook is not None:
+                    self._tm_seen(d, n)
                 self._capture(tc, pos, d, n)
                 off += size
                 continue
@@ -1110,6 +1220,8 @@ cdef class Scanner:
                 self._add(pos, size, ts)
                 tid = <int64_t>_rdn(d + ROWS_TABLE_ID, 6) if size >= HEADER_LEN + 6 else -1
                 self._rows_event(tid)
+                if self.row_hook is not None:
+                    self._count_rows(tc, d, n, tid)
                 self._capture(tc, pos, d, n)
                 off += size
                 continue

@@ -115,19 +115,26 @@ def scan_summaries(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[st
 
 def scan_summary_batches(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
                          verify_checksum: bool = True, info: list[FileInfo] | None = None,
-                         counts: dict[str, tuple[Counter[int], Counter[int]]] | None = None
-                         ) -> Iterator[list[TransactionSummary]]:
-    """:func:`scan_summaries` in lists (of up to a chunk's transactions), in order."""
+                         counts: dict[str, tuple[Counter[int], Counter[int]]] | None = None,
+                         count_rows: bool = False) -> Iterator[list[TransactionSummary]]:
+    """:func:`scan_summaries` in lists (of up to a chunk's transactions), in order.
+
+    :param count_rows: fill ``row_counts`` (:class:`repltool.binlog.rowcount.RowCounter`).
+    """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     paths = [os.fspath(p) for p in paths]
     core = compiled_core()
     if core is None:
         it = scan_transactions(paths, verify_checksum=verify_checksum, info=info,
-                               counts=counts, light=True)
+                               counts=counts, light=True, count_rows=count_rows)
         while batch := list(islice(it, 1024)):
             yield batch
         return
+    if count_rows:
+        # the core's records carry Rows events per table, not rows: only its
+        # accumulate mode (scan_totals) counts rows
+        raise Unsupported("row counts: the compiled core adds them up in scan_totals only")
     scan = _CoreScan(core, paths, verify_checksum)
     try:
         for i, path in enumerate(paths):
@@ -246,6 +253,9 @@ class FileTotals(NamedTuple):
     times: tuple[int, int] | None
     #: the first and the last GTID (None: no transaction with a GTID)
     gtids: tuple[str | None, str | None] | None
+    #: rows per table (``count_rows``): (db.table, inserted, updated, deleted, unwalked
+    #: Rows events), in first-seen order
+    row_counts: list[tuple[str, int, int, int, int]] = []
 
 
 class CoreTotals(NamedTuple):
@@ -262,7 +272,7 @@ def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
                 top: int, verify_checksum: bool = True, info: list[FileInfo] | None = None,
                 counts: dict[str, tuple[Counter[int], Counter[int]]] | None = None,
                 progress: Callable[[int], None] | None = None,
-                clock_only: bool = False) -> CoreTotals | None:
+                clock_only: bool = False, count_rows: bool = False) -> CoreTotals | None:
     """``stats``' per-file figures, added up by the compiled core (no per-transaction
     Python work); ``None`` when the pure-Python engine is active.
 
@@ -276,6 +286,9 @@ def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
     :param progress: called after every chunk with the bytes read so far.
     :param clock_only: add up only what ``stats --clock-only`` reports (transactions,
         bytes, clocks, the biggest list).
+    :param count_rows: add up rows per table and kind (every row image walked,
+        :class:`repltool.binlog.rowcount.RowCounter` called by the core per Table_map
+        and Rows event).
     """
     paths = _path_list(paths)
     core = compiled_core()
@@ -285,6 +298,11 @@ def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
     unique = list(dict.fromkeys(paths))
     where = {p: i for i, p in enumerate(unique)}
     scan.core.accumulate([where[p] for p in paths], max(top, 0), clock_only)
+    if count_rows:
+        from .rowcount import RowCounter
+        scan.counter = counter = RowCounter()
+        scan.core.row_hook = counter.core_rows
+        scan.core.tm_hook = counter.table_map_bytes
     scan.progress = progress
     rest = None
     try:
@@ -316,6 +334,8 @@ class Handover:
     #: (file index, offset) of the event the core stopped at: everything before it
     #: was walked (and its FDEs and Rotates seen by the driver)
     seen_to: tuple[int, int] = (0, 0)
+    #: count_rows: the row counter's table definitions by table id, as the table names
+    row_tables: dict[int, Any] | None = None
 
     def events(self, options: ReadOptions, info: list[FileInfo] | None = None
                ) -> Iterator[Event]:
@@ -327,7 +347,7 @@ class Handover:
 
     def state(self) -> GroupingState:
         """The grouper's state at the hand-over point."""
-        return GroupingState(self.segments, self.table_names)
+        return GroupingState(self.segments, self.table_names, self.info.fde, self.row_tables)
 
 
 class _CoreScan:
@@ -370,6 +390,7 @@ class _CoreScan:
         self.snapshots: list[tuple[int, int, Segments, FileInfo]] = []
         self.in_python: tuple[int, int] | None = None
         self.stop = 0
+        self.counter: Any = None        # scan_totals(count_rows=True): its RowCounter
 
     # ---- one file ----
 
@@ -458,6 +479,8 @@ class _CoreScan:
                 # an open transaction's events were captured under the old layout
                 raise Unsupported("Format_description changes the Table_map/Rows layout", pos)
             self.structs = structs
+            if self.counter is not None:
+                self.counter.set_structs(structs)
             # the core decodes Query and Table_map bodies itself: only their standard
             # layouts; GTID types the table makes opaque (MariaDB's zero lengths) are
             # deferred to python_event, which keeps them opaque as the reader does
@@ -587,7 +610,8 @@ class _CoreScan:
         tables = {tid: _table_text(names[n]) for tid, n in self.core.table_ids().items()
                   if n >= 0}
         return Handover(self.paths, index, offset, fi, seg, tables,
-                        getattr(exc, "reason", str(exc)), (cur, self.stop))
+                        getattr(exc, "reason", str(exc)), (cur, self.stop),
+                        self.counter.tables if self.counter is not None else None)
 
     def _prune_objects(self) -> None:
         """Accumulate mode: forget the GTID objects no top entry refers to."""
@@ -606,7 +630,8 @@ class _CoreScan:
             r["clock"], r["dist"], r["run"],
             r["groups"], tables, self._top(r["biggest"]), self._top(r["longest"]),
             r["times"], r["gtids"] and (self._record_gtid(r["gtids"][0]),
-                                        self._record_gtid(r["gtids"][1])))
+                                        self._record_gtid(r["gtids"][1])),
+            [(names[n] if n >= 0 else "?", *c) for n, *c in r["rows"]])
 
     def _record_gtid(self, raw: bytes) -> str | None:
         rec = memoryview(raw).cast("q").tolist()
@@ -727,7 +752,7 @@ class _CoreScan:
                 lc if clock else None, sn if clock else None, size, count, kinds[kind],
                 bool(flags & trunc), end_ts - ts if end_ts > ts else 0, rows_events,
                 bool(flags & sat), mflags if flags & has_maria else None,
-                commit_id & _MASK64 if flags & has_cid else None, ts, end_ts)))
+                commit_id & _MASK64 if flags & has_cid else None, ts, end_ts, ())))
         return out
 
 

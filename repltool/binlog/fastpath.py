@@ -56,7 +56,8 @@ LightTransaction = TransactionSummary
 
 
 def scan_transactions(paths, *, verify_checksum: bool = True,  # type: ignore[no-untyped-def]
-                      info=None, counts=None, light: bool = False):
+                      info=None, counts=None, light: bool = False,
+                      count_rows: bool = False):
     """``group_transactions(read_events(paths, ReadOptions(types=GROUPING_TYPES)))``, fused.
 
     Yields the very :class:`~repltool.binlog.transactions.Transaction` objects the
@@ -76,6 +77,8 @@ def scan_transactions(paths, *, verify_checksum: bool = True,  # type: ignore[no
         the events (and their bytes) by type code, in first-seen order, as
         ``stats`` counts them.
     :param light: yield :class:`LightTransaction` tuples instead.
+    :param count_rows: fill ``row_counts`` (every row image walked,
+        :class:`repltool.binlog.rowcount.RowCounter`).
     """
     import os
 
@@ -84,6 +87,9 @@ def scan_transactions(paths, *, verify_checksum: bool = True,  # type: ignore[no
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     scan = _Scan(verify_checksum, light)
+    if count_rows:
+        from .rowcount import RowCounter
+        scan.counter = RowCounter()
     try:
         for path in paths:
             yield from scan.file(os.fspath(path), info, counts)
@@ -95,7 +101,7 @@ def scan_transactions(paths, *, verify_checksum: bool = True,  # type: ignore[no
 
 # group record indexes (a list, not an object: it is touched for every event)
 (_FIRST, _FTS, _FSID, _LPATH, _LP, _LTS, _COUNT, _SIZE, _END, _GTID, _THREAD, _KIND, _TABLES,
- _ROWSD, _HASGTID, _SEG, _RELAY, _OPEN) = range(18)
+ _ROWSD, _HASGTID, _SEG, _RELAY, _OPEN, _ROWK) = range(19)
 _TID = struct.Struct("<IH")
 
 
@@ -120,11 +126,14 @@ class _Scan:
         #: if set, called instead of ``hook`` for the Rows events
         self.rows_hook: Any = None
         self.structs = None
+        #: a :class:`~repltool.binlog.rowcount.RowCounter`: the rows of every Rows event
+        #: are counted into the group's row counts
+        self.counter: Any = None
 
     def new_group(self, pos, ts: int, sid: int, gb,  # type: ignore[no-untyped-def]
                   has_gtid: bool) -> list:  # type: ignore[type-arg]
         return [pos, ts, sid, pos.file, pos.offset, ts, 0, 0, None, gb, None, "dml", {}, {},
-                has_gtid, self.seg.current, self.seg.relay, False]
+                has_gtid, self.seg.current, self.seg.relay, False, {}]
 
     def finish(self, truncated: bool):  # type: ignore[no-untyped-def]
         g = self.g
@@ -139,7 +148,7 @@ class _Scan:
                 g[_FIRST], _plain_text(sid_raw, gno), lc, sn, g[_SIZE], g[_COUNT],
                 "empty" if g[_COUNT] == 1 else g[_KIND], truncated,
                 max(0, g[_LTS] - g[_FTS]), tuple(g[_ROWSD].items()), False, None, None,
-                g[_FTS], g[_LTS]))
+                g[_FTS], g[_LTS], _row_counts(g[_ROWK])))
         if gb is not None:
             gtid = _gtid_text(gb)
             if gb.lt_type is not None:
@@ -157,7 +166,8 @@ class _Scan:
             return _new(LightTransaction, (
                 first, gtid, lc, sn, g[_SIZE], count, kind, truncated,
                 max(0, g[_LTS] - g[_FTS]), tuple(g[_ROWSD].items()),
-                gb is not None and gb.delta16_saturated, None, None, g[_FTS], g[_LTS]))
+                gb is not None and gb.delta16_saturated, None, None, g[_FTS], g[_LTS],
+                _row_counts(g[_ROWK])))
         last = first if g[_LP] == first.offset and g[_LPATH] == first.file \
             else _new(Position, (g[_LPATH], g[_LP], None))
         return _Transaction(
@@ -166,7 +176,7 @@ class _Scan:
             num_events=count, timestamp=g[_FTS], end_timestamp=g[_LTS], kind=kind,
             truncated=truncated, compressed=False, tables=tuple(g[_TABLES]),
             segment=g[_SEG], relay_log=g[_RELAY], rows_events=tuple(g[_ROWSD].items()),
-            events=(), **extra)
+            events=(), row_counts=_row_counts(g[_ROWK]), **extra)
 
     def file(self, path: str, info, counts):  # type: ignore[no-untyped-def]
         import zlib
@@ -195,6 +205,8 @@ class _Scan:
         light = self.light
         hook = self.hook
         rows_hook = self.rows_hook or hook
+        counter = self.counter
+        tm_ctx = None
         plain = _plain_gtid
         order: list[int] = []
         rows_types = _ROWS_V2
@@ -267,6 +279,8 @@ class _Scan:
                         rows[name] = rows.get(name, 0) + 1
                         if rows_hook is not None:
                             rows_hook(tc, buf[off + 19:body_end], path, r_p)
+                        if counter is not None:
+                            _count(counter, tc, buf[off + 19:body_end], name, g[_ROWK])
                         off = end
                         continue
                     if tc == _TMAP and g is not None:
@@ -283,6 +297,8 @@ class _Scan:
                                 g[_TABLES][hit[1]] = None
                             if hook is not None:
                                 hook(tc, data, path, r_p)
+                            if counter is not None:
+                                counter.table_map(decoders[tc](data, tm_ctx))
                             off = end
                             continue
                     if r_cnt:
@@ -305,6 +321,9 @@ class _Scan:
                         crc_on = fde.checksum_alg == ChecksumAlg.CRC32
                         minsize = 23 if crc_on else 19
                         query13 = structs.post_header(EventType.QUERY_EVENT, 13) == 13
+                        tm_ctx = DecodeContext(structs, pos, _TMAP)
+                        if counter is not None:
+                            counter.set_structs(structs)
                         # one context per type: a decoder's result does not depend on the
                         # position (only its errors would, and an error means starting over)
                         ctxs = {t: DecodeContext(structs, pos, t) for t in _GTID_TYPES}
@@ -338,6 +357,8 @@ class _Scan:
                         if hit is not None:
                             table_names[hit[0]] = hit[1]
                             g[_TABLES][hit[1]] = None
+                        if counter is not None:
+                            counter.table_map(decoders[tc](data, tm_ctx))
                         continue
                     pos = new_pos(Position, (path, p, None))
                     if tc in gtid_types:
@@ -367,6 +388,8 @@ class _Scan:
                         lo, hi = tid_of(buf, off - size + 19)
                         name = table_names.get(lo | hi << 32, "?")
                         g[_ROWSD][name] = g[_ROWSD].get(name, 0) + 1
+                        if counter is not None:
+                            _count(counter, tc, data, name, g[_ROWK])
                         continue
                     if tc == _XID:
                         yield self.finish(False)
@@ -414,6 +437,19 @@ class _Scan:
             for tc in order:
                 types[tc] += tcount[tc]
                 nbytes[tc] += tbytes[tc]
+
+
+def _count(counter, tc: int, data: bytes, name: str,  # type: ignore[no-untyped-def]
+           acc: dict[str, list[int]]) -> None:
+    k, n = counter.rows(tc, data)
+    counts = acc.get(name)
+    if counts is None:
+        counts = acc[name] = [0, 0, 0, 0]
+    counts[k] += n
+
+
+def _row_counts(acc: dict[str, list[int]]) -> tuple[tuple[str, int, int, int, int], ...]:
+    return tuple((t, *c) for t, c in acc.items()) if acc else ()
 
 
 _MISS = object()

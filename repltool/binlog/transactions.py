@@ -128,6 +128,10 @@ class Transaction:
     segment: str = ""               # the clock segment: binlog file, or the relay log's source file
     relay_log: bool = False
     events: tuple[Event, ...] = field(default=(), repr=False, compare=False)
+    #: rows per table: (db.table, inserted, updated, deleted, Rows events not walked),
+    #: in first-seen order; only when counted (``group_transactions(count_rows=True)``;
+    #: not part of equality: the same transaction, counted or not)
+    row_counts: tuple[tuple[str, int, int, int, int], ...] = field(default=(), compare=False)
 
     @property
     def file(self) -> str:
@@ -163,6 +167,7 @@ class TransactionSummary(NamedTuple):
     commit_id: int | None = None
     timestamp: int = 0
     end_timestamp: int = 0
+    row_counts: tuple[tuple[str, int, int, int, int], ...] = ()
 
 
 def classify_query(query: bytes) -> str:
@@ -240,7 +245,7 @@ class _Group:
 
     __slots__ = ("first", "last", "gtid_body", "maria", "events", "size", "count", "thread_id",
                  "state", "kind", "tables", "rows", "compressed", "keep", "has_gtid", "ts",
-                 "end_offset", "segment", "relay", "tap")
+                 "end_offset", "segment", "relay", "tap", "row_counts")
 
     def __init__(self, first: Event, keep: bool,
                  tap: Callable[[Event, bool], None] | None = None) -> None:
@@ -262,6 +267,7 @@ class _Group:
         self.segment = first.pos.file
         self.relay = False
         self.tap = tap
+        self.row_counts: dict[str, list[int]] = {}
 
 
 #: ``tap(event, opens)`` of :func:`group_transactions`
@@ -276,11 +282,17 @@ class GroupingState:
 
     segments: Segments
     table_names: dict[int, str]
+    #: the Format_description governing the events there (for ``count_rows``)
+    fde: object = None
+    #: ``count_rows``: the table definitions by table id
+    #: (:attr:`repltool.binlog.rowcount.RowCounter.tables`), as ``table_names``
+    row_tables: dict[int, object] | None = None
 
 
 def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
                        tap: Tap | None = None,
-                       state: GroupingState | None = None) -> Iterator[Transaction]:
+                       state: GroupingState | None = None,
+                       count_rows: bool = False) -> Iterator[Transaction]:
     """Group a stream of events (from one or many files) into transactions.
 
     :param keep_events: keep every event in ``Transaction.events`` (memory then
@@ -293,7 +305,16 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
         them.  A group that is never completed (truncated) is yielded too.
     :param state: the grouper's state at the first event (a read resumed at a
         transaction boundary); the default is the start of a read.
+    :param count_rows: fill ``Transaction.row_counts``
+        (:class:`repltool.binlog.rowcount.RowCounter`; the reader must decode
+        Table_map and Rows bodies, else their events count as not walked).
     """
+    counter = None
+    if count_rows:
+        from .rowcount import RowCounter
+        counter = RowCounter(state.row_tables if state is not None else None)
+        if state is not None:
+            counter.format_description(state.fde)
     group: _Group | None = None
     table_names: dict[int, str] = dict(state.table_names) if state is not None else {}
     seg = state.segments.copy() if state is not None else Segments()
@@ -301,6 +322,8 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
         tc = ev.type_code
         if tc in _SEGMENT_EVENTS:
             seg.see(ev)
+            if counter is not None:
+                counter.format_description(ev.body)
         if tc in _IGNORED or (tc not in _KNOWN and ev.flags & EventFlag.IGNORABLE):
             continue
         if tc == DAMAGED_TYPE:
@@ -334,10 +357,18 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
             if name is not None:
                 table_names[_table_id(ev)] = name
                 group.tables[name] = None
+            if counter is not None:
+                counter.table_map(ev.body)
             continue
         if tc in _ROWS:
             name = table_names.get(_table_id(ev), "?")
             group.rows[name] = group.rows.get(name, 0) + 1
+            if counter is not None:
+                k, n = counter.rows(tc, _rows_body(ev))
+                counts = group.row_counts.get(name)
+                if counts is None:
+                    counts = group.row_counts[name] = [0, 0, 0, 0]
+                counts[k] += n
             continue
         if tc == _T.TRANSACTION_PAYLOAD_EVENT:
             group.compressed = True
@@ -434,6 +465,15 @@ def _table_id(ev: Event) -> int:
     return -1
 
 
+def _rows_body(ev: Event) -> object:
+    """A Rows event's decoded body, else its body's bytes (``Event.raw`` without the
+    header and checksum; ``b""`` when the reader kept no bytes)."""
+    if ev.body is not None:
+        return ev.body
+    raw = ev.raw
+    return raw[19:len(raw) - 4 if ev.crc is not None else len(raw)]
+
+
 def _table_name(ev: Event) -> str | None:
     body = ev.body
     if isinstance(body, TableMapBody):
@@ -471,4 +511,5 @@ def _finish(group: _Group, *, truncated: bool) -> Transaction:
         compressed=group.compressed, tables=tuple(group.tables),
         segment=group.segment, relay_log=group.relay,
         rows_events=tuple(group.rows.items()), events=tuple(group.events),
+        row_counts=tuple((t, *c) for t, c in group.row_counts.items()),
         **extra)  # type: ignore[arg-type]

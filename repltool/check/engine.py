@@ -25,7 +25,8 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from ..binlog import EventFlag, EventType, FileInfo, ReadOptions, read_events, type_name
-from ..binlog.events import Event, GtidListBody, PreviousGtidsBody
+from ..binlog.damage import DamageLog
+from ..binlog.events import DAMAGED_TYPE, DamagedBody, Event, GtidListBody, PreviousGtidsBody
 from ..binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
 from ..errors import (
     ChecksumMismatch, EncryptedLog, InputError, LogFormatError, NoFormatDescription,
@@ -52,7 +53,8 @@ def check_files(paths: Paths,
                 config: CheckConfig | None = None, *,
                 writesets: WritesetProvider | None | object = _BUILTIN,
                 reader: Callable[..., Iterator[Event]] | None = None,
-                window: Window | None = None) -> CheckReport:
+                window: Window | None = None,
+                damage: DamageLog | None = None) -> CheckReport:
     """Check logs and return every finding.
 
     :param paths: the files, in order (the last one may be the active log).
@@ -69,6 +71,10 @@ def check_files(paths: Paths,
         its transactions.  The whole logs are still read and checked (rules need
         what came before: GTIDs already seen, clocks); findings about whole files
         or the whole input (no offset) are left out.
+    :param damage: read with ``keep_going``: a damaged region is skipped (the reader
+        resynchronises at the next event whose CRC32 verifies), recorded here and
+        reported as a finding of its structure rule at its offset, and the check goes
+        on in the same file.
     :raises InputError: a file does not exist or cannot be opened (nothing is checked).
     """
     paths = path_list(paths)
@@ -78,7 +84,7 @@ def check_files(paths: Paths,
             require_readable(name)
     provider = builtin_provider() if writesets is _BUILTIN else writesets
     return _Checker(names, config or CheckConfig(), provider,  # type: ignore[arg-type]
-                    reader or read_events, window).run()
+                    reader or read_events, window, damage).run()
 
 
 def require_readable(path: str) -> None:
@@ -88,11 +94,13 @@ def require_readable(path: str) -> None:
     os.close(open_regular(path))
 
 
+_RULE_OF = ((NotABinlog, "S001"), (NoFormatDescription, "S002"), (ChecksumMismatch, "S003"),
+            (TruncatedLog, "S004"), (EncryptedLog, "S007"), (UnsupportedLog, "S008"))
+
+
 def _rule_of(exc: ReplToolError) -> str:
     """The structure rule a reader error becomes."""
-    for cls, code in ((NotABinlog, "S001"), (NoFormatDescription, "S002"),
-                      (ChecksumMismatch, "S003"), (TruncatedLog, "S004"),
-                      (EncryptedLog, "S007"), (UnsupportedLog, "S008")):
+    for cls, code in _RULE_OF:
         if isinstance(exc, cls):
             return code
     return "S009"
@@ -183,9 +191,10 @@ class _Checker:
     def __init__(self, paths: list[str], cfg: CheckConfig,
                  provider: WritesetProvider | None,
                  reader: Callable[..., Iterator[Event]] = read_events,
-                 window: Window | None = None) -> None:
+                 window: Window | None = None, damage: DamageLog | None = None) -> None:
         self.paths, self.cfg, self.provider = paths, cfg, provider
         self.reader = reader
+        self.damage = damage
         self.window = window if window is not None and window.active else None
         # the window's transactions, per file: starts and ends, in file order
         self.inside: dict[str, tuple[list[int], list[float]]] = {}
@@ -219,7 +228,8 @@ class _Checker:
         self.tap = getattr(provider, "feed", None) if ws_events else None
         self.keep_events = ((bool(ws_events) and self.tap is None)
                             or bool(window and window.needs_events))
-        self.opts = ReadOptions(verify_checksum=False, types=None if ws_events else CHECK_READ_TYPES)
+        self.opts = ReadOptions(verify_checksum=False, types=None if ws_events else CHECK_READ_TYPES,
+                                keep_going=damage is not None)
 
     # ---- driving ----
 
@@ -289,8 +299,11 @@ class _Checker:
     # ---- events (the tap runs slightly ahead of the transactions) ----
 
     def event(self, f: _File, ev: Event) -> None:
-        f.events += 1
         tc = ev.type_code
+        if tc == DAMAGED_TYPE:          # --keep-going: a skipped region, not an event
+            self._damaged(f, ev)
+            return
+        f.events += 1
         outer = ev.pos.payload_offset is None
         if outer and ev.crc is not None and "S003" in self.on:
             self._crc(f, ev)
@@ -318,6 +331,26 @@ class _Checker:
             for domain, _server, seq in ev.body.gtids:
                 prev[domain] = max(seq, prev.get(domain, 0))
             f.previous = prev
+
+    def _damaged(self, f: _File, ev: Event) -> None:
+        """A region the keep-going reader skipped: its structure rule's finding."""
+        body = ev.body
+        if not isinstance(body, DamagedBody):
+            return
+        from .. import errors
+        cls = getattr(errors, body.error, None)
+        code = "S009"
+        for kind, rule in _RULE_OF:
+            if isinstance(cls, type) and issubclass(cls, kind):
+                code = rule
+                break
+        reason = body.reason
+        for head in (f"{f.path}:{ev.pos.offset}: ", f"{f.path}:{ev.pos.offset} "):
+            if reason.startswith(head):
+                reason = reason[len(head):]
+                break
+        self.emit(code, f.path, ev.pos.offset,
+                  f"damaged region, {body.skipped} bytes skipped (--keep-going): {reason}")
 
     def _crc(self, f: _File, ev: Event) -> None:
         raw = ev.raw
@@ -676,7 +709,10 @@ class _Stream:
             f = ck.begin_file(index, path)
             info: list[FileInfo] = []
             try:
-                for ev in ck.reader(path, ck.opts, info):
+                events = ck.reader(path, ck.opts, info)
+                if ck.damage is not None:
+                    events = ck.damage.count(events)
+                for ev in events:
                     if f.fi is None:
                         f.fi = info[0]
                         if not f.relay:

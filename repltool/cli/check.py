@@ -11,7 +11,8 @@ import click
 from ..errors import UsageError
 from ..escape import printable
 from .options import (
-    SIZE, refuse_window, run_spark, schema_db_option, spark_options, window_options,
+    SIZE, damage_log, keep_going_option, refuse_window, report_damage, run_spark,
+    schema_db_option, spark_options, window_options,
 )
 
 _EPILOG = """\b
@@ -135,18 +136,23 @@ def _codes(value: tuple[str, ...]) -> tuple[str, ...]:
               help="Check every event's CRC32 (rule S003); --no-verify-binlog-checksum is "
                    "--ignore S003, as on the other commands.")
 @window_options
+@keep_going_option
 @spark_options
 def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
           ignore: tuple[str, ...], severity: dict, min_parallelism: float | None,
           max_barrier_share: float | None, max_trx_size: int | None, gr_applier: str | None,
           writesets: str | None, schemas: tuple[str, ...], schema_db: str | None, fmt: str,
           junit: str | None, force: bool, config_file: str | None, no_config: bool,
-          verify_checksum: bool, window: Any, spark: Any,
+          verify_checksum: bool, window: Any, keep_going: bool, spark: Any,
           output_parquet: str | None) -> None:
     """Check logs for damage, bad logical clocks, GTID and relay-log problems.
 
     Every FILE is checked, in the order given (the last one may be the active
     log); a damaged file is reported and the check goes on with the next one.
+    With --keep-going the check goes on inside a damaged file too: each damaged
+    region is skipped (up to the next event whose CRC32 verifies), becomes a
+    finding of its structure rule, and is listed on stderr; the exit status is
+    then that of the first damage.
     Prints one line per finding, FILE:OFFSET RULE severity: message.
 
     With --spark, one Spark task per file reads it (CRC32s, events) and
@@ -191,6 +197,7 @@ def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
     if not writesets and schemas:
         from ..writeset import load_schema
         schema = load_schema(list(schemas), default_db=schema_db)
+    damage = damage_log(keep_going, spark)
     if spark is not None:
         refuse_window(window, "--spark")
         from ..distributed import spark_check
@@ -200,13 +207,14 @@ def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
     else:
         from ..check.writesets import builtin_provider
         result = check_files(list(files), cfg, writesets=mapping if mapping is not None
-                             else builtin_provider(schema), window=window)
+                             else builtin_provider(schema), window=window, damage=damage)
     render = {"text": rep.render_text, "json": rep.render_json, "github": rep.render_github}
     sys.stdout.write(render[fmt](result))
     sys.stdout.flush()
     if junit:
         from ..outputs import write_file
         write_file(junit, rep.render_junit(result), inputs, force=force, option="--junit")
+    report_damage(damage)       # --keep-going: the first damage's exit status
     raise click.exceptions.Exit(result.exit_status)
 
 

@@ -393,6 +393,35 @@ def _utc(ts: int | None) -> str:
         return str(ts)
 
 
+def _rows_table(t: Any) -> list[Any]:
+    """Rows per table (inserted / updated / deleted), busiest first, and a line on the
+    Rows events whose rows could not be counted."""
+    from rich.table import Table
+    from rich.text import Text
+    shown = list(t.rows.items())[:TABLES_SHOWN]
+    more = len(t.rows) - len(shown)
+    unwalked = sum(c["unwalked_events"] for c in t.rows.values())
+    tb = Table(title="Rows by table (an UPDATE row: one before/after pair)" + (
+        f" - the {len(shown)} busiest of {len(t.rows)} (--format json lists all)"
+        if more else ""))
+    for col in ("table", "inserted", "updated", "deleted", "rows events"):
+        tb.add_column(col, justify="left" if col == "table" else "right")
+    if unwalked:
+        tb.add_column("not counted", justify="right")
+    for name, c in shown:
+        cells = [printable(name), f"{c['inserted']:,}", f"{c['updated']:,}",
+                 f"{c['deleted']:,}", f"{t.tables.get(name, 0):,}"]
+        if unwalked:
+            cells.append(f"{c['unwalked_events']:,}")
+        tb.add_row(*cells)
+    out: list[Any] = [tb]
+    if unwalked:
+        out.append(Text(f"{unwalked:,} Rows event(s) not counted: their table's Table_map "
+                        "was not in the input (a log that starts inside a transaction) "
+                        "or their row images do not fit it (\"not counted\" column)"))
+    return out
+
+
 def stats_tables(stats: Any) -> list[Any]:
     """rich renderables for a :class:`~repltool.stats.LogStats` (file-derived cells
     :func:`~repltool.escape.printable`; print them with :func:`make_console`)."""
@@ -461,7 +490,9 @@ def stats_tables(stats: Any) -> list[Any]:
             kinds.add_row(printable(kind), f"{n:,}", f"{n / t.transactions:.1%}"
                           if t.transactions else "-")
         out.append(kinds)
-    if t.tables:
+    if t.rows:
+        out.extend(_rows_table(t))
+    elif t.tables:
         shown = list(t.tables.items())[:TABLES_SHOWN]
         more = len(t.tables) - len(shown)
         tb = Table(title="Rows events by table" + (

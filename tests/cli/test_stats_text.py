@@ -35,10 +35,29 @@ def test_kinds_and_zero_durations(corpus: Path) -> None:
 def test_the_table_list_says_when_it_is_cut(corpus: Path) -> None:
     stats = compute_stats([corpus / n for n in ROTATION])
     tables = {f"db.t{i:02d}": 100 - i for i in range(TABLES_SHOWN + 5)}
-    total = dataclasses.replace(stats.total, tables=tables)
-    text = _text(dataclasses.replace(stats, total=total))
-    assert f"the {TABLES_SHOWN} busiest of {TABLES_SHOWN + 5}" in text
-    assert "db.t19" in text and "db.t20" not in text
+    rows = {t: dict(inserted=n, updated=0, deleted=0, unwalked_events=0)
+            for t, n in tables.items()}
+    for counted in (dict(rows=rows), dict(rows={})):     # rows per table / rows events only
+        total = dataclasses.replace(stats.total, tables=tables, **counted)
+        text = _text(dataclasses.replace(stats, total=total))
+        assert f"the {TABLES_SHOWN} busiest of {TABLES_SHOWN + 5}" in text
+        assert "db.t19" in text and "db.t20" not in text
     whole = _text(stats)
     assert "busiest of" not in whole
     assert all(name in whole for name in stats.total.tables)
+
+
+def test_rows_by_table_in_text(corpus: Path) -> None:
+    """Rows per table, split by kind, with the Rows events beside them; a Rows event
+    whose Table_map is not in the input is said not counted."""
+    stats = compute_stats([corpus / "mariadb/relay/replica-relay/relay-bin.000006"])
+    text = _text(stats)
+    assert "Rows by table" in text
+    for name, c in stats.total.rows.items():
+        cells = [f"{c[k]:,}" for k in ("inserted", "updated", "deleted")]
+        line = next(line for line in text.splitlines() if f" {name} " in line)
+        assert [cell.strip() for cell in line.split("│")[2:5]] == cells, line
+    assert stats.total.rows["?"]["unwalked_events"] == 1
+    assert "1 Rows event(s) not counted" in text
+    whole = _text(compute_stats([corpus / n for n in ROTATION]))
+    assert "not counted" not in whole

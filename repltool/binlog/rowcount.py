@@ -1,0 +1,208 @@
+"""Rows per table and kind: how many row images the Rows events of a log carry.
+
+``stats`` reports rows (not Rows events) per table, split into inserted, updated
+and deleted.  A Rows event says how many bytes its images take, not how many
+rows: each image must be walked to its end, column by column, with the widths
+the Table_map gives (format-spec §4.10).  :class:`RowCounter` does that with the
+row walkers of :mod:`repltool.binlog.rowwalk` (compiled core: ``walk_rows`` over
+an image program; pure Python: a generated walker); a PARTIAL_UPDATE_ROWS event
+is counted by the general decoder (:func:`repltool.binlog.rows.iter_row_changes`),
+whose after images carry JSON diffs.  An UPDATE row is one before/after pair.
+
+A Rows event whose table is unknown (no Table_map of the read named its id) or
+whose images the walk rejects is counted as *unwalked*, never guessed at.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ReplToolError
+from ..positions import Position
+from .coltypes import TableDef, decode_table_map
+from .decode import DecodeContext
+from .engine import compiled_core
+from .events import FormatDescriptionBody, RowsBody, TableMapBody
+from .fastdecode import decoder_for
+from .rows import PARTIAL_UPDATE_ROWS, ROW_KINDS, iter_row_changes
+from .rowwalk import column_layout, image_program, walker
+from .temporal import BadValue
+
+__all__ = ["RowCounter", "KIND_INDEX", "ROW_COUNT_FIELDS"]
+
+#: ROW_KINDS' names -> the index of their count in a table's counts
+KIND_INDEX = {"insert": 0, "update": 1, "delete": 2}
+#: the names of a table's counts, in order: rows by kind, then Rows events not walked
+ROW_COUNT_FIELDS = ("inserted", "updated", "deleted", "unwalked_events")
+_UNWALKED = 3
+
+
+class RowCounter:
+    """Counts the rows of Rows events against the Table_maps seen before them.
+
+    Feed every Format_description (:meth:`format_description`, needed for Rows
+    bodies given as bytes), Table_map (:meth:`table_map`) and Rows event
+    (:meth:`rows`) of a read in log order; :meth:`rows` returns ``(index, n)``:
+    ``n`` rows of the kind :data:`KIND_INDEX` numbers, or ``(3, 1)``: one event
+    that could not be walked.
+    """
+
+    __slots__ = ("_defs", "_core", "_structs")
+
+    def __init__(self, tables: dict[int, Any] | None = None) -> None:
+        """``tables``: the :attr:`tables` of a read this one continues."""
+        self._defs: dict[int, TableDef | None] = dict(tables) if tables else {}
+        self._core = compiled_core()
+        self._structs: Any = None
+
+    @property
+    def tables(self) -> dict[int, TableDef | None]:
+        """The table definitions by table id so far (``None``: an undecodable Table_map)."""
+        return dict(self._defs)
+
+    def format_description(self, body: object) -> None:
+        """The Format_description that governs the Rows bodies given as bytes."""
+        if isinstance(body, FormatDescriptionBody):
+            from .reader import structs_for
+            self._structs = structs_for(body)
+
+    def set_structs(self, structs: Any) -> None:
+        """The :class:`~repltool.binlog.structs.BinlogStructs` of the current FDE."""
+        self._structs = structs
+
+    def table_map(self, body: object) -> None:
+        """A Table_map body (anything else: nothing is learnt)."""
+        if not isinstance(body, TableMapBody):
+            return
+        try:
+            self._defs[body.table_id] = decode_table_map(body)
+        except ReplToolError:
+            self._defs[body.table_id] = None
+
+    def table_map_bytes(self, data: bytes) -> None:
+        """A Table_map body's bytes (after the common header, without the checksum)."""
+        if self._structs is None:
+            return
+        try:
+            body = decoder_for(_TABLE_MAP)(data, DecodeContext(self._structs, _NOWHERE,
+                                                               _TABLE_MAP))
+        except (ReplToolError, ValueError, IndexError):
+            if len(data) >= 6:                  # that id's old Table_map no longer applies
+                self._defs[int.from_bytes(data[:6], "little")] = None
+            return
+        self.table_map(body)
+
+    def rows(self, type_code: int, body: object) -> tuple[int, int]:
+        """The rows of one Rows event: its :class:`RowsBody` or its body's bytes (after
+        the common header, without the checksum)."""
+        kind = ROW_KINDS.get(type_code)
+        if kind is None:
+            return _UNWALKED, 1
+        if isinstance(body, (bytes, bytearray, memoryview)):
+            body = self._decode(type_code, bytes(body))
+        if not isinstance(body, RowsBody):
+            return _UNWALKED, 1
+        td = self._defs.get(body.table_id)
+        if td is None:
+            return _UNWALKED, 1
+        n = self._count(td, body, type_code, kind)
+        return (_UNWALKED, 1) if n is None else (KIND_INDEX[kind], n)
+
+    def core_rows(self, type_code: int, data: bytes) -> tuple[int, int, Any]:
+        """:meth:`rows` of a Rows body's bytes for the compiled core's ``row_hook``:
+        ``(index, n, programs)``; ``programs`` (or ``None``): ``(length of the bytes
+        from offset 8 to the rows, first, second image program)`` with which the core
+        may walk further Rows events of the same table id, type and those bytes
+        itself (plain images only: no column decoded by a Python call)."""
+        k, n = self.rows(type_code, data)
+        if k == _UNWALKED or self._core is None or type_code == PARTIAL_UPDATE_ROWS \
+                or type_code not in _PLAIN_ROWS:
+            return k, n, None
+        body = self._decode(type_code, data)
+        td = self._defs.get(body.table_id) if body is not None else None
+        if body is None or td is None:
+            return k, n, None
+        width = body.width
+        bitmaps = (body.columns_before,) if body.columns_after is None else \
+            (body.columns_before, body.columns_after)
+        progs = [image_program(self._core, td, b, width, ()) for b in bitmaps]
+        if any(p is None or not _plain(td, b, width) for p, b in zip(progs, bitmaps)):
+            return k, n, None
+        return k, n, (len(data) - len(body.rows) - 8, progs[0],
+                      progs[1] if len(progs) > 1 else None)
+
+    def _decode(self, type_code: int, data: bytes) -> RowsBody | None:
+        dec = decoder_for(type_code)
+        if self._structs is None or dec is None:
+            return None
+        try:
+            body = dec(data, DecodeContext(self._structs, _NOWHERE, type_code))
+        except (ReplToolError, ValueError, IndexError):
+            return None
+        return body if isinstance(body, RowsBody) else None
+
+    def _count(self, td: TableDef, body: RowsBody, type_code: int, kind: str) -> int | None:
+        width = body.width
+        if width > len(td.columns) or body.table_id != td.table_id:
+            return None
+        update = kind == "update"
+        if update and body.columns_after is None:
+            return None
+        try:
+            if type_code == PARTIAL_UPDATE_ROWS:
+                return sum(1 for _ in iter_row_changes(td, body, type_code))
+            data = body.rows
+            core = self._core
+            if core is not None:
+                first = image_program(core, td, body.columns_before, width, ())
+                second = image_program(core, td, body.columns_after, width, ()) \
+                    if update else None
+                if first is None or (update and second is None):
+                    return _no_columns(td, body, type_code)
+                return len(core.walk_rows(data, 0, first, second)) // (2 if update else 1)
+            w1 = walker(td, body.columns_before, width, ())
+            w2 = walker(td, body.columns_after, width, ()) if update else None
+            if w1 is None or (update and w2 is None):
+                return _no_columns(td, body, type_code)
+            return _walk(data, w1, w2)
+        except (ReplToolError, IndexError, BadValue, ValueError, OverflowError):
+            return None
+
+
+_NOWHERE = Position("", 0, None)
+#: Rows types whose images follow the header as stored (not MariaDB's compressed ones)
+_PLAIN_ROWS = frozenset({23, 24, 25, 30, 31, 32})
+
+
+def _plain(td: TableDef, bitmap: bytes, width: int) -> bool:
+    """No column present in the layout is stepped over by a Python call."""
+    key = ("plain", bitmap, width)
+    hit = td.plans.get(key)
+    if hit is None:
+        td.trim_cache()
+        mask = int.from_bytes(bitmap, "little") & ((1 << width) - 1)
+        hit = td.plans[key] = all(
+            column_layout(td.columns[i], td.decoders[i])[0] != "call"
+            for i in range(width) if mask >> i & 1)
+    return bool(hit)
+_TABLE_MAP = 19
+
+
+def _walk(data: bytes, w1: Any, w2: Any) -> int:
+    p, end, n = 0, len(data), 0
+    if w2 is None:
+        while p < end:
+            p = w1(data, p)[0]
+            n += 1
+    else:
+        while p < end:
+            p = w2(data, w1(data, p)[0])[0]
+            n += 1
+    if p > end:
+        raise IndexError("row image past the end")
+    return n
+
+
+def _no_columns(td: TableDef, body: RowsBody, type_code: int) -> int:
+    """An image without a present column: the general decoder decides (0 rows or an error)."""
+    return sum(1 for _ in iter_row_changes(td, body, type_code))
