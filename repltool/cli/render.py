@@ -187,14 +187,15 @@ def _second_in(ts: int, zone: tzinfo) -> tuple[str, str]:
     return t.strftime("%Y-%m-%d %H:%M:%S"), t.tzname() or "UTC"
 
 
-def event_header(ev: Event) -> str:
+def event_header(ev: Event, description: str | None = None) -> str:
     """The ``# at N`` line and the ``#YYMMDD hh:mm:ss server id ...`` description line
-    of an event (terminal-safe), as :func:`event_text` begins."""
+    of an event (terminal-safe), as :func:`event_text` begins (``description``: the
+    event's :func:`describe` text, when the caller has it)."""
     at = f"# at {ev.pos.offset}\n" if ev.pos.payload_offset is None else \
         f"# at {ev.pos.offset} payload_pos {ev.pos.payload_offset}\n"
     crc = f" CRC32 0x{ev.crc:08x}" if ev.crc is not None else ""
     head = f"#{_when(ev.timestamp)} server id {ev.server_id}  end_log_pos {ev.log_pos}{crc} \t"
-    return at + head + describe(ev)[0] + "\n"
+    return at + head + (describe(ev)[0] if description is None else description) + "\n"
 
 
 def event_text(ev: Event) -> str:

@@ -206,9 +206,9 @@ class ReplayPrinter:
             self._buffered = 0
             self.out.write(text.encode("utf-8", "surrogateescape"))
 
-    def _comment(self, ev: Event) -> None:
+    def _comment(self, ev: Event, description: str | None = None) -> None:
         if not self.short_form:
-            text = event_header(ev)
+            text = event_header(ev, description)
             if self.mariadb and ev.type_code in (23, 24, 25):
                 text = text.replace("_rows_v1: table id", "_rows: table id", 1)
             self._w(text)
@@ -338,10 +338,11 @@ class ReplayPrinter:
     # -- GTIDs --
 
     def _mysql_gtid(self, ev: Event, b: GtidBody) -> None:
-        self._comment(ev)
+        from .render import describe
+        description, comments = describe(ev)
+        self._comment(ev, description)
         if not self.short_form:         # "# original_commit_timestamp=... (date)" comments
-            from .render import describe
-            self._w("".join(line + "\n" for line in describe(ev)[1] if line.startswith("# ")))
+            self._w("".join(line + "\n" for line in comments if line.startswith("# ")))
         if self.skip_gtids:
             return
         lines = []

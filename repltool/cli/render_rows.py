@@ -13,6 +13,7 @@ repltool does that too when SIGNEDNESS is absent).  DATE prints as
 from __future__ import annotations
 
 import math
+import re
 import struct
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -269,6 +270,8 @@ def value_text_maker(col: ColumnDef, dec: Callable[[bytes, int], tuple[Any, int]
         return _timestamp2_text(col.fsp or 0)
     if t in (T.DATE, T.NEWDATE):
         return _date_text
+    if t in (T.ENUM, T.SET, T.BIT):
+        return _bits_text(col)
     if t == T.DOUBLE:
         unpack_d = struct.Struct("<d").unpack_from
 
@@ -284,6 +287,30 @@ def _via_value(col: ColumnDef, dec: Callable[[bytes, int], tuple[Any, int]]
         v, q = dec(d, p)
         return value_text(col, v, d[p:q]), q
     return via_value
+
+
+def _bits_text(col: ColumnDef) -> Callable[[bytes, int], tuple[str, int]]:
+    """ENUM (its index), SET and BIT (``b'0101'``) from their stored bytes."""
+    t = col.real_type
+    if t == T.BIT:
+        size = (col.metadata >> 8) + (1 if col.metadata & 0xFF else 0)
+    else:
+        size = col.pack_length or 0
+    order = "big" if t == T.BIT else "little"
+    nbits = col.bits if t == T.BIT else size * 8
+
+    def enum_text(d: bytes, p: int) -> tuple[str, int]:
+        q = p + size
+        if q > len(d):
+            raise IndexError
+        return str(int.from_bytes(d[p:q], "little")), q
+
+    def bits_text(d: bytes, p: int) -> tuple[str, int]:
+        q = p + size
+        if q > len(d):
+            raise IndexError
+        return f"b'{int.from_bytes(d[p:q], order):0{nbits}b}'", q
+    return enum_text if t == T.ENUM else bits_text
 
 
 def _quoted(lenbytes: int) -> Callable[[bytes, int], tuple[str, int]]:
@@ -418,11 +445,20 @@ def quote_bytes(raw: bytes) -> str:
     characters a terminal acts on (DEL, C1 controls, bidi controls).
     """
     text = raw.decode("utf-8", "backslashreplace")
-    return "'" + (text if text.isprintable() else text.translate(_QUOTED)) + "'"
+    if text.isprintable():
+        return "'" + text + "'"
+    return "'" + _QUOTED_RE.sub(_quoted_char, text) + "'"
 
 
 _QUOTED = {cp: "".join(f"\\x{b:02x}" for b in chr(cp).encode())
            for cp in (*range(0x20), *range(0x7F, 0xA0), *BIDI_CONTROLS, 0x2028, 0x2029)}
+#: the characters of _QUOTED (a search finds the few in a long text faster than a
+#: translate table walks every character)
+_QUOTED_RE = re.compile("[" + "".join(sorted(re.escape(chr(cp)) for cp in _QUOTED)) + "]")
+
+
+def _quoted_char(m: re.Match[str]) -> str:
+    return _QUOTED[ord(m.group())]
 
 
 def _stored_bytes(col: ColumnDef, raw: bytes) -> bytes:

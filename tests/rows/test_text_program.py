@@ -39,7 +39,7 @@ NUMERIC = {T.TINY, T.SHORT, T.INT24, T.LONG, T.LONGLONG, T.FLOAT, T.DOUBLE, T.NE
 #: types whose text is written from the bytes, without the decoder's value
 DIRECT = {T.TINY, T.SHORT, T.LONG, T.LONGLONG, T.VARCHAR, T.VAR_STRING, T.STRING,
           T.VARCHAR_COMPRESSED, T.BLOB, T.BLOB_COMPRESSED, T.NEWDECIMAL, T.DATETIME2,
-          T.TIMESTAMP2, T.DATE, T.NEWDATE, T.DOUBLE}
+          T.TIMESTAMP2, T.DATE, T.NEWDATE, T.DOUBLE, T.ENUM, T.SET, T.BIT}
 
 
 def _table(col: tuple[int, bytes], unsigned: bool | None) -> TableDef:
