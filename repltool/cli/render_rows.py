@@ -26,7 +26,8 @@ from ..binlog.columns import BLOB_TYPES
 from ..binlog.events import Event, RowsBody, TableMapBody
 from ..binlog.jsonb import JsonDiffList, JsonOpaque, json_to_text
 from ..binlog.rows import (
-    ROW_KINDS, BadValue, Geometry, RowChange, RowImage, format_time, iter_row_changes,
+    INT_FORMATS, PARTIAL_UPDATE_ROWS, ROW_KINDS, BadValue, Geometry, RowChange, RowImage,
+    format_time, frac_layout, iter_row_changes,
 )
 from ..binlog.temporal import decimal_plan, decimal_size
 from ..escape import BIDI_CONTROLS, printable, sql_identifier
@@ -173,7 +174,6 @@ class RowsRenderer:
 
 # ---- text programs: row images straight to ``###`` lines ----
 
-PARTIAL_UPDATE_ROWS = 39
 #: One column of a text program: (line prefix ``###   name=``, the value's text maker,
 #: what follows a value, the whole line when the value is NULL).
 _Step = tuple[str, "Callable[[bytes, int], tuple[str, int]]", str, str]
@@ -245,9 +245,9 @@ def value_text_maker(col: ColumnDef, dec: Callable[[bytes, int], tuple[Any, int]
     t = col.real_type
     if getattr(dec, "unsupported", False):
         return _via_value(col, dec)
-    if t in _INT_FORMATS:
-        unpack = struct.Struct(_INT_FORMATS[t][1 if col.unsigned else 0]).unpack_from
-        size = struct.calcsize(_INT_FORMATS[t][0])
+    if t in INT_FORMATS:
+        unpack = struct.Struct(INT_FORMATS[t][1 if col.unsigned else 0]).unpack_from
+        size = struct.calcsize(INT_FORMATS[t][0])
         if col.unsigned is not None:
             def int_text(d: bytes, p: int) -> tuple[str, int]:
                 return str(unpack(d, p)[0]), p + size
@@ -377,15 +377,8 @@ def _decimal_text(precision: int, scale: int) -> Callable[[bytes, int], tuple[st
     return text
 
 
-def _frac_bytes(fsp: int) -> tuple[int, int]:
-    """(bytes, multiplier to microseconds) of a temporal fraction for ``fsp``."""
-    if fsp <= 0:
-        return 0, 0
-    return (1, 10000) if fsp <= 2 else (2, 100) if fsp <= 4 else (3, 1)
-
-
 def _datetime2_text(fsp: int) -> Callable[[bytes, int], tuple[str, int]]:
-    fb, mul = _frac_bytes(fsp)
+    fb, mul = frac_layout(fsp)
     n = 5 + fb
 
     def text(d: bytes, p: int) -> tuple[str, int]:
@@ -407,7 +400,7 @@ def _datetime2_text(fsp: int) -> Callable[[bytes, int], tuple[str, int]]:
 
 
 def _timestamp2_text(fsp: int) -> Callable[[bytes, int], tuple[str, int]]:
-    fb, mul = _frac_bytes(fsp)
+    fb, mul = frac_layout(fsp)
     n = 4 + fb
 
     def text(d: bytes, p: int) -> tuple[str, int]:
@@ -430,10 +423,6 @@ def _date_text(d: bytes, p: int) -> tuple[str, int]:
         raise IndexError
     v = int.from_bytes(d[p:q], "little")
     return f"'{v >> 9:04d}-{(v >> 5) & 15:02d}-{v & 31:02d}'", q
-
-
-_INT_FORMATS: dict[int, tuple[str, str]] = {
-    T.TINY: ("<b", "<B"), T.SHORT: ("<h", "<H"), T.LONG: ("<i", "<I"), T.LONGLONG: ("<q", "<Q")}
 
 
 # ---- values as mysqlbinlog text ----
