@@ -66,7 +66,8 @@ from .temporal import (
 )
 
 __all__ = ["RowChange", "RowImage", "Geometry", "BadValue", "iter_row_changes", "format_time",
-           "decode_decimal", "decimal_size", "ROW_KINDS"]
+           "decode_decimal", "decimal_size", "ROW_KINDS", "INT_FORMATS", "PARTIAL_UPDATE_ROWS",
+           "frac_layout"]
 
 Decoder = Callable[[bytes, int], "tuple[Any, int]"]
 
@@ -275,7 +276,7 @@ def _decimal(precision: int, scale: int) -> Decoder:
 
 # ---- temporal (mysys/my_time.cc; the packed formats are in temporal.py) ----
 
-def _frac_reader(fsp: int) -> tuple[int, int]:
+def frac_layout(fsp: int) -> tuple[int, int]:
     """(bytes, multiplier to microseconds) of a temporal fraction for ``fsp``."""
     if fsp <= 0:
         return 0, 0
@@ -287,7 +288,7 @@ def _frac_reader(fsp: int) -> tuple[int, int]:
 
 
 def _datetime2(fsp: int) -> Decoder:
-    fb, mul = _frac_reader(fsp)
+    fb, mul = frac_layout(fsp)
     n = 5 + fb
 
     def dec(d: bytes, p: int) -> tuple[Any, int]:
@@ -308,7 +309,7 @@ def _datetime2(fsp: int) -> Decoder:
 
 
 def _timestamp2(fsp: int) -> Decoder:
-    fb, mul = _frac_reader(fsp)
+    fb, mul = frac_layout(fsp)
     n = 4 + fb
 
     def dec(d: bytes, p: int) -> tuple[Any, int]:
@@ -336,7 +337,7 @@ def _timestamp(d: bytes, p: int) -> tuple[Any, int]:
 
 
 def _time2(fsp: int) -> Decoder:
-    fb, mul = _frac_reader(fsp)
+    fb, mul = frac_layout(fsp)
     n = 3 + fb if fb < 3 else 6
 
     def dec(d: bytes, p: int) -> tuple[Any, int]:
@@ -428,7 +429,7 @@ def _bit(col: ColumnDef) -> Decoder:
     return _bytes_of(n, lambda b: int.from_bytes(b, "big"))
 
 
-_INT_FORMATS: dict[int, tuple[str, str]] = {T.TINY: ("<b", "<B"), T.SHORT: ("<h", "<H"), T.LONG: ("<i", "<I"),
+INT_FORMATS: dict[int, tuple[str, str]] = {T.TINY: ("<b", "<B"), T.SHORT: ("<h", "<H"), T.LONG: ("<i", "<I"),
                 T.LONGLONG: ("<q", "<Q")}
 
 
@@ -437,8 +438,8 @@ def column_decoder(col: ColumnDef, *, missing_metadata: bool = False) -> Decoder
     t = col.real_type
     if missing_metadata:
         return _unsupported(f"column type {t} needs metadata the Table_map lacks")
-    if t in _INT_FORMATS:
-        return _fixed(_INT_FORMATS[t][1 if col.unsigned else 0])
+    if t in INT_FORMATS:
+        return _fixed(INT_FORMATS[t][1 if col.unsigned else 0])
     if t == T.INT24:
         return _int24(not col.unsigned)
     if t == T.FLOAT:

@@ -237,7 +237,7 @@ def _dump(files: tuple[str, ...], out: BinaryIO, o: dict[str, Any]) -> None:
     if rewrite:
         from ..binlog.rewrite_db import rewrite_databases
         read = rewrite_databases(read, rewrite)
-    selected = flt.apply(read)
+    selected = flt.apply(read) if flt.active else read   # no option selects: all pass
     if window.needs_events:
         selected = without_empty_xa(selected)
     events = damage.count(selected)

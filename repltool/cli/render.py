@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone, tzinfo
+from functools import lru_cache
 from typing import Any
 
 from ..binlog.events import (
@@ -164,25 +165,37 @@ def set_timezone(zone: tzinfo) -> None:
 
 
 def _when(ts: int) -> str:
-    t = datetime.fromtimestamp(ts, _zone)
+    return _when_in(ts, _zone)
+
+
+@lru_cache(maxsize=1024)         # a log's events share their seconds: one text per second
+def _when_in(ts: int, zone: tzinfo) -> str:
+    t = datetime.fromtimestamp(ts, zone)
     return t.strftime("%y%m%d") + f" {t.hour:2d}:{t.minute:02d}:{t.second:02d}"
 
 
 def _usec(ts: int | None) -> str:
     if ts is None:
         return "n/a"
-    t = datetime.fromtimestamp(ts // 1_000_000, _zone)
-    return t.strftime("%Y-%m-%d %H:%M:%S") + f".{ts % 1_000_000:06d} {t.tzname() or 'UTC'}"
+    secs, zone_name = _second_in(ts // 1_000_000, _zone)
+    return f"{secs}.{ts % 1_000_000:06d} {zone_name}"
 
 
-def event_header(ev: Event) -> str:
+@lru_cache(maxsize=1024)
+def _second_in(ts: int, zone: tzinfo) -> tuple[str, str]:
+    t = datetime.fromtimestamp(ts, zone)
+    return t.strftime("%Y-%m-%d %H:%M:%S"), t.tzname() or "UTC"
+
+
+def event_header(ev: Event, description: str | None = None) -> str:
     """The ``# at N`` line and the ``#YYMMDD hh:mm:ss server id ...`` description line
-    of an event (terminal-safe), as :func:`event_text` begins."""
+    of an event (terminal-safe), as :func:`event_text` begins (``description``: the
+    event's :func:`describe` text, when the caller has it)."""
     at = f"# at {ev.pos.offset}\n" if ev.pos.payload_offset is None else \
         f"# at {ev.pos.offset} payload_pos {ev.pos.payload_offset}\n"
     crc = f" CRC32 0x{ev.crc:08x}" if ev.crc is not None else ""
     head = f"#{_when(ev.timestamp)} server id {ev.server_id}  end_log_pos {ev.log_pos}{crc} \t"
-    return at + head + describe(ev)[0] + "\n"
+    return at + head + (describe(ev)[0] if description is None else description) + "\n"
 
 
 def event_text(ev: Event) -> str:
@@ -250,6 +263,13 @@ def describe(ev: Event) -> tuple[str, list[str]]:
     statement whose names or text hold control characters is commented out.
     """
     b = ev.body
+    if isinstance(b, RowsBody):             # the most frequent bodies first
+        flags = " flags: STMT_END_F" if b.flags & 1 else ""
+        name = ROWS_EVENT_NAMES.get(ev.type_code) or ev.type_name
+        return f"{name}: table id {b.table_id}{flags}", []
+    if isinstance(b, TableMapBody):
+        return (f"Table_map: {printable(sql_identifier(b.db))}."
+                f"{printable(sql_identifier(b.table))} mapped to number {b.table_id}", [])
     if isinstance(b, FormatDescriptionBody):
         at = " at startup" if b.create_timestamp else ""
         return (f"Start: binlog v {b.binlog_version}, server v {printable(b.server_version)} "
@@ -282,13 +302,6 @@ def describe(ev: Event) -> tuple[str, list[str]]:
         return f"Gtid list [{items}]", []
     if isinstance(b, BinlogCheckpointBody):
         return f"Binlog checkpoint {printable(b.file)}", []
-    if isinstance(b, TableMapBody):
-        return (f"Table_map: {printable(sql_identifier(b.db))}."
-                f"{printable(sql_identifier(b.table))} mapped to number {b.table_id}", [])
-    if isinstance(b, RowsBody):
-        flags = " flags: STMT_END_F" if b.flags & 1 else ""
-        name = ROWS_EVENT_NAMES.get(ev.type_code) or ev.type_name
-        return f"{name}: table id {b.table_id}{flags}", []
     if isinstance(b, RowsQueryBody):
         return ("Annotate_rows:" if ev.type_code == 160 else "Rows_query",
                 [f"#Q> {printable(line)}" for line in _lines(b.text)])

@@ -32,9 +32,11 @@ control characters is commented out (not replayable as printed).
 from __future__ import annotations
 
 import base64
+import functools
 import struct
+import types
 import zlib
-from typing import Any, BinaryIO, Iterable
+from typing import Any, BinaryIO, Iterable, Mapping
 
 from ..binlog.constants import (
     CHECKSUM_LEN, HEADER_LEN, MARIA_FL_ALLOW_PARALLEL, MARIA_FL_COMPLETED_XA,
@@ -181,18 +183,32 @@ class ReplayPrinter:
         self.pending: list[str] = []        # base64 of Table_map/Rows events of a statement
         self.pending_rows: list[str] = []   # ### lines and row counts of the same statement
         self.printed_fde = False
+        self._buf: list[str] = []           # text not yet written to out (see _w)
+        self._buffered = 0
 
     # ---- output ----
 
     def _w(self, text: str) -> None:
-        self.out.write(text.encode("utf-8", "surrogateescape"))
+        """Write ``text`` (gathered, and written to ``out`` ~64 KiB at a time)."""
+        self._buf.append(text)
+        self._buffered += len(text)
+        if self._buffered >= 1 << 16:
+            self.flush()
 
     def _wb(self, data: bytes) -> None:
-        self.out.write(data)
+        self._w(data.decode("utf-8", "surrogateescape"))   # the same bytes when encoded
 
-    def _comment(self, ev: Event) -> None:
+    def flush(self) -> None:
+        """Write what is gathered to ``out`` (:meth:`finish` does it too)."""
+        if self._buf:
+            text = "".join(self._buf)
+            self._buf.clear()
+            self._buffered = 0
+            self.out.write(text.encode("utf-8", "surrogateescape"))
+
+    def _comment(self, ev: Event, description: str | None = None) -> None:
         if not self.short_form:
-            text = event_header(ev)
+            text = event_header(ev, description)
             if self.mariadb and ev.type_code in (23, 24, 25):
                 text = text.replace("_rows_v1: table id", "_rows: table id", 1)
             self._w(text)
@@ -211,7 +227,14 @@ class ReplayPrinter:
                 f"DELIMITER {DELIM}\n")
 
     def finish(self) -> None:
-        """The epilogue (call once, after the last event, also after an error)."""
+        """The epilogue (call once, after the last event, also after an error), then
+        everything is written to ``out``."""
+        try:
+            self._epilogue()
+        finally:
+            self.flush()
+
+    def _epilogue(self) -> None:
         if not self.started:
             return
         self._flush_rows(complete=False)
@@ -315,10 +338,11 @@ class ReplayPrinter:
     # -- GTIDs --
 
     def _mysql_gtid(self, ev: Event, b: GtidBody) -> None:
-        self._comment(ev)
+        from .render import describe
+        description, comments = describe(ev)
+        self._comment(ev, description)
         if not self.short_form:         # "# original_commit_timestamp=... (date)" comments
-            from .render import describe
-            self._w("".join(line + "\n" for line in describe(ev)[1] if line.startswith("# ")))
+            self._w("".join(line + "\n" for line in comments if line.startswith("# ")))
         if self.skip_gtids:
             return
         lines = []
@@ -394,7 +418,7 @@ class ReplayPrinter:
                 s.db = b.db
                 if b.db:
                     out.append(f"use {sql_identifier(b.db)}{DELIM}")
-        sv = parse_status_vars(b.status_vars)
+        sv = _status_vars(b.status_vars)
         ts = f"SET TIMESTAMP={ev.timestamp}"
         usec = sv.get("hrnow", sv.get("microseconds"))
         if usec:
@@ -538,10 +562,13 @@ class ReplayPrinter:
                              event_type=ev.type_name)
         if self.base64_output == "auto" and not self.short_form:
             self.pending.append(base64_lines(self._raw_for_binlog(ev)))
+        n: int | None = None
         if self.rows is not None:
-            self.pending_rows.extend(self.rows.text_lines(ev))
-        if self.row_count and not self.short_form:
+            lines, n = self.rows.text_block(ev)
+            self.pending_rows.extend(lines)
+        elif self.row_count and not self.short_form:
             n = self._count(ev)
+        if self.row_count and not self.short_form:
             if n is not None:
                 self.pending_rows.append(f"# Number of rows: {n}")
         if b.flags & 1:                     # STMT_END_F
@@ -600,6 +627,12 @@ def print_flashback(printer: ReplayPrinter, fde: Event | None, trxs: list[Any]) 
             printer._w(f"COMMIT{DELIM}\n")
     finally:
         printer.finish()
+
+
+@functools.lru_cache(maxsize=256)      # the transactions of a session repeat theirs
+def _status_vars(raw: bytes) -> Mapping[str, Any]:
+    """:func:`parse_status_vars`, read only (shared by the queries with the same bytes)."""
+    return types.MappingProxyType(parse_status_vars(raw))
 
 
 def _xid(gtrid: bytes, bqual: bytes, format_id: int) -> str:

@@ -13,16 +13,23 @@ repltool does that too when SIGNEDNESS is absent).  DATE prints as
 from __future__ import annotations
 
 import math
+import re
+import struct
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ..binlog.coltypes import (
     ColumnDef, ColumnType as T, TableDef, decode_table_map, table_def_cache, type_label,
 )
+from ..binlog.columns import BLOB_TYPES
 from ..binlog.events import Event, RowsBody, TableMapBody
 from ..binlog.jsonb import JsonDiffList, JsonOpaque, json_to_text
-from ..binlog.rows import Geometry, RowChange, RowImage, format_time, iter_row_changes
+from ..binlog.rows import (
+    INT_FORMATS, PARTIAL_UPDATE_ROWS, ROW_KINDS, BadValue, Geometry, RowChange, RowImage,
+    format_time, frac_layout, iter_row_changes,
+)
+from ..binlog.temporal import decimal_plan, decimal_size
 from ..escape import BIDI_CONTROLS, printable, sql_identifier
 
 _INT_BITS: dict[int, int] = {T.TINY: 8, T.SHORT: 16, T.INT24: 24, T.LONG: 32, T.LONGLONG: 64}
@@ -53,6 +60,61 @@ class RowsRenderer:
         return table, iter_row_changes(table, body, ev.type_code, pos=ev.pos)
 
     # ---- text ----
+
+    def text_block(self, ev: Event) -> tuple[list[str], int | None]:
+        """The ``###`` text of a Rows event and its number of rows (None when the
+        event's Table_map was not seen): :meth:`text_lines`' lines, joined into a
+        few strings, written straight from the row images by per-layout text
+        programs (:func:`text_program`).  An image the programs refuse goes to
+        :meth:`text_lines`, which raises the decoder's error for it."""
+        body = ev.body
+        if not isinstance(body, RowsBody):
+            return [], None
+        table = self.tables.get(body.table_id)
+        tc = ev.type_code
+        kind = ROW_KINDS.get(tc)
+        if (table is None or kind is None or tc == PARTIAL_UPDATE_ROWS
+                or body.width > len(table.columns) or body.table_id != table.table_id):
+            lines = list(self.text_lines(ev))
+            return lines, None if table is None else _count_changes(lines)
+        data = body.rows
+        end = len(data)
+        width = body.width
+        first = text_program(table, body.columns_before, width, self.verbosity, self.numbered)
+        second = None
+        if kind == "update":
+            if body.columns_after is None:      # the decoder raises its error
+                lines = list(self.text_lines(ev))
+                return lines, _count_changes(lines)
+            second = text_program(table, body.columns_after, width, self.verbosity,
+                                  self.numbered)
+        if first is None and (kind != "update" or second is None) or not end:
+            lines = list(self.text_lines(ev))     # no present column: rows cannot end
+            return lines, _count_changes(lines)
+        name = printable(f"{sql_identifier(table.db)}.{sql_identifier(table.table)}")
+        out: list[str] = []
+        p = 0
+        n = 0
+        try:
+            if kind == "update":
+                head, mid = f"### UPDATE {name}\n### WHERE", "### SET"
+                while p < end:
+                    out.append(head)
+                    p = _image_text(first, data, p, out)
+                    out.append(mid)
+                    p = _image_text(second, data, p, out)
+                    n += 1
+            else:
+                head = (f"### INSERT INTO {name}\n### SET" if kind == "insert"
+                        else f"### DELETE FROM {name}\n### WHERE")
+                while p < end:
+                    out.append(head)
+                    p = _image_text(first, data, p, out)
+                    n += 1
+        except (IndexError, struct.error, BadValue, ValueError, OverflowError):
+            lines = list(self.text_lines(ev))   # raises the decoder's MalformedEvent
+            return lines, _count_changes(lines)
+        return ["\n".join(out)], n
 
     def text_lines(self, ev: Event) -> Iterator[str]:
         """``###`` lines for a Rows event (none for other events), produced as the rows
@@ -110,6 +172,259 @@ class RowsRenderer:
                  "after": image_json(ch.after)} for ch in changes]
 
 
+# ---- text programs: row images straight to ``###`` lines ----
+
+#: One column of a text program: (line prefix ``###   name=``, the value's text maker,
+#: what follows a value, the whole line when the value is NULL).
+_Step = tuple[str, "Callable[[bytes, int], tuple[str, int]]", str, str]
+
+
+def _count_changes(lines: list[str]) -> int:
+    return sum(1 for line in lines if line.startswith(("### INSERT", "### UPDATE", "### DELETE")))
+
+
+def text_program(table: TableDef, bitmap: bytes, width: int, verbosity: int,
+                 numbered: bool) -> tuple[_Step, ...] | None:
+    """The text program of one image layout: a step per present column (see
+    :data:`_Step`), cached on ``table``; None when no column is present."""
+    key = ("text", bitmap, width, verbosity, numbered)
+    hit = table.plans.get(key, _MISS)
+    if hit is _MISS:
+        table.trim_cache()
+        mask = int.from_bytes(bitmap, "little") & ((1 << width) - 1)
+        steps = []
+        for i in range(width):
+            if not mask >> i & 1:
+                continue
+            col = table.columns[i]
+            pre = f"###   {f'@{i + 1}' if numbered else printable(col.label)}="
+            post = null_post = ""
+            if verbosity >= 2:
+                note = f" /* {type_label(col)} meta={col.metadata} nullable={int(col.nullable)}"
+                post, null_post = note + " is_null=0 */", note + " is_null=1 */"
+            steps.append((pre, value_text_maker(col, table.decoders[i]), post,
+                          pre + "NULL" + null_post))
+        hit = table.plans[key] = tuple(steps) if steps else None
+    return hit  # type: ignore[no-any-return]
+
+
+_MISS = object()
+
+
+def _image_text(program: tuple[_Step, ...] | None, data: bytes, p: int, out: list[str]) -> int:
+    """Append the lines of the image at ``p`` to ``out``; returns where it ends."""
+    if program is None:                # no column present: only the NULL bitmap (0 bytes)
+        return p
+    q = p + ((len(program) + 7) >> 3)
+    if q > len(data):
+        raise IndexError
+    nulls = int.from_bytes(data[p:q], "little")
+    p = q
+    append = out.append
+    if nulls:
+        for pre, make, post, null_line in program:
+            if nulls & 1:
+                append(null_line)
+            else:
+                text, p = make(data, p)
+                append(pre + text + post)
+            nulls >>= 1
+    else:
+        for pre, make, post, _ in program:
+            text, p = make(data, p)
+            append(pre + text + post)
+    return p
+
+
+def value_text_maker(col: ColumnDef, dec: Callable[[bytes, int], tuple[Any, int]]
+                     ) -> Callable[[bytes, int], tuple[str, int]]:
+    """``(data, pos) -> (text, next pos)``: :func:`value_text` of the value that
+    ``dec`` (the column's decoder, :func:`repltool.binlog.rows.column_decoder`) reads
+    at ``pos``, written from the bytes without the value object for the common
+    types; the same errors as ``dec`` for bytes ``dec`` refuses."""
+    t = col.real_type
+    if getattr(dec, "unsupported", False):
+        return _via_value(col, dec)
+    if t in INT_FORMATS:
+        unpack = struct.Struct(INT_FORMATS[t][1 if col.unsigned else 0]).unpack_from
+        size = struct.calcsize(INT_FORMATS[t][0])
+        if col.unsigned is not None:
+            def int_text(d: bytes, p: int) -> tuple[str, int]:
+                return str(unpack(d, p)[0]), p + size
+            return int_text
+        wrap = 1 << (8 * size)
+
+        def signed_text(d: bytes, p: int) -> tuple[str, int]:
+            v = unpack(d, p)[0]
+            return (f"{v} ({v + wrap})" if v < 0 else str(v)), p + size
+        return signed_text
+    if t in (T.VARCHAR, T.VAR_STRING, T.STRING, T.VARCHAR_COMPRESSED):
+        return _quoted(1 if (col.max_length or 0) < 256 else 2)
+    if t in BLOB_TYPES:
+        return _quoted(col.pack_length or 0)
+    if t == T.NEWDECIMAL:
+        return _decimal_text(col.precision or 0, col.scale or 0)
+    if t == T.DATETIME2:
+        return _datetime2_text(col.fsp or 0)
+    if t == T.TIMESTAMP2:
+        return _timestamp2_text(col.fsp or 0)
+    if t in (T.DATE, T.NEWDATE):
+        return _date_text
+    if t in (T.ENUM, T.SET, T.BIT):
+        return _bits_text(col)
+    if t == T.DOUBLE:
+        unpack_d = struct.Struct("<d").unpack_from
+
+        def double_text(d: bytes, p: int) -> tuple[str, int]:
+            return "%-.20g" % unpack_d(d, p)[0], p + 8
+        return double_text
+    return _via_value(col, dec)
+
+
+def _via_value(col: ColumnDef, dec: Callable[[bytes, int], tuple[Any, int]]
+               ) -> Callable[[bytes, int], tuple[str, int]]:
+    def via_value(d: bytes, p: int) -> tuple[str, int]:
+        v, q = dec(d, p)
+        return value_text(col, v, d[p:q]), q
+    return via_value
+
+
+def _bits_text(col: ColumnDef) -> Callable[[bytes, int], tuple[str, int]]:
+    """ENUM (its index), SET and BIT (``b'0101'``) from their stored bytes."""
+    t = col.real_type
+    if t == T.BIT:
+        size = (col.metadata >> 8) + (1 if col.metadata & 0xFF else 0)
+    else:
+        size = col.pack_length or 0
+    order = "big" if t == T.BIT else "little"
+    nbits = col.bits if t == T.BIT else size * 8
+
+    def enum_text(d: bytes, p: int) -> tuple[str, int]:
+        q = p + size
+        if q > len(d):
+            raise IndexError
+        return str(int.from_bytes(d[p:q], "little")), q
+
+    def bits_text(d: bytes, p: int) -> tuple[str, int]:
+        q = p + size
+        if q > len(d):
+            raise IndexError
+        return f"b'{int.from_bytes(d[p:q], order):0{nbits}b}'", q
+    return enum_text if t == T.ENUM else bits_text
+
+
+def _quoted(lenbytes: int) -> Callable[[bytes, int], tuple[str, int]]:
+    """A length-prefixed string's stored bytes, quoted (:func:`quote_bytes`)."""
+    if lenbytes == 1:
+        def text1(d: bytes, p: int) -> tuple[str, int]:
+            q = p + 1 + d[p]
+            if q > len(d):
+                raise IndexError
+            raw = d[p + 1:q]
+            if raw.isascii():
+                text = raw.decode("ascii")
+                if text.isprintable():
+                    return "'" + text + "'", q
+            return quote_bytes(raw), q
+        return text1
+
+    def textn(d: bytes, p: int) -> tuple[str, int]:
+        s = p + lenbytes
+        if s > len(d):
+            raise IndexError
+        q = s + int.from_bytes(d[p:s], "little")
+        if q > len(d):
+            raise IndexError
+        return quote_bytes(d[s:q]), q
+    return textn
+
+
+def _decimal_text(precision: int, scale: int) -> Callable[[bytes, int], tuple[str, int]]:
+    """bin2decimal's digits as ``format(Decimal, 'f')`` writes them."""
+    size = decimal_size(precision, scale)
+    groups, n_int = decimal_plan(precision, scale)
+    sign_bit = 0x80 << (8 * (size - 1))
+    ones = (1 << (8 * size)) - 1
+    shifts = []
+    at = 0
+    for nbytes, ndigits in groups:
+        at += nbytes
+        shifts.append((8 * (size - at), (1 << 8 * nbytes) - 1, 10 ** ndigits, ndigits))
+    int_steps, frac_steps = tuple(shifts[:n_int]), tuple(shifts[n_int:])
+
+    def text(d: bytes, p: int) -> tuple[str, int]:
+        q = p + size
+        if q > len(d):
+            raise IndexError
+        v = int.from_bytes(d[p:q], "big") ^ sign_bit
+        negative = not d[p] & 0x80
+        if negative:
+            v ^= ones
+        ip = ""
+        for shift, mask, limit, ndigits in int_steps:
+            g = v >> shift & mask
+            if g >= limit:
+                raise BadValue(f"DECIMAL group {g} has more than {ndigits} digits")
+            ip += str(g).zfill(ndigits)
+        fp = ""
+        for shift, mask, limit, ndigits in frac_steps:
+            g = v >> shift & mask
+            if g >= limit:
+                raise BadValue(f"DECIMAL group {g} has more than {ndigits} digits")
+            fp += str(g).zfill(ndigits)
+        ip = ip.lstrip("0") or "0"
+        return ("-" if negative else "") + ip + ("." + fp if fp else ""), q
+    return text
+
+
+def _datetime2_text(fsp: int) -> Callable[[bytes, int], tuple[str, int]]:
+    fb, mul = frac_layout(fsp)
+    n = 5 + fb
+
+    def text(d: bytes, p: int) -> tuple[str, int]:
+        q = p + n
+        if q > len(d):
+            raise IndexError
+        intpart = int.from_bytes(d[p:p + 5], "big") - 0x8000000000
+        if intpart < 0:
+            raise BadValue("negative DATETIME2 value")
+        us = int.from_bytes(d[p + 5:q], "big") * mul if fb else 0
+        if us > 999999:
+            raise BadValue(f"fractional seconds {us} out of range")
+        ymd, hms = intpart >> 17, intpart & 0x1FFFF
+        ym = ymd >> 5
+        s = (f"'{ym // 13:04d}-{ym % 13:02d}-{ymd & 31:02d} "
+             f"{hms >> 12:02d}:{(hms >> 6) & 63:02d}:{hms & 63:02d}")
+        return (s + f".{us:06d}"[:fsp + 1] + "'" if fsp else s + "'"), q
+    return text
+
+
+def _timestamp2_text(fsp: int) -> Callable[[bytes, int], tuple[str, int]]:
+    fb, mul = frac_layout(fsp)
+    n = 4 + fb
+
+    def text(d: bytes, p: int) -> tuple[str, int]:
+        q = p + n
+        if q > len(d):
+            raise IndexError
+        secs = str(int.from_bytes(d[p:p + 4], "big"))
+        if not fb:
+            return secs, q
+        us = int.from_bytes(d[p + 4:q], "big") * mul
+        if us > 999999:
+            raise BadValue(f"fractional seconds {us} out of range")
+        return secs + f".{us:06d}"[:fsp + 1], q
+    return text
+
+
+def _date_text(d: bytes, p: int) -> tuple[str, int]:
+    q = p + 3
+    if q > len(d):
+        raise IndexError
+    v = int.from_bytes(d[p:q], "little")
+    return f"'{v >> 9:04d}-{(v >> 5) & 15:02d}-{v & 31:02d}'", q
+
+
 # ---- values as mysqlbinlog text ----
 
 def quote_bytes(raw: bytes) -> str:
@@ -119,11 +434,20 @@ def quote_bytes(raw: bytes) -> str:
     characters a terminal acts on (DEL, C1 controls, bidi controls).
     """
     text = raw.decode("utf-8", "backslashreplace")
-    return "'" + (text if text.isprintable() else text.translate(_QUOTED)) + "'"
+    if text.isprintable():
+        return "'" + text + "'"
+    return "'" + _QUOTED_RE.sub(_quoted_char, text) + "'"
 
 
 _QUOTED = {cp: "".join(f"\\x{b:02x}" for b in chr(cp).encode())
            for cp in (*range(0x20), *range(0x7F, 0xA0), *BIDI_CONTROLS, 0x2028, 0x2029)}
+#: the characters of _QUOTED (a search finds the few in a long text faster than a
+#: translate table walks every character)
+_QUOTED_RE = re.compile("[" + "".join(sorted(re.escape(chr(cp)) for cp in _QUOTED)) + "]")
+
+
+def _quoted_char(m: re.Match[str]) -> str:
+    return _QUOTED[ord(m.group())]
 
 
 def _stored_bytes(col: ColumnDef, raw: bytes) -> bytes:
