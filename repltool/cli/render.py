@@ -395,15 +395,16 @@ class ShortPaths:
 TABLES_SHOWN = 20
 
 
-def _utc(ts: int | None) -> str:
-    """A log timestamp (seconds) as UTC date and time."""
+def _local(ts: int | None) -> str:
+    """A log timestamp (seconds) as date and time in the ``--timezone`` zone, with the
+    zone's abbreviation unless it is UTC (the table's title says so then)."""
     if ts is None:
         return "-"
-    from datetime import datetime, timezone
     try:
-        return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+        text, name = _second_in(ts, _zone)
     except (OverflowError, OSError, ValueError):
         return str(ts)
+    return text if _zone is timezone.utc else f"{text} {name}"
 
 
 def _rows_table(t: Any) -> list[Any]:
@@ -462,14 +463,14 @@ def stats_tables(stats: Any) -> list[Any]:
     out.append(files)
     if any(f.first_timestamp is not None for f in rows):
         ranges = Table(title="GTID and time range per file (transactions starting in it; "
-                             "UTC)")
+                             + ("UTC)" if _zone is timezone.utc else "--timezone)"))
         for col in ("file", "first GTID", "last GTID", "first transaction",
                     "last transaction ends"):
             ranges.add_column(col)
         for f in rows:
-            ranges.add_row(printable(f.file), printable(f.first_gtid or "-"),
-                           printable(f.last_gtid or "-"), _utc(f.first_timestamp),
-                           _utc(f.last_timestamp))
+            ranges.add_row(printable(short(f.file)), printable(f.first_gtid or "-"),
+                           printable(f.last_gtid or "-"), _local(f.first_timestamp),
+                           _local(f.last_timestamp))
         out.append(ranges)
     t = stats.total
     types = Table(title="Events by type (all files)")

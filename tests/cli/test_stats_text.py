@@ -61,3 +61,27 @@ def test_rows_by_table_in_text(corpus: Path) -> None:
     assert "1 Rows event(s) not counted" in text
     whole = _text(compute_stats([corpus / n for n in ROTATION]))
     assert "not counted" not in whole
+
+
+def test_time_ranges_follow_the_timezone(corpus: Path) -> None:
+    """--timezone reaches stats' per-file time ranges: the same instants, shown in the
+    zone with its abbreviation (UTC stays bare, and the title says UTC)."""
+    from datetime import datetime, timezone
+    from zoneinfo import ZoneInfo
+
+    from repltool.cli.render import set_timezone
+
+    stats = compute_stats([corpus / n for n in ROTATION])
+    first = stats.files[0].first_timestamp
+    assert first is not None
+    utc = datetime.fromtimestamp(first, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    paris = datetime.fromtimestamp(first, ZoneInfo("Europe/Paris"))
+    shown = f"{paris:%Y-%m-%d %H:%M:%S} {paris.tzname()}"
+    try:
+        set_timezone(ZoneInfo("Europe/Paris"))
+        text = _text(stats)
+    finally:
+        set_timezone(timezone.utc)
+    assert shown in text and utc not in text
+    plain = _text(stats)
+    assert utc in plain and shown not in plain and "; UTC)" in plain
