@@ -24,7 +24,7 @@ from repltool.binlog.events import RowsBody
 from repltool.binlog.rowwalk import image_program
 
 from .test_corpus_rows import MARIADB_SETS, NO_CHECKSUM, _readable_events
-from .test_rowwalk import COLUMNS, _general, _table, _walk_events, images
+from .test_rowwalk import COLUMNS, _general, _table, _walk_events, images, step_cases
 
 with pytest.MonkeyPatch.context() as _mp:     # this file tests the core: whatever the engine
     _mp.setenv(engine.ENV, "compiled")           # (fails when the core is not built)
@@ -62,13 +62,7 @@ def test_every_layout_steps_like_its_decoder(col: tuple[int, bytes]) -> None:
     prog = image_program(core, td, b"\x01", 1, (0,))
     assert prog is not None
     accepted = 0
-    for n in range(0, 34):
-        for data in [bytes([n % 5]) + bytes([fill]) * n for fill in (0x00, 0x01, 0x7F, 0x80, 0xFF)]\
-                + [b"\x80" + bytes(n), b"\x80" + bytes(range(1, n + 1))]:
-            try:
-                want: Any = dec(data, 0)[1]
-            except Exception:   # noqa: BLE001 - whatever the decoder raises, the core must refuse
-                want = "error"
+    for data, want in step_cases(dec):
             # one row: the NULL bitmap, the value, then a second row that must start
             # exactly where the decoder ended (a one-byte bitmap marking it NULL)
             try:

@@ -136,6 +136,19 @@ def test_walker_agrees_with_the_decoder(case: tuple[Any, RowsBody, int]) -> None
     assert got == want, (cols, body)
 
 
+def step_cases(dec: Any) -> Any:
+    """(bytes, where the column's decoder ends or "error") for many byte strings of
+    one column: the cases a walker must step over exactly as ``dec`` does."""
+    for n in range(0, 34):
+        for data in [bytes([n % 5]) + bytes([fill]) * n for fill in (0x00, 0x01, 0x7F, 0x80, 0xFF)]\
+                + [b"\x80" + bytes(n), b"\x80" + bytes(range(1, n + 1))]:
+            try:
+                want: Any = dec(data, 0)[1]
+            except Exception:   # noqa: BLE001 - whatever the decoder raises, a walker must too
+                want = "error"
+            yield data, want
+
+
 @pytest.mark.parametrize("col", COLUMNS, ids=[f"{t}-{m.hex()}" for t, m in COLUMNS])
 def test_every_layout_steps_like_its_decoder(col: tuple[int, bytes]) -> None:
     """One column, many byte strings: the walker ends where the decoder ends."""
@@ -144,13 +157,7 @@ def test_every_layout_steps_like_its_decoder(col: tuple[int, bytes]) -> None:
     walk = walker(td, b"\x01", 1, (0,))
     assert walk is not None
     accepted = 0
-    for n in range(0, 34):
-        for data in [bytes([n % 5]) + bytes([fill]) * n for fill in (0x00, 0x01, 0x7F, 0x80, 0xFF)]\
-                + [b"\x80" + bytes(n), b"\x80" + bytes(range(1, n + 1))]:
-            try:
-                want: Any = dec(data, 0)[1]
-            except Exception:   # noqa: BLE001 - whatever the decoder raises, the walker must too
-                want = "error"
+    for data, want in step_cases(dec):
             try:
                 end, raw = walk(b"\x00" + data, 0)
                 got: Any = end - 1
