@@ -10,6 +10,7 @@ bound.  Hits are plain ``dict.get`` calls: ``get`` is the dict's own method.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any, Callable, Generic, Hashable, TypeVar
 
 __all__ = ["BoundedCache"]
@@ -28,7 +29,9 @@ class BoundedCache(Generic[K, V]):
 
     def __init__(self, max_entries: int, max_weight: int | None = None,
                  weigh: Callable[[K, V], int] | None = None) -> None:
-        self._data: dict[K, V] = {}
+        # ordered by insertion with O(1) access to the oldest: a plain dict's
+        # ``next(iter(d))`` walks over the slots its earlier drops left at the front
+        self._data: OrderedDict[K, V] = OrderedDict()
         self._weights: dict[K, int] = {}
         #: the dict's own ``get``: a hit costs what a dict lookup costs
         self.get = self._data.get
@@ -50,7 +53,7 @@ class BoundedCache(Generic[K, V]):
         if key in data:
             self._drop(key)
         while data and (len(data) >= self.max_entries or self.weight + w > self.max_weight):
-            self._drop(next(iter(data)))
+            self._drop(next(iter(data)))      # the oldest (O(1) in an OrderedDict)
         if w > self.max_weight:
             return                  # heavier than the whole cache: not kept
         data[key] = value

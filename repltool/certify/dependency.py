@@ -16,6 +16,7 @@ server's own log it does not fire.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 
 from ..errors import CertifyError
@@ -39,7 +40,11 @@ class LastWriters:
     __slots__ = ("_last", "_limit", "floor")
 
     def __init__(self, limit: int) -> None:
-        self._last: dict[int, int] = {}
+        # an OrderedDict, not a dict: forgetting the oldest key of a dict
+        # (``next(iter(d))`` after many pops from its front) walks over every
+        # deleted slot before it, which made certify quadratic past ``limit`` keys
+        # (1 GB: 31x the CPU of 110 MB); the OrderedDict's list finds it at once
+        self._last: OrderedDict[int, int] = OrderedDict()
         self._limit = limit
         self.floor = 0
 
@@ -50,7 +55,7 @@ class LastWriters:
     def _trim(self) -> None:
         last = self._last
         while len(last) > self._limit:
-            self.floor = max(self.floor, last.pop(next(iter(last))))
+            self.floor = max(self.floor, last.popitem(last=False)[1])
 
     def check(self, writeset: tuple[int, ...], sequence_number: int,
               parent: Parent) -> Parent:
