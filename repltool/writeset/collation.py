@@ -364,6 +364,10 @@ class _Uca900:
         self.levels = levels
         self.cache: list[dict[int, bytes]] = [{} for _ in range(levels)]
         self._ascii: list[list[bytes]] | None = None
+        #: the last value weighed and its whole weight string (before the buffer's
+        #: cut): 8.0's two entries of a VARCHAR part weigh the same value in turn,
+        #: only their buffer lengths differ
+        self.last: tuple[bytes, bytes] = (b"", b"")
 
     def ascii(self) -> list[list[bytes]]:
         """Per level, the weights of the 128 ASCII characters (``weights`` of each)."""
@@ -390,6 +394,12 @@ def _uca900(table: _Uca900, data: bytes, dstlen: int, pad_to_max: bool) -> bytes
     """``my_strnxfrm_uca_900_tmpl``: level 1 weights [0000 level 2 ...], cut at the
     (even) buffer end; PAD_TO_MAXLEN zero-fills it."""
     end = dstlen - dstlen % 2
+    last = table.last
+    if last[0] == data and data:
+        out = last[1][:end]
+        if pad_to_max and len(out) < end:
+            out += bytes(end - len(out))
+        return out
     parts: list[bytes] = []
     if data.isascii():                  # the same weights, looked up by byte
         for level, asc in enumerate(table.ascii()):
@@ -403,7 +413,9 @@ def _uca900(table: _Uca900, data: bytes, dstlen: int, pad_to_max: bool) -> bytes
             if level:
                 parts.append(b"\x00\x00")
             parts += [w(level, cp) for cp in cps]
-    out = b"".join(parts)[:end]
+    whole = b"".join(parts)
+    table.last = (data, whole)
+    out = whole[:end]
     if pad_to_max and len(out) < end:
         out += bytes(end - len(out))
     return out

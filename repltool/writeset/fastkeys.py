@@ -215,7 +215,7 @@ class TableKeys:
             int_miss = self._int_miss(key, cache)
             if int_miss is not None:
                 return int_miss
-            if self.text and key.parts[0].full_key is None:
+            if self.text:
                 return _text_miss1(key, dec, db, table, cache)
 
             def miss1(raw: bytes) -> tuple[Any, ...]:
@@ -374,21 +374,31 @@ def _int_text_miss(layout: tuple[int, bool, int], prefix: bytes, db: str, table:
 
 
 def _text_miss1(key: Key, dec: Any, db: str, table: str, cache: dict[Any, Any]) -> Any:
-    """The ``miss`` of a one-part key without a prefix part in text mode: the JSON
-    of :func:`~repltool.writeset.plan.key_entries`' entry (its unrolled case)."""
-    sort_key = key.parts[0].sort_key
+    """The ``miss`` of a one-part key in text mode: the JSON of
+    :func:`~repltool.writeset.plan.key_entries`' entries (its unrolled case, and
+    with a second, "old format" entry for a part that has a ``full_key``)."""
+    part = key.parts[0]
+    sort_key, full_key = part.sort_key, part.full_key
     prefix = key.prefix
     head, end = key_head(db, table, key.name, False)
 
-    def miss(raw: bytes) -> tuple[str]:
+    def miss(raw: bytes) -> tuple[str, ...]:
         if len(cache) >= CACHE_SIZE:
             cache.clear()
         value, stop = dec(raw, 0)
         if stop != len(raw):
             raise _Unsupported("value does not fill its bytes")
         sk, kv = sort_key(value, raw)
+        text = value_json(kv)
         h = _xxh64(b"".join((prefix, sk, SEP, str(len(sk)).encode())))
-        hit = cache[raw] = (f'{head}{value_json(kv)}], "hash": {h}{end}',)
+        if full_key is None:
+            hit: tuple[str, ...] = (f'{head}{text}], "hash": {h}{end}',)
+        else:
+            fsk, fkv = full_key(value, raw)
+            ftext = text if fkv is kv else value_json(fkv)
+            fh = _xxh64(b"".join((prefix, fsk, SEP, str(len(fsk)).encode())))
+            hit = (f'{head}{text}], "hash": {h}{end}', f'{head}{ftext}], "hash": {fh}{end}')
+        cache[raw] = hit
         return hit
     return miss
 
