@@ -328,6 +328,22 @@ def _int_entry(layout: tuple[int, bool, int], prefix: bytes, db: str, table: str
     width, signed, tail, flips = _int_parts(layout)
     from_bytes = int.from_bytes
     new, s0, s1, s2, s3, s4, s5, s6 = _NEW, *_SET
+    core = compiled_core()
+    if core is not None:        # the same (value, key string, hash), in one call
+        int_key, top = core.int_key, layout[2] >> (8 * width - 8)
+
+        def build_core(raw: bytes) -> WriteKey:
+            value, data, h = int_key(raw, width, signed, top, prefix, tail)
+            k = new(WriteKey)
+            s0(k, db)
+            s1(k, table)
+            s2(k, index)
+            s3(k, (value,))
+            s4(k, data)
+            s5(k, h)
+            s6(k, parent)
+            return k
+        return build_core
 
     def build(raw: bytes) -> WriteKey:
         if len(raw) != width:
@@ -357,6 +373,17 @@ def _int_text_miss(layout: tuple[int, bool, int], prefix: bytes, db: str, table:
     from_bytes = int.from_bytes
     head, end = key_head(db, table, index, parent)
     wrap = not parent
+    core = compiled_core()
+    if core is not None:        # the same text, built in one call
+        text_of, top = core.int_key_text, layout[2] >> (8 * width - 8)
+
+        def miss_core(raw: bytes) -> Any:
+            if len(cache) >= CACHE_SIZE:
+                cache.clear()
+            text = text_of(raw, width, signed, top, prefix, tail, head, end)
+            hit = cache[raw] = (text,) if wrap else text
+            return hit
+        return miss_core
 
     def miss(raw: bytes) -> Any:
         if len(raw) != width:
