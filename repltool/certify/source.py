@@ -152,7 +152,7 @@ def to_cert_transaction(trx: Transaction, writeset: WritesetLike | None, *,
     keys = writeset.keys
     return CertTransaction(
         **common,  # type: ignore[arg-type]
-        writeset=tuple(int(getattr(k, "hash")) for k in keys),
+        writeset=tuple([int(k.hash) for k in keys]),
         keys=tuple(keys),               # described only when explained: model.key_ref
         ddl=trx.kind == "ddl" and not keys and not writeset.missing_key_tables,
         empty=trx.kind == "empty",
