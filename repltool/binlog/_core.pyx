@@ -1577,3 +1577,37 @@ def int_key_text(bytes raw, int width, bint signed, int top, bytes prefix, bytes
     if not signed and width == 8:
         return f'{head}{<uint64_t>v}], "hash": {h}{end}'
     return f'{head}{v}], "hash": {h}{end}'
+
+
+def join_ascii_weights(bytes data, list levels):
+    """The weight string of ASCII ``data`` under a UCA 9.0.0 collation, before its buffer's
+    cut: per level (``levels[level]``: the weights of the 128 ASCII bytes) the weights
+    of every byte, levels apart by ``00 00`` (``repltool.writeset.collation._uca900``)."""
+    cdef const uint8_t* d = <const uint8_t*>(<const char*>data)
+    cdef Py_ssize_t n = len(data), nl = len(levels), total, k, at = 0, lv
+    cdef list asc
+    cdef bytes w, out
+    cdef char* o
+    total = 2 * (nl - 1) if nl else 0
+    for lv in range(nl):
+        asc = levels[lv]
+        if len(asc) != 128:
+            raise ValueError("an ASCII weight table has 128 entries")
+        for k in range(n):
+            if d[k] >= 128:
+                raise ValueError("not ASCII")
+            w = asc[d[k]]
+            total += len(w)
+    out = PyBytes_FromStringAndSize(NULL, total)
+    o = <char*>out
+    for lv in range(nl):
+        if lv:
+            o[at] = 0
+            o[at + 1] = 0
+            at += 2
+        asc = levels[lv]
+        for k in range(n):
+            w = asc[d[k]]
+            memcpy(o + at, <const char*>w, len(w))
+            at += len(w)
+    return out

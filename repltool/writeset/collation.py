@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
 
+from ..binlog.engine import compiled_core
 from . import _collation_data as _data
 from ._collation_ids import COLLATION_NAMES
 
@@ -218,6 +219,21 @@ def sort_key_function(coll: Collation, *, fixed: bool, max_length: int,  # type:
     elif kind == "binary" and not pad:
         def key(data: bytes) -> bytes:
             return data[:limit]
+    elif kind == "uca900" and compiled_core() is not None:
+        # ASCII values: their weights joined by the compiled core (the level tables of
+        # _Uca900.ascii), cut and padded as _uca900 does
+        join, levels, end = compiled_core().join_ascii_weights, coll.table.ascii(), \
+            dstlen - dstlen % 2
+
+        def key(data: bytes) -> bytes:
+            if fixed:
+                data = data.rstrip(b" ")
+            if not data.isascii():
+                return xfrm(data, dstlen, nchars, pad)
+            out = join(data, levels)[:end]
+            if pad and len(out) < end:
+                out += bytes(end - len(out))
+            return out
     elif kind == "uca900" and fixed:
         def key(data: bytes) -> bytes:
             return xfrm(data.rstrip(b" "), dstlen, nchars, pad)
