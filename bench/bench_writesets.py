@@ -30,7 +30,10 @@ def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     """(wall s, child CPU s) of one run; the command must exit 0 (certify: 0 or 1)."""
     t = time.perf_counter()
     with open(os.devnull, "wb") as null:
-        proc = subprocess.Popen(cmd, stdout=null, stderr=subprocess.DEVNULL, env=env)
+        # run in the tree: ``python -m`` puts the working directory first on sys.path,
+        # before PYTHONPATH, so another checkout's directory would be measured instead
+        proc = subprocess.Popen(cmd, stdout=null, stderr=subprocess.DEVNULL, env=env,
+                                cwd=HERE.parent)
         _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t
     code = os.waitstatus_to_exitcode(status)
@@ -47,6 +50,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--record")
     args = ap.parse_args()
+    args.files = [os.path.abspath(f) for f in args.files]
+    if args.schema:
+        args.schema = os.path.abspath(args.schema)
     size = sum(os.path.getsize(f) for f in args.files)
     schema = ["--schema", args.schema] if args.schema else []
     mdb = shutil.which("mariadb-binlog")

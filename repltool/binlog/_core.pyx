@@ -1556,3 +1556,170 @@ def walk_rows(bytes data, Py_ssize_t start, ImageProgram first, ImageProgram sec
     if p > n:
         raise IndexError("row image past the end")
     return out
+
+
+# ---- write-set key entries of integer key parts (``repltool.writeset.fastkeys``) ----
+# The key string is ``prefix + sort key + tail`` (tail: ``½width``); the sort key of an
+# integer is its stored little-endian bytes reversed, the first XOR ``top`` (0x80: signed
+# sort key).  Its hash is XXH64 with seed 0 (MySQL's HASH_ALGORITHM_XXHASH64), checked
+# against the ``xxhash`` package by tests/binlog/test_core.py.
+
+cdef uint64_t _P1 = 0x9E3779B185EBCA87ULL
+cdef uint64_t _P2 = 0xC2B2AE3D27D4EB4FULL
+cdef uint64_t _P3 = 0x165667B19E3779F9ULL
+cdef uint64_t _P4 = 0x85EBCA77C2B2AE63ULL
+cdef uint64_t _P5 = 0x27D4EB2F165667C5ULL
+
+
+cdef inline uint64_t _rotl(uint64_t x, int r) noexcept nogil:
+    return (x << r) | (x >> (64 - r))
+
+
+cdef inline uint64_t _rd64(const uint8_t* p) noexcept nogil:
+    cdef uint64_t v
+    memcpy(&v, p, 8)        # little-endian host (x86-64, aarch64)
+    return v
+
+
+cdef inline uint64_t _xround(uint64_t acc, uint64_t x) noexcept nogil:
+    acc += x * _P2
+    return _rotl(acc, 31) * _P1
+
+
+cdef inline uint64_t _xmerge(uint64_t h, uint64_t v) noexcept nogil:
+    h ^= _xround(0, v)
+    return h * _P1 + _P4
+
+
+cdef uint64_t _xxh64(const uint8_t* p, size_t n) noexcept nogil:
+    cdef const uint8_t* end = p + n
+    cdef uint64_t h, v1, v2, v3, v4
+    cdef uint32_t k32
+    if n >= 32:
+        v1 = _P1 + _P2
+        v2 = _P2
+        v3 = 0
+        v4 = 0 - _P1
+        while p + 32 <= end:
+            v1 = _xround(v1, _rd64(p))
+            v2 = _xround(v2, _rd64(p + 8))
+            v3 = _xround(v3, _rd64(p + 16))
+            v4 = _xround(v4, _rd64(p + 24))
+            p += 32
+        h = _rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)
+        h = _xmerge(h, v1)
+        h = _xmerge(h, v2)
+        h = _xmerge(h, v3)
+        h = _xmerge(h, v4)
+    else:
+        h = _P5
+    h += <uint64_t>n
+    while p + 8 <= end:
+        h ^= _xround(0, _rd64(p))
+        h = _rotl(h, 27) * _P1 + _P4
+        p += 8
+    if p + 4 <= end:
+        memcpy(&k32, p, 4)
+        h ^= <uint64_t>k32 * _P1
+        h = _rotl(h, 23) * _P2 + _P3
+        p += 4
+    while p < end:
+        h ^= <uint64_t>p[0] * _P5
+        h = _rotl(h, 11) * _P1
+        p += 1
+    h ^= h >> 33
+    h *= _P2
+    h ^= h >> 29
+    h *= _P3
+    h ^= h >> 32
+    return h
+
+
+def xxh64(const uint8_t[::1] data):
+    """XXH64 (seed 0) of ``data``."""
+    return _xxh64(&data[0] if data.shape[0] else NULL, data.shape[0])
+
+
+cdef int _int_key(bytes raw, int width, bint signed, int top, bytes prefix, bytes tail,
+                  int64_t* value, uint64_t* hash, uint8_t* buf, Py_ssize_t* size) except -1:
+    cdef Py_ssize_t np = len(prefix), nt = len(tail), n, k
+    cdef const uint8_t* r = <const uint8_t*>(<const char*>raw)
+    cdef uint64_t u = 0
+    if len(raw) != width or width < 1 or width > 8:
+        raise ValueError("short integer")
+    n = np + width + nt
+    if n > 512:
+        raise ValueError("key string too long")
+    memcpy(buf, <const char*>prefix, np)
+    for k in range(width):
+        buf[np + k] = r[width - 1 - k]
+        u = (u << 8) | r[width - 1 - k]
+    buf[np] ^= <uint8_t>top
+    memcpy(buf + np + width, <const char*>tail, nt)
+    if signed and width < 8 and u >> (8 * width - 1):
+        value[0] = <int64_t>u - (<int64_t>1 << (8 * width))
+    else:
+        value[0] = <int64_t>u
+    hash[0] = _xxh64(buf, n)
+    size[0] = n
+    return 0
+
+
+def int_key(bytes raw, int width, bint signed, int top, bytes prefix, bytes tail):
+    """``(value, key string, XXH64)`` of an integer key part stored as ``raw``
+    (``width`` bytes, little-endian)."""
+    cdef uint8_t buf[512]
+    cdef int64_t v
+    cdef uint64_t h
+    cdef Py_ssize_t n
+    _int_key(raw, width, signed, top, prefix, tail, &v, &h, buf, &n)
+    if not signed and width == 8:
+        return <uint64_t>v, PyBytes_FromStringAndSize(<const char*>buf, n), h
+    return v, PyBytes_FromStringAndSize(<const char*>buf, n), h
+
+
+def int_key_text(bytes raw, int width, bint signed, int top, bytes prefix, bytes tail,
+                 str head, str end):
+    """The JSON text ``head + value + '], "hash": ' + XXH64 + end`` of :func:`int_key`."""
+    cdef uint8_t buf[512]
+    cdef int64_t v
+    cdef uint64_t h
+    cdef Py_ssize_t n
+    _int_key(raw, width, signed, top, prefix, tail, &v, &h, buf, &n)
+    if not signed and width == 8:
+        return f'{head}{<uint64_t>v}], "hash": {h}{end}'
+    return f'{head}{v}], "hash": {h}{end}'
+
+
+def join_ascii_weights(bytes data, list levels):
+    """The weight string of ASCII ``data`` under a UCA 9.0.0 collation, before its buffer's
+    cut: per level (``levels[level]``: the weights of the 128 ASCII bytes) the weights
+    of every byte, levels apart by ``00 00`` (``repltool.writeset.collation._uca900``)."""
+    cdef const uint8_t* d = <const uint8_t*>(<const char*>data)
+    cdef Py_ssize_t n = len(data), nl = len(levels), total, k, at = 0, lv
+    cdef list asc
+    cdef bytes w, out
+    cdef char* o
+    total = 2 * (nl - 1) if nl else 0
+    for lv in range(nl):
+        asc = levels[lv]
+        if len(asc) != 128:
+            raise ValueError("an ASCII weight table has 128 entries")
+        for k in range(n):
+            if d[k] >= 128:
+                raise ValueError("not ASCII")
+            w = asc[d[k]]
+            total += len(w)
+    out = PyBytes_FromStringAndSize(NULL, total)
+    o = <char*>out
+    for lv in range(nl):
+        if lv:
+            o[at] = 0
+            o[at + 1] = 0
+            at += 2
+        asc = levels[lv]
+        for k in range(n):
+            w = asc[d[k]]
+            memcpy(o + at, <const char*>w, len(w))
+            at += len(w)
+    return out

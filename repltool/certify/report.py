@@ -18,7 +18,9 @@ the server itself recorded. :func:`result_row` is the ``--format jsonl`` row.
 from __future__ import annotations
 
 import itertools
+import json
 import os
+from json.encoder import encode_basestring as _str   # what json.dumps(ensure_ascii=False) writes
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -278,6 +280,49 @@ def result_row(c: Certified) -> dict[str, Any]:
     if r.raised:
         row["raised"] = True
     return row
+
+
+def _clock_json(clock: Any) -> str | None:
+    """``json.dumps(list(clock))`` of a two-int clock; None: not that shape."""
+    if clock is None:
+        return "null"
+    a, b = clock
+    if type(a) is not int or type(b) is not int:
+        return None
+    return f"[{int.__repr__(a)}, {int.__repr__(b)}]"
+
+
+def result_line(c: Certified) -> str:
+    """``json.dumps(result_row(c), ensure_ascii=False)``, built without the dict (the
+    ``--format jsonl`` line of every transaction); any unusual field type takes
+    ``json.dumps``."""
+    trx, r = c
+    start = trx.start
+    recorded = recorded_clock(trx)
+    rec, comp = _clock_json(recorded), _clock_json(r.computed)
+    file, offset, gtid, segment = start.file, start.offset, trx.gtid, trx.segment or start.file
+    depends, detail = log_gtid(r.depends_on), r.detail
+    if rec is None or comp is None or type(offset) is not int or type(file) is not str \
+            or type(segment) is not str or not (gtid is None or type(gtid) is str) \
+            or not (depends is None or type(depends) is str) \
+            or not (detail is None or type(detail) is str):
+        return json.dumps(result_row(c), ensure_ascii=False)
+    parts = ['{"file": ', _str(file), ', "pos": ', int.__repr__(offset), ', "gtid": ',
+             "null" if gtid is None else _str(gtid), ', "segment": ', _str(segment),
+             ', "recorded": ', rec, ', "computed": ', comp, ', "changed": ',
+             "true" if r.computed != recorded else "false",
+             ', "depends_on": {"gtid": ', "null" if depends is None else _str(depends),
+             ', "reason": ', _str(r.reason.value), ', "key": ',
+             "null" if r.key is None else json.dumps(key_dict(r.key), ensure_ascii=False),
+             ', "detail": ', "null" if detail is None else _str(detail), "}"]
+    if r.conflict is not None:
+        parts += [', "conflict": ', json.dumps(r.conflict, ensure_ascii=False)]
+    if r.trx.fallback:
+        parts += [', "missing_keys": ', json.dumps(list(r.trx.fallback), ensure_ascii=False)]
+    if r.raised:
+        parts.append(', "raised": true')
+    parts.append("}")
+    return "".join(parts)
 
 
 # ---- the summary ----

@@ -156,7 +156,7 @@ def to_cert_transaction(trx: Transaction, writeset: WritesetLike | None, *,
     return CertTransaction(
         **common,  # type: ignore[arg-type]
         writeset=(hashes if hashes is not None and not isinstance(hashes, list)
-                  else tuple(int(getattr(k, "hash")) for k in keys)),
+                  else tuple([int(k.hash) for k in keys])),
         # described only when explained (model.key_ref); a compact sequence stays one
         keys=tuple(keys) if isinstance(keys, list) else keys,
         ddl=(trx.kind == "ddl" and not keys and not writeset.missing_key_tables

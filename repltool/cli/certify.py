@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -125,7 +124,7 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
     write-set history starts empty at the first one); --output refuses a
     window, since a re-tagged copy must hold every transaction.
     """
-    from ..certify.report import CertifyRun, ReportBuilder, result_row
+    from ..certify.report import CertifyRun, ReportBuilder, result_line
     from ..certify.retag import ClockMap, check_output_dir, retag_logs, retag_staged
 
     given = {"gc_every": gc_every, "gc_interval": gc_interval, "gc_stable_set": gc_stable_set,
@@ -170,8 +169,7 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
             sinks.append(clocks)
         if fmt == "jsonl":
             out = sys.stdout
-            sinks.append(lambda c: out.write(
-                json_safe(json.dumps(result_row(c), ensure_ascii=False)) + "\n"))
+            sinks.append(lambda c: out.write(json_safe(result_line(c)) + "\n"))
         differences = _Differences()
         if check:
             sinks.append(differences)

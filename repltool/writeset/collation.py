@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
 
+from ..binlog.engine import compiled_core
 from . import _collation_data as _data
 from ._collation_ids import COLLATION_NAMES
 
@@ -218,6 +219,21 @@ def sort_key_function(coll: Collation, *, fixed: bool, max_length: int,  # type:
     elif kind == "binary" and not pad:
         def key(data: bytes) -> bytes:
             return data[:limit]
+    elif kind == "uca900" and compiled_core() is not None:
+        # ASCII values: their weights joined by the compiled core (the level tables of
+        # _Uca900.ascii), cut and padded as _uca900 does
+        join, levels, end = compiled_core().join_ascii_weights, coll.table.ascii(), \
+            dstlen - dstlen % 2
+
+        def key(data: bytes) -> bytes:
+            if fixed:
+                data = data.rstrip(b" ")
+            if not data.isascii():
+                return xfrm(data, dstlen, nchars, pad)
+            out = join(data, levels)[:end]
+            if pad and len(out) < end:
+                out += bytes(end - len(out))
+            return out
     elif kind == "uca900" and fixed:
         def key(data: bytes) -> bytes:
             return xfrm(data.rstrip(b" "), dstlen, nchars, pad)
@@ -364,6 +380,10 @@ class _Uca900:
         self.levels = levels
         self.cache: list[dict[int, bytes]] = [{} for _ in range(levels)]
         self._ascii: list[list[bytes]] | None = None
+        #: the last value weighed and its whole weight string (before the buffer's
+        #: cut): 8.0's two entries of a VARCHAR part weigh the same value in turn,
+        #: only their buffer lengths differ
+        self.last: tuple[bytes, bytes] = (b"", b"")
 
     def ascii(self) -> list[list[bytes]]:
         """Per level, the weights of the 128 ASCII characters (``weights`` of each)."""
@@ -390,6 +410,12 @@ def _uca900(table: _Uca900, data: bytes, dstlen: int, pad_to_max: bool) -> bytes
     """``my_strnxfrm_uca_900_tmpl``: level 1 weights [0000 level 2 ...], cut at the
     (even) buffer end; PAD_TO_MAXLEN zero-fills it."""
     end = dstlen - dstlen % 2
+    last = table.last
+    if last[0] == data and data:
+        out = last[1][:end]
+        if pad_to_max and len(out) < end:
+            out += bytes(end - len(out))
+        return out
     parts: list[bytes] = []
     if data.isascii():                  # the same weights, looked up by byte
         for level, asc in enumerate(table.ascii()):
@@ -403,7 +429,9 @@ def _uca900(table: _Uca900, data: bytes, dstlen: int, pad_to_max: bool) -> bytes
             if level:
                 parts.append(b"\x00\x00")
             parts += [w(level, cp) for cp in cps]
-    out = b"".join(parts)[:end]
+    whole = b"".join(parts)
+    table.last = (data, whole)
+    out = whole[:end]
     if pad_to_max and len(out) < end:
         out += bytes(end - len(out))
     return out

@@ -215,7 +215,7 @@ class TableKeys:
             int_miss = self._int_miss(key, cache)
             if int_miss is not None:
                 return int_miss
-            if self.text and key.parts[0].full_key is None:
+            if self.text:
                 return _text_miss1(key, dec, db, table, cache)
 
             def miss1(raw: bytes) -> tuple[Any, ...]:
@@ -328,6 +328,22 @@ def _int_entry(layout: tuple[int, bool, int], prefix: bytes, db: str, table: str
     width, signed, tail, flips = _int_parts(layout)
     from_bytes = int.from_bytes
     new, s0, s1, s2, s3, s4, s5, s6 = _NEW, *_SET
+    core = compiled_core()
+    if core is not None:        # the same (value, key string, hash), in one call
+        int_key, top = core.int_key, layout[2] >> (8 * width - 8)
+
+        def build_core(raw: bytes) -> WriteKey:
+            value, data, h = int_key(raw, width, signed, top, prefix, tail)
+            k = new(WriteKey)
+            s0(k, db)
+            s1(k, table)
+            s2(k, index)
+            s3(k, (value,))
+            s4(k, data)
+            s5(k, h)
+            s6(k, parent)
+            return k
+        return build_core
 
     def build(raw: bytes) -> WriteKey:
         if len(raw) != width:
@@ -357,6 +373,17 @@ def _int_text_miss(layout: tuple[int, bool, int], prefix: bytes, db: str, table:
     from_bytes = int.from_bytes
     head, end = key_head(db, table, index, parent)
     wrap = not parent
+    core = compiled_core()
+    if core is not None:        # the same text, built in one call
+        text_of, top = core.int_key_text, layout[2] >> (8 * width - 8)
+
+        def miss_core(raw: bytes) -> Any:
+            if len(cache) >= CACHE_SIZE:
+                cache.clear()
+            text = text_of(raw, width, signed, top, prefix, tail, head, end)
+            hit = cache[raw] = (text,) if wrap else text
+            return hit
+        return miss_core
 
     def miss(raw: bytes) -> Any:
         if len(raw) != width:
@@ -374,21 +401,31 @@ def _int_text_miss(layout: tuple[int, bool, int], prefix: bytes, db: str, table:
 
 
 def _text_miss1(key: Key, dec: Any, db: str, table: str, cache: dict[Any, Any]) -> Any:
-    """The ``miss`` of a one-part key without a prefix part in text mode: the JSON
-    of :func:`~repltool.writeset.plan.key_entries`' entry (its unrolled case)."""
-    sort_key = key.parts[0].sort_key
+    """The ``miss`` of a one-part key in text mode: the JSON of
+    :func:`~repltool.writeset.plan.key_entries`' entries (its unrolled case, and
+    with a second, "old format" entry for a part that has a ``full_key``)."""
+    part = key.parts[0]
+    sort_key, full_key = part.sort_key, part.full_key
     prefix = key.prefix
     head, end = key_head(db, table, key.name, False)
 
-    def miss(raw: bytes) -> tuple[str]:
+    def miss(raw: bytes) -> tuple[str, ...]:
         if len(cache) >= CACHE_SIZE:
             cache.clear()
         value, stop = dec(raw, 0)
         if stop != len(raw):
             raise _Unsupported("value does not fill its bytes")
         sk, kv = sort_key(value, raw)
+        text = value_json(kv)
         h = _xxh64(b"".join((prefix, sk, SEP, str(len(sk)).encode())))
-        hit = cache[raw] = (f'{head}{value_json(kv)}], "hash": {h}{end}',)
+        if full_key is None:
+            hit: tuple[str, ...] = (f'{head}{text}], "hash": {h}{end}',)
+        else:
+            fsk, fkv = full_key(value, raw)
+            ftext = text if fkv is kv else value_json(fkv)
+            fh = _xxh64(b"".join((prefix, fsk, SEP, str(len(fsk)).encode())))
+            hit = (f'{head}{text}], "hash": {h}{end}', f'{head}{ftext}], "hash": {fh}{end}')
+        cache[raw] = hit
         return hit
     return miss
 

@@ -181,11 +181,15 @@ class _FastRun:
         if self._structs is not self.scan.structs:
             self._new_structs()
         if tc != _TMAP:
-            self._rows(tc, data, path, offset)
-            return
+            self._rows_event(tc, data, path, offset)
+        else:
+            self._table_map(data, path, offset)
+
+    def _table_map(self, data: bytes, path: str, offset: int) -> None:
+        """A Table_map event (``_structs`` current)."""
         td = self._tds.get(data)
         if td is None:
-            body = fast_table_map(data, self._ctx(tc))
+            body = fast_table_map(data, self._ctx(_TMAP))
             if not isinstance(body, TableMapBody):
                 raise FastPathUnsupported("Table_map not decoded")
             td = decode_table_map(body, pos=Position(path, offset, None))
@@ -226,6 +230,10 @@ class _FastRun:
         """
         if self._structs is not self.scan.structs:
             self._new_structs()
+        self._rows_event(tc, data, path, offset)
+
+    def _rows_event(self, tc: int, data: bytes, path: str, offset: int) -> None:
+        """:meth:`_rows` with ``_structs`` current."""
         n = len(data)
         if n < 10 or not self._v2:
             return self._general(tc, data, path, offset)
@@ -328,14 +336,20 @@ class _FastRun:
 
     def _core_pairs(self) -> Iterator[Pair]:
         """The compiled engine: the core's groups, their events keyed here."""
-        files, hook, pair, holder = self.files, self._hook, self._pair, self.scan
+        files, pair, holder = self.files, self._pair, self.scan
+        table_map, rows, tmap = self._table_map, self._rows_event, _TMAP
         try:
             for structs, batch in scan_writeset_groups(files, verify_checksum=self.verify,
                                                        summaries=self.light):
                 holder.structs = structs
+                if self._structs is not structs:
+                    self._new_structs()
                 for trx, events in batch:
                     for tc, offset, data, f in events:
-                        hook(tc, data, files[f], offset)
+                        if tc == tmap:
+                            table_map(data, files[f], offset)
+                        else:
+                            rows(tc, data, files[f], offset)
                     yield pair(trx)
         except ReplToolError as exc:    # a damaged Table_map or row image: the general path
             raise FastPathUnsupported(f"{type(exc).__name__}: {exc}") from exc

@@ -107,10 +107,16 @@ def key_entries(key: Key, db: str, table: str, values: Sequence[Any],
     A key with a prefix part also gets 8.0's full-column ("old format") entry.
     """
     parts = key.parts
-    if len(parts) == 1 and parts[0].full_key is None:          # the common case, unrolled
-        sk, kv = parts[0].sort_key(values[0], raws[0])
+    if len(parts) == 1:                                         # the common case, unrolled
+        part, value, raw = parts[0], values[0], raws[0]
+        sk, kv = part.sort_key(value, raw)
         data = b"".join((key.prefix, sk, SEP, str(len(sk)).encode()))
-        return (new_write_key(db, table, key.name, (kv,), data, _xxh64(data)),)
+        first = new_write_key(db, table, key.name, (kv,), data, _xxh64(data))
+        if part.full_key is None:
+            return (first,)
+        sk, kv = part.full_key(value, raw)
+        data = b"".join((key.prefix, sk, SEP, str(len(sk)).encode()))
+        return (first, new_write_key(db, table, key.name, (kv,), data, _xxh64(data)))
     sks: list[bytes] = []
     vals: list[Any] = []
     for part, v, r in zip(key.parts, values, raws):

@@ -124,6 +124,49 @@ def test_crc32_is_zlibs(data: bytes) -> None:
     assert _core.crc32(data, True) == zlib.crc32(data)     # the no-zlib build's table
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200))
+def test_xxh64_is_xxhash(data: bytes) -> None:
+    import xxhash
+
+    from repltool.binlog import _core
+    assert _core.xxh64(data) == xxhash.xxh64_intdigest(data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from([1, 2, 3, 4, 8]), st.booleans(), st.booleans(), st.data(),
+       st.binary(max_size=80))
+def test_int_key_is_the_writeset_entry(width: int, signed: bool, signed_key: bool,  # type: ignore[no-untyped-def]
+                                       data, prefix: bytes) -> None:
+    """The core's integer key entry: the value the row decoder reads, the key string
+    :func:`~repltool.writeset.plan.join_key` builds from sortkey's integer sort key, and
+    its XXH64, as the write-set path builds them in Python."""
+    import xxhash
+
+    from repltool.binlog import _core
+    from repltool.binlog.coltypes import ColumnType as T
+    from repltool.binlog.columns import ColumnDef
+    from repltool.writeset.collation import collation_by_name
+    from repltool.writeset.plan import SEP, join_key
+    from repltool.writeset.sortkey import sort_key_builder
+
+    raw = data.draw(st.binary(min_size=width, max_size=width))
+    value = int.from_bytes(raw, "little", signed=signed)
+    kind = {1: T.TINY, 2: T.SHORT, 3: T.INT24, 4: T.LONG, 8: T.LONGLONG}[width]
+    col = ColumnDef(0, kind, kind, 0, False, unsigned=not signed_key)
+    sk, _ = sort_key_builder(col, unsigned=None,
+                             collation=collation_by_name("binary"))(value, raw)
+    key = join_key(prefix, [sk])
+    top = 0x80 if signed_key else 0
+    tail = SEP + str(width).encode()
+    assert _core.int_key(raw, width, signed, top, prefix, tail) == \
+        (value, key, xxhash.xxh64_intdigest(key))
+    assert _core.int_key_text(raw, width, signed, top, prefix, tail, "H[", "}") == \
+        f'H[{value}], "hash": {xxhash.xxh64_intdigest(key)}}}'
+    with pytest.raises(ValueError):
+        _core.int_key(raw[:-1], width, signed, top, prefix, tail)
+
+
 def _general(paths: list[Path]):  # type: ignore[no-untyped-def]
     try:
         trx = group_transactions(read_events(paths, ReadOptions(types=GROUPING_TYPES)))

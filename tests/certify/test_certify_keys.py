@@ -14,7 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from repltool.certify import CertResult, CertTransaction, KeyRef, Mode, Reason, key_ref
-from repltool.certify.report import Certified, CertifyRun, result_row
+from repltool.certify.report import Certified, CertifyRun, result_line, result_row
 from repltool.positions import Position
 from repltool.writeset import WriteKey
 
@@ -24,6 +24,7 @@ def _lines_equal(run: CertifyRun) -> Counter[str]:
     for c in run:
         row = result_row(c)
         assert json.loads(json.dumps(row, ensure_ascii=False)) == row
+        assert result_line(c) == json.dumps(row, ensure_ascii=False)     # the jsonl line
         seen[row["depends_on"]["reason"]] += 1
         seen["key-described"] += row["depends_on"]["key"] is not None
         seen["missing_keys"] += "missing_keys" in row
@@ -65,6 +66,7 @@ def test_key_ref_and_the_row_of_a_hostile_result() -> None:
                        key=cert.key_at(0), key_hash=7, conflict=hostile, detail=hostile,
                        raised=True)
         row = result_row(Certified(trx, r))  # type: ignore[arg-type]
+        assert result_line(Certified(trx, r)) == json.dumps(row, ensure_ascii=False)  # type: ignore[arg-type]
         assert row["depends_on"]["key"] == {"db": hostile, "table": "t", "index": "PRIMARY",
                                             "values": ["1", "0x00ff", hostile, "None"]}
         assert row["missing_keys"] == ["no-usable-key", hostile] and row["raised"] is True
