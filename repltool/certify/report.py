@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import stat
 from json.encoder import encode_basestring as _str   # what json.dumps(ensure_ascii=False) writes
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -70,6 +71,10 @@ def drops_past_limit(mode: Mode | str | None, paths: Sequence[str]) -> bool:
         return Mode(mode) in _DROPPING
     try:
         for path in paths:
+            # only regular files are peeked at (a FIFO would block here before the
+            # reader refuses it; stdin is spooled to a regular file first)
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return False
             with open(path, "rb") as fh:
                 head = fh.read(4 + 19)
             if len(head) < 23 or head[:4] != b"\xfebin" or head[4 + 4] != _FDE \
