@@ -11,6 +11,7 @@ import itertools
 import os
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import timezone, tzinfo
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from .binlog.constants import EventType, type_name
@@ -614,11 +615,27 @@ def _merge(accs: list[_FileAcc], top: int) -> _FileAcc:
     return total
 
 
-def stats_to_dict(stats: LogStats) -> dict[str, Any]:
-    """JSON-ready form of :class:`LogStats` (what ``stats --format json`` prints)."""
+def stats_to_dict(stats: LogStats, tz: tzinfo | None = None) -> dict[str, Any]:
+    """JSON-ready form of :class:`LogStats` (what ``stats --format json`` prints).
+
+    ``first_timestamp``/``last_timestamp`` stay Unix seconds; each is followed by
+    ``first_datetime``/``last_datetime``, the same instant in ISO 8601 with the UTC
+    offset of ``tz`` (UTC when not given), or None.
+    """
     import dataclasses
-    return {"files": [dataclasses.asdict(f) for f in stats.files],
-            "total": dataclasses.asdict(stats.total)}
+    from .binlog.window import iso_datetime
+    zone = timezone.utc if tz is None else tz
+
+    def one(f: FileStats) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        for k, v in dataclasses.asdict(f).items():
+            d[k] = v
+            if k in ("first_timestamp", "last_timestamp"):
+                d[k[:-len("timestamp")] + "datetime"] = (
+                    None if v is None else iso_datetime(v, zone))
+        return d
+
+    return {"files": [one(f) for f in stats.files], "total": one(stats.total)}
 
 
 __all__ = ["ClockStats", "FilePart", "FileStats", "LogStats", "TopTransaction",

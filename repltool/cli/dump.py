@@ -144,8 +144,9 @@ def dump(files: tuple[str, ...], **o: Any) -> None:
 
     The text output is what mysqlbinlog / mariadb-binlog print and can be piped
     into a server (point-in-time recovery): `repltool dump LOGS | mariadb`.
-    FILE `-` reads a log from standard input.  Times are shown in --timezone
-    (UTC unless given; mysqlbinlog uses local time: --timezone local).  Events
+    FILE `-` reads a log from standard input.  Times are shown and read in
+    --timezone: local time unless given, as mysqlbinlog (TZ, else
+    /etc/localtime); a comment line names the zone.  Events
     inside a Transaction_payload are shown after it with their offset inside the
     payload (`payload_pos`).
     """
@@ -246,8 +247,10 @@ def _dump(files: tuple[str, ...], out: BinaryIO, o: dict[str, Any]) -> None:
         from .render_rows import RowsRenderer
         rows = RowsRenderer(verbose, numbered=o["numbered_columns"])
     if fmt == "jsonl":
+        from .render import current_timezone
+        zone = current_timezone()
         for ev in events:
-            d = event_to_dict(ev)
+            d = event_to_dict(ev, zone)
             if rows is not None:
                 rows.observe(ev)
                 if isinstance(ev.body, RowsBody):

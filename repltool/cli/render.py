@@ -12,6 +12,7 @@ from ..binlog.events import (
     RotateBody, RowsBody, RowsQueryBody, StartV3Body, TableMapBody, TransactionPayloadBody,
     UserVarBody, XaPrepareBody, XidBody,
 )
+from ..binlog.window import zone_name
 from ..escape import has_controls, printable, printable_lines, sql_identifier, sql_string
 
 
@@ -162,6 +163,18 @@ def set_timezone(zone: tzinfo) -> None:
     """Show datetimes in ``zone`` from now on (``--timezone``)."""
     global _zone
     _zone = zone
+
+
+def current_timezone() -> tzinfo:
+    """The zone datetimes are shown in (the last :func:`set_timezone`)."""
+    return _zone
+
+
+def zone_comment() -> str:
+    """dump's line naming the zone of the ``#YYMMDD hh:mm:ss`` dates that follow (a SQL
+    comment: a replay is unchanged)."""
+    return (f"# repltool: the dates of the '#YYMMDD hh:mm:ss' lines are in time zone "
+            f"{printable(zone_name(_zone))} (--timezone)\n")
 
 
 def _when(ts: int) -> str:
@@ -463,7 +476,7 @@ def stats_tables(stats: Any) -> list[Any]:
     out.append(files)
     if any(f.first_timestamp is not None for f in rows):
         ranges = Table(title="GTID and time range per file (transactions starting in it; "
-                             + ("UTC)" if _zone is timezone.utc else "--timezone)"))
+                             f"times in {printable(zone_name(_zone))})")
         for col in ("file", "first GTID", "last GTID", "first transaction",
                     "last transaction ends"):
             ranges.add_column(col)

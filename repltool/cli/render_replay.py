@@ -51,7 +51,7 @@ from ..binlog.events import (
 from ..binlog.rows import decode_decimal
 from ..errors import ReplToolError, UsageError
 from ..escape import printable, sql_identifier, sql_string
-from .render import event_header, terminal_sql
+from .render import event_header, terminal_sql, zone_comment
 
 __all__ = ["ReplayPrinter", "BASE64_MODES", "charset_name", "collation_name", "print_events",
            "print_flashback", "base64_lines", "hexdump_lines"]
@@ -225,6 +225,8 @@ class ReplayPrinter:
             self._w("/*!40019 SET @@session.max_delayed_threads=0*/;\n")
         self._w("/*!50003 SET @OLD_COMPLETION_TYPE=@@COMPLETION_TYPE,COMPLETION_TYPE=0*/;\n"
                 f"DELIMITER {DELIM}\n")
+        if not self.short_form:
+            self._w(zone_comment())
 
     def finish(self) -> None:
         """The epilogue (call once, after the last event, also after an error), then

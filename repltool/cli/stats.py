@@ -77,7 +77,8 @@ def stats(ctx: click.Context, files: tuple[str, ...], fmt: str, top: int, clock_
             result = compute_stats(files, verify_checksum=verify_checksum, top=top,
                                    keep_going=keep_going, progress=progress, window=window)
     if fmt == "json":
-        json.dump(stats_to_dict(result), sys.stdout, indent=2, default=str)
+        from .render import current_timezone
+        json.dump(stats_to_dict(result, current_timezone()), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
         _report_damage(result, failures)
         return
