@@ -159,3 +159,33 @@ def test_keep_going_refused_where_it_cannot_apply(corpus: Path, tmp_path: Path,
     assert "--keep-going is not available with --output" in capsys.readouterr().err
     assert run(["explain", "--keep-going", "--spark", str(corpus / APE)]) == ExitStatus.USAGE
     assert "--keep-going is not available with --spark" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode,where", [("optimistic", "middle"), ("conservative", "end")])
+def test_schedule_keep_going_on_mariadb_applier(corpus: Path, tmp_path: Path, cli,
+                                                mode: str, where: str) -> None:
+    """MariaDB's applier with --keep-going: the group a damaged region cuts is left out
+    (the applier discards a group without its end; with damage in its middle, its events
+    after the region too), the region is reported, the exit status is the first
+    damage's; the simulation equals the one of a copy of the log without that group."""
+    src = corpus / SMALL
+    trxs = list(read_transactions(src))
+    victim = trxs[100]
+    bad = tmp_path / "bad.bin"
+    _damage(src, bad, [victim.start.offset + victim.size // 2 if where == "middle"
+                       else victim.end_offset - 6])
+    args = ["schedule", "--format", "json", "--parallel-mode", mode, "--workers", "1,4,16",
+            "--schema", src.parent / "schema.sql"]
+    _, err = cli(*args, bad, expect=ExitStatus.CHECKSUM)            # strict: stops
+    assert len(err.strip().splitlines()) == 1
+    out, err = cli(*args, "--keep-going", bad, expect=ExitStatus.CHECKSUM)
+    assert "repltool: damaged region: " in err
+    got = json.loads(out)
+    data = src.read_bytes()
+    cut = tmp_path / "cut.bin"
+    cut.write_bytes(data[:victim.start.offset] + data[victim.end_offset:])
+    want = json.loads(cli(*args, cut)[0])
+    assert got["transactions"] == len(trxs) - 1 == want["transactions"]
+    for key in ("runs", "serial_makespan", "conflicting_transactions", "commit_groups",
+                "flags", "recommended"):
+        assert got[key] == want[key], key
