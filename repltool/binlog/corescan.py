@@ -23,7 +23,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Callable, Iterable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple
 from uuid import UUID
 
 from ..errors import ReplToolError
@@ -42,6 +42,9 @@ from .transactions import (
     GroupingState, Segments, Transaction, TransactionSummary, classify_query, event_roles,
     group_transactions,
 )
+
+if TYPE_CHECKING:
+    from .window import WindowCursor
 
 _MASK64 = (1 << 64) - 1
 _GTID_CODES = frozenset({EventType.GTID_LOG_EVENT, EventType.ANONYMOUS_GTID_LOG_EVENT,
@@ -256,6 +259,26 @@ class FileTotals(NamedTuple):
     #: rows per table (``count_rows``): (db.table, inserted, updated, deleted, unwalked
     #: Rows events), in first-seen order
     row_counts: list[tuple[str, int, int, int, int]] = []
+    #: with a window: (type code, events, bytes) of the window's transactions, in
+    #: first-seen order (None without a window: the file's counts say it)
+    types: list[tuple[int, int, int]] | None = None
+
+
+class _WindowStop(Exception):
+    """The window's cursor stopped: the read ends there, as the general reader's does."""
+
+
+class WindowView(NamedTuple):
+    """What :class:`~repltool.binlog.window.WindowCursor` reads of a transaction the
+    core accumulates (the fields of :class:`~repltool.binlog.transactions.Transaction`
+    of the same names)."""
+
+    gtid: str | None
+    maria_flags: int | None
+    start: Position
+    end: Position
+    end_offset: int
+    timestamp: int
 
 
 class CoreTotals(NamedTuple):
@@ -272,7 +295,8 @@ def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
                 top: int, verify_checksum: bool = True, info: list[FileInfo] | None = None,
                 counts: dict[str, tuple[Counter[int], Counter[int]]] | None = None,
                 progress: Callable[[int], None] | None = None,
-                clock_only: bool = False, count_rows: bool = False) -> CoreTotals | None:
+                clock_only: bool = False, count_rows: bool = False,
+                window: WindowCursor | None = None) -> CoreTotals | None:
     """``stats``' per-file figures, added up by the compiled core (no per-transaction
     Python work); ``None`` when the pure-Python engine is active.
 
@@ -289,6 +313,9 @@ def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
     :param count_rows: add up rows per table and kind (every row image walked,
         :class:`repltool.binlog.rowcount.RowCounter` called by the core per Table_map
         and Rows event).
+    :param window: add up only the transactions this cursor takes (its window must not
+        need events: no ``--database``/``--table``), and their events by type
+        (``FileTotals.types``); the cursor's state says where a hand-over goes on.
     """
     paths = _path_list(paths)
     core = compiled_core()
@@ -298,6 +325,10 @@ def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
     unique = list(dict.fromkeys(paths))
     where = {p: i for i, p in enumerate(unique)}
     scan.core.accumulate([where[p] for p in paths], max(top, 0), clock_only)
+    if window is not None:
+        if window.window.needs_events:
+            raise ValueError("a window with --database/--table needs the general reader")
+        scan.core.window(scan.window_hook(window))
     if count_rows:
         from .rowcount import RowCounter
         scan.counter = counter = RowCounter()
@@ -310,6 +341,8 @@ def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
             for _ in scan.file(i, info, counts):
                 pass
         scan.core.finish()
+    except _WindowStop:
+        pass                        # nothing after the window's end is read
     except (Unsupported, ReplToolError) as exc:
         rest = scan.handover(exc, info, counts)
     return CoreTotals({p: scan.totals(i) for i, p in enumerate(unique)},
@@ -631,7 +664,33 @@ class _CoreScan:
             r["groups"], tables, self._top(r["biggest"]), self._top(r["longest"]),
             r["times"], r["gtids"] and (self._record_gtid(r["gtids"][0]),
                                         self._record_gtid(r["gtids"][1])),
-            [(names[n] if n >= 0 else "?", *c) for n, *c in r["rows"]])
+            [(names[n] if n >= 0 else "?", *c) for n, *c in r["rows"]], r["types"])
+
+    def window_hook(self, cursor: WindowCursor) -> Callable[[bytes], bool]:
+        """Accumulate mode with a window: the core's question for each group."""
+        F = self.mod.FIELDS.index
+        i_file, i_start, i_end_file, i_end_pos, i_end_off, i_ts, i_gk, i_sid, i_gno, \
+            i_domain, i_server, i_flags, i_mflags = map(F, (
+                "file", "start", "end_file", "end_pos", "end_offset", "timestamp",
+                "gtid_kind", "sid", "gno", "domain_id", "server_id", "flags", "maria_flags"))
+        has_maria = self.mod.HAS_MARIA
+        paths = self.paths
+        gtid_of = self._gtid
+        take = cursor.take
+
+        def hook(raw: bytes) -> bool:
+            r = memoryview(raw).cast("q")
+            if take(WindowView(
+                    gtid_of(r[i_gk], r[i_sid], r[i_gno], r[i_domain], r[i_server]),
+                    r[i_mflags] if r[i_flags] & has_maria else None,
+                    Position(paths[r[i_file]], r[i_start], None),
+                    Position(paths[r[i_end_file]], r[i_end_pos], None), r[i_end_off],
+                    r[i_ts])):
+                return True
+            if cursor.stopped:
+                raise _WindowStop()
+            return False
+        return hook
 
     def _record_gtid(self, raw: bytes) -> str | None:
         rec = memoryview(raw).cast("q").tolist()
