@@ -578,6 +578,9 @@ def maria_transactions(paths: Sequence[str | os.PathLike[str]], *,
                                             keep_going=damage is not None))
         trxs = group_transactions(events if damage is None else damage.count(events),
                                   keep_events=True)
+        if damage is not None:
+            from ..binlog.damage import cut_tails
+            trxs = cut_tails(trxs)
         if windowed:
             assert window is not None
             trxs = window.select(trxs, names)
@@ -599,13 +602,8 @@ def maria_transactions(paths: Sequence[str | os.PathLike[str]], *,
             names, ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES)))
     writer: dict[object, int] = {}
     index = 0
-    cut = False
     for trx, ws in pairs:
-        # a damaged region ends the group it cuts (truncated); the events after it up to
-        # that group's end come as a group without a GTID: the rest of the same group
-        tail = damage is not None and cut and trx.gtid is None
-        cut = trx.truncated or tail
-        if cut:
+        if trx.truncated:
             continue
         yield _to_maria(trx, ws, writer, index)
         index += 1

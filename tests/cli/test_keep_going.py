@@ -120,19 +120,22 @@ def _views():  # type: ignore[no-untyped-def]
     }
 
 
+@pytest.mark.parametrize("where", ["xid", "middle"])
 @pytest.mark.parametrize("command", list(_views()))
 def test_keep_going_skips_the_damaged_transaction(corpus: Path, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str],
-                                                  command: str) -> None:
-    """A CRC32 damaged inside transaction 3's Xid event: with --keep-going the command
-    goes on, and its result is the same command's on the log without that transaction
-    (the applier discards a transaction without its end); the exit status is the
-    damage's, and stderr names the damaged region."""
+                                                  command: str, where: str) -> None:
+    """A CRC32 damaged inside transaction 3's Xid event, or in its middle (its events
+    after the region come without their GTID event: the same transaction's tail): with
+    --keep-going the command goes on, and its result is the same command's on the log
+    without that transaction (the applier discards a transaction without its end); the
+    exit status is the damage's, and stderr names the damaged region."""
     src = corpus / APE
     trxs = list(read_transactions(src))
     victim = trxs[3]
     bad = tmp_path / "bad.bin"
-    _damage(src, bad, [victim.end_offset - 6])
+    _damage(src, bad, [victim.end_offset - 6 if where == "xid"
+                       else victim.start.offset + victim.size // 2])
     data = src.read_bytes()
     without = tmp_path / "without.bin"
     without.write_bytes(data[:trxs[0].start.offset] + b"".join(
