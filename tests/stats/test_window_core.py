@@ -104,10 +104,11 @@ def test_pure_python_engine_gives_the_same(monkeypatch, corpus: Path) -> None:  
     assert _core.events_walked() == before
 
 
-def test_the_compressed_set_hands_over_with_the_cursor(corpus: Path) -> None:
+def test_the_compressed_set_hands_over_with_the_cursor(monkeypatch, corpus: Path) -> None:  # type: ignore[no-untyped-def]
     """The compressed MariaDB log leaves the core's subset (Query_compressed, type 165):
     its cases above compare a read the general reader finished with the cursor's state."""
     from repltool.binlog.corescan import scan_totals
+    monkeypatch.setenv(engine.ENV, "compiled")
     paths = [str(corpus / p) for p in SETS["maria-compressed"]]
     cursor = _windows(paths)["position"].cursor(paths)
     result = scan_totals(paths, top=5, window=cursor, count_rows=True)
