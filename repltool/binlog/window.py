@@ -32,6 +32,7 @@ Timestamps are whole seconds since the epoch, as the event headers hold them;
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 import calendar
 import time
 from datetime import datetime, timedelta, timezone, tzinfo
@@ -205,12 +206,20 @@ def iso_datetime(ts: int | float, tz: tzinfo = timezone.utc, micros: bool = Fals
         >>> iso_datetime(1669298850, resolve_timezone("Asia/Kolkata"))
         '2022-11-24T19:37:30+05:30'
     """
+    if not micros:
+        return _iso_second(int(ts), tz)
     try:
-        if micros:
-            secs, us = divmod(int(ts), 1_000_000)
-            return datetime.fromtimestamp(secs, tz).replace(microsecond=us).isoformat(
-                timespec="microseconds")
-        return datetime.fromtimestamp(int(ts), tz).isoformat(timespec="seconds")
+        secs, us = divmod(int(ts), 1_000_000)
+        return datetime.fromtimestamp(secs, tz).replace(microsecond=us).isoformat(
+            timespec="microseconds")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+@lru_cache(maxsize=1024)            # a log's events share their seconds
+def _iso_second(ts: int, tz: tzinfo) -> str | None:
+    try:
+        return datetime.fromtimestamp(ts, tz).isoformat(timespec="seconds")
     except (OverflowError, OSError, ValueError):
         return None
 
