@@ -174,6 +174,16 @@ def _when_in(ts: int, zone: tzinfo) -> str:
     return t.strftime("%y%m%d") + f" {t.hour:2d}:{t.minute:02d}:{t.second:02d}"
 
 
+def when_text(ts: int) -> str:
+    """An event timestamp as the ``#YYMMDD hh:mm:ss`` of its header line (``--timezone``)."""
+    return _when_in(ts, _zone)
+
+
+def usec_text(ts: int) -> str:
+    """A commit timestamp in microseconds as the GTID comment lines show it."""
+    return _usec(ts)
+
+
 def _usec(ts: int | None) -> str:
     if ts is None:
         return "n/a"

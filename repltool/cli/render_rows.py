@@ -211,6 +211,71 @@ def text_program(table: TableDef, bitmap: bytes, width: int, verbosity: int,
 _MISS = object()
 
 
+def core_text_program(table: TableDef, bitmap: bytes, width: int, verbosity: int,
+                      numbered: bool, row_text: Callable[..., Any]) -> Any:
+    """:func:`text_program` for the compiled printer (``row_text``: the core's
+    ``RowText``): per present column the kind of writer the core runs for it
+    (:func:`core_step_kind`; ``X_CALL`` runs the Python maker) with the same line
+    prefix, suffix and NULL line, cached on ``table``; None when no column is present."""
+    key = ("core-text", bitmap, width, verbosity, numbered)
+    hit = table.plans.get(key, _MISS)
+    if hit is _MISS:
+        steps = text_program(table, bitmap, width, verbosity, numbered)
+        if steps is None:
+            hit = None
+        else:
+            mask = int.from_bytes(bitmap, "little") & ((1 << width) - 1)
+            present = [i for i in range(width) if mask >> i & 1]
+            name = printable(f"{sql_identifier(table.db)}.{sql_identifier(table.table)}")
+            hit = row_text(
+                [(*core_step_kind(table.columns[i], table.decoders[i]),
+                  _utf8(pre), _utf8(post), _utf8(null_line), make)
+                 for i, (pre, make, post, null_line) in zip(present, steps)],
+                quote_bytes, _utf8(f"### INSERT INTO {name}\n### SET\n"),
+                _utf8(f"### DELETE FROM {name}\n### WHERE\n"),
+                _utf8(f"### UPDATE {name}\n### WHERE\n"), b"### SET\n")
+        table.plans[key] = hit
+    return hit
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+#: writer kinds of the compiled text programs (``_textcore.pxi``'s X_* codes)
+X_INT, X_STR, X_DECIMAL, X_DATETIME2, X_TIMESTAMP2, X_DATE, X_DOUBLE, X_ENUM, X_CALL = range(9)
+
+
+def core_step_kind(col: ColumnDef, dec: Callable[[bytes, int], tuple[Any, int]]
+                   ) -> tuple[int, Any]:
+    """(kind, arguments) of the compiled writer of a column: the same choice
+    :func:`value_text_maker` makes, the same text."""
+    t = col.real_type
+    if getattr(dec, "unsupported", False):
+        return X_CALL, None
+    if t in INT_FORMATS or t == T.INT24:
+        size = 3 if t == T.INT24 else struct.calcsize(INT_FORMATS[t][0])
+        return X_INT, (size, 0 if col.unsigned else 1, 1 if col.unsigned is None else 0)
+    if t in (T.VARCHAR, T.VAR_STRING, T.STRING, T.VARCHAR_COMPRESSED):
+        return X_STR, 1 if (col.max_length or 0) < 256 else 2
+    if t in BLOB_TYPES:
+        return X_STR, col.pack_length or 0
+    if t == T.NEWDECIMAL:
+        groups, n_int = decimal_plan(col.precision or 0, col.scale or 0)
+        return X_DECIMAL, (decimal_size(col.precision or 0, col.scale or 0), groups, n_int)
+    if t == T.DATETIME2:
+        return X_DATETIME2, col.fsp or 0
+    if t == T.TIMESTAMP2:
+        return X_TIMESTAMP2, col.fsp or 0
+    if t in (T.DATE, T.NEWDATE):
+        return X_DATE, None
+    if t == T.ENUM:
+        return X_ENUM, col.pack_length or 0
+    if t == T.DOUBLE:
+        return X_DOUBLE, None
+    return X_CALL, None
+
+
 def _image_text(program: tuple[_Step, ...] | None, data: bytes, p: int, out: list[str]) -> int:
     """Append the lines of the image at ``p`` to ``out``; returns where it ends."""
     if program is None:                # no column present: only the NULL bitmap (0 bytes)

@@ -1,0 +1,758 @@
+# ---- dump text: the printer of the common events (included from _core.pyx) ----
+#
+# Driven by repltool.cli.render_replay.print_logs, which hands every event this printer
+# does not take (ST_PYTHON: the Format_description, Query, Rotate, ... events, a CRC
+# mismatch, a body the fast layout does not cover, a Rows event whose text program
+# refuses its bytes) to the general printer at exactly that event, and hands back
+# after it.  What it writes for the events it takes is byte for byte what
+# ReplayPrinter writes for them (tests/cli/test_dump_core.py compares whole outputs);
+# values come from per-layout text programs (RowText) built by
+# repltool.cli.render_rows.core_text_program from the same classification the Python
+# text programs use.  Text taken from the file is never interpreted: strings are
+# copied only when every byte is printable ASCII, anything else goes to
+# render_rows.quote_bytes (the Python escaping rules).
+
+from libc.stdio cimport snprintf
+from libc.math cimport isfinite
+from libc.string cimport strlen
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_AsEncodedString
+
+cdef enum:
+    X_INT = 0          # a: size, b: 1 signed, c: 1 wrap a negative value as "v (v+2^n)"
+    X_STR = 1          # a: bytes of the length prefix
+    X_DECIMAL = 2      # a: size, b: first group, c: groups, d: integer groups
+    X_DATETIME2 = 3    # a: fsp
+    X_TIMESTAMP2 = 4   # a: fsp
+    X_DATE = 5
+    X_DOUBLE = 6
+    X_ENUM = 7         # a: size
+    X_CALL = 8         # the Python maker (data, pos) -> (text, next pos)
+
+
+cdef struct OutBuf:
+    char* p
+    Py_ssize_t n
+    Py_ssize_t cap
+
+
+cdef int _ob_grow(OutBuf* b, Py_ssize_t need) except -1:
+    cdef Py_ssize_t cap = b.cap * 2 if b.cap else 1 << 16
+    while cap < b.n + need:
+        cap *= 2
+    cdef char* q = <char*>realloc(b.p, cap)
+    if q is NULL:
+        raise MemoryError()
+    b.p = q
+    b.cap = cap
+    return 0
+
+
+cdef inline int _put(OutBuf* b, const char* s, Py_ssize_t n) except -1:
+    if b.n + n > b.cap:
+        _ob_grow(b, n)
+    memcpy(b.p + b.n, s, n)
+    b.n += n
+    return 0
+
+
+cdef inline int _putz(OutBuf* b, const char* s) except -1:
+    return _put(b, s, strlen(s))
+
+
+cdef inline int _putb(OutBuf* b, bytes s) except -1:
+    return _put(b, PyBytes_AS_STRING(s), PyBytes_GET_SIZE(s))
+
+
+cdef inline int _putc(OutBuf* b, char c) except -1:
+    if b.n + 1 > b.cap:
+        _ob_grow(b, 1)
+    b.p[b.n] = c
+    b.n += 1
+    return 0
+
+
+cdef int _putu(OutBuf* b, uint64_t v, int width=0) except -1:
+    """``v`` in decimal, zero-padded to ``width`` digits (at least one digit)."""
+    cdef char tmp[24]
+    cdef int i = 24
+    while True:
+        i -= 1
+        tmp[i] = <char>(48 + v % 10)
+        v //= 10
+        if v == 0:
+            break
+    while 24 - i < width:
+        i -= 1
+        tmp[i] = 48
+    return _put(b, tmp + i, 24 - i)
+
+
+cdef int _puti(OutBuf* b, int64_t v) except -1:
+    if v < 0:
+        _putc(b, 45)
+        return _putu(b, <uint64_t>(-(v + 1)) + 1)
+    return _putu(b, <uint64_t>v)
+
+
+cdef int _putstr(OutBuf* b, str s) except -1:
+    return _putb(b, PyUnicode_AsEncodedString(s, "utf-8", "surrogateescape"))
+
+
+cdef inline uint64_t _le(const uint8_t* p, int n) noexcept nogil:
+    cdef uint64_t v = 0
+    cdef int i
+    for i in range(n - 1, -1, -1):
+        v = (v << 8) | p[i]
+    return v
+
+
+cdef class RowText:
+    """The ``###`` text program of one row image layout (a step per present column).
+
+    Built by :func:`repltool.cli.render_rows.core_text_program` from
+    ``(kind, args, line prefix, after the value, the NULL line, Python maker)`` per
+    column; ``heads``: the INSERT / DELETE / UPDATE head lines of the table."""
+
+    cdef int64_t* cols          # 5 per column: kind, a, b, c, d
+    cdef int64_t* groups        # DECIMAL groups: (bytes, digits) pairs
+    cdef Py_ssize_t ncols
+    cdef list pre, post, nul, makers
+    cdef object quote
+    cdef public bytes head_insert, head_delete, head_update, head_set
+
+    def __cinit__(self):
+        self.cols = NULL
+        self.groups = NULL
+
+    def __dealloc__(self):
+        free(self.cols)
+        free(self.groups)
+
+    def __init__(self, list steps, object quote, bytes head_insert, bytes head_delete,
+                 bytes head_update, bytes head_set):
+        cdef Py_ssize_t k, ng = 0
+        cdef int64_t* c
+        self.ncols = len(steps)
+        self.quote = quote
+        self.head_insert, self.head_delete = head_insert, head_delete
+        self.head_update, self.head_set = head_update, head_set
+        self.pre, self.post, self.nul, self.makers = [], [], [], []
+        for st in steps:
+            if st[0] == X_DECIMAL:
+                ng += len(st[1][1])
+        self.cols = <int64_t*>calloc(self.ncols * 5 + 1, sizeof(int64_t))
+        self.groups = <int64_t*>calloc(ng * 2 + 1, sizeof(int64_t))
+        if self.cols is NULL or self.groups is NULL:
+            raise MemoryError()
+        ng = 0
+        for k, st in enumerate(steps):
+            kind, args, pre, post, nul, maker = st
+            c = self.cols + k * 5
+            c[0] = kind
+            self.pre.append(pre)
+            self.post.append(post)
+            self.nul.append(nul)
+            self.makers.append(maker)
+            if kind == X_DECIMAL:
+                c[1] = args[0]
+                c[2] = ng
+                c[3] = len(args[1])
+                c[4] = args[2]
+                for nbytes, ndigits in args[1]:
+                    self.groups[ng * 2] = nbytes
+                    self.groups[ng * 2 + 1] = ndigits
+                    ng += 1
+            elif kind == X_INT:
+                c[1], c[2], c[3] = args
+            elif kind in (X_STR, X_DATETIME2, X_TIMESTAMP2, X_ENUM):
+                c[1] = args
+            elif kind not in (X_DATE, X_DOUBLE, X_CALL):
+                raise ValueError(f"text step kind {kind}")
+
+    cdef Py_ssize_t image(self, OutBuf* o, bytes data, const uint8_t* d, Py_ssize_t n,
+                          Py_ssize_t p) except -1:
+        """The lines of the image at ``p`` (each ending with a line feed); returns its end."""
+        cdef Py_ssize_t nb = (self.ncols + 7) >> 3
+        cdef Py_ssize_t bm = p, k, q
+        cdef int64_t* c
+        if p + nb > n:
+            raise IndexError("row image past the end")
+        p += nb
+        for k in range(self.ncols):
+            if d[bm + (k >> 3)] >> (k & 7) & 1:
+                _putb(o, <bytes>self.nul[k])
+                _putc(o, 10)
+                continue
+            c = self.cols + k * 5
+            _putb(o, <bytes>self.pre[k])
+            p = self.value(o, c, k, data, d, n, p)
+            _putb(o, <bytes>self.post[k])
+            _putc(o, 10)
+        return p
+
+    cdef Py_ssize_t value(self, OutBuf* o, int64_t* c, Py_ssize_t k, bytes data,
+                          const uint8_t* d, Py_ssize_t n, Py_ssize_t p) except -1:
+        cdef int64_t kind = c[0]
+        cdef Py_ssize_t q, s, i, at, gi, j
+        cdef uint64_t u, g
+        cdef int64_t v
+        cdef int size, nd, fb, mul, fsp, b
+        cdef bint neg, started
+        cdef double x
+        cdef char tmp[64]
+        cdef OutBuf* t
+        if kind == X_INT:
+            size = <int>c[1]
+            q = p + size
+            if q > n:
+                raise IndexError
+            u = _le(d + p, size)
+            if not c[2]:
+                return _putu(o, u) + q
+            if size < 8 and u >> (8 * size - 1) & 1:
+                v = <int64_t>u - (<int64_t>1 << (8 * size))
+            else:
+                v = <int64_t>u
+            _puti(o, v)
+            if v < 0 and c[3]:
+                _putz(o, " (")
+                _putu(o, u)
+                _putc(o, 41)
+            return q
+        if kind == X_STR:
+            size = <int>c[1]
+            s = p + size
+            if s > n:
+                raise IndexError
+            q = s + <Py_ssize_t>_le(d + p, size)
+            if q > n:
+                raise IndexError
+            for i in range(s, q):
+                if d[i] < 0x20 or d[i] > 0x7e:
+                    _putstr(o, self.quote(data[s:q]))
+                    return q
+            _putc(o, 39)
+            _put(o, <const char*>d + s, q - s)
+            _putc(o, 39)
+            return q
+        if kind == X_DECIMAL:
+            size = <int>c[1]
+            q = p + size
+            if size == 0:
+                raise ValueError("DECIMAL of no bytes")
+            if q > n:
+                raise IndexError
+            neg = not (d[p] & 0x80)
+            if neg:
+                _putc(o, 45)
+            at = p
+            started = False
+            for gi in range(c[2], c[2] + c[3]):
+                g = 0
+                for j in range(self.groups[gi * 2]):
+                    b = d[at]
+                    if at == p:
+                        b ^= 0x80
+                    if neg:
+                        b ^= 0xFF
+                    g = (g << 8) | <uint64_t>b
+                    at += 1
+                nd = <int>self.groups[gi * 2 + 1]
+                u = 1
+                for j in range(nd):
+                    u *= 10
+                if g >= u:
+                    raise ValueError("DECIMAL group out of range")
+                if gi - c[2] == c[4]:
+                    if not started:
+                        _putc(o, 48)
+                        started = True
+                    _putc(o, 46)
+                    _putu(o, g, nd)
+                elif gi - c[2] > c[4]:
+                    _putu(o, g, nd)
+                elif started:
+                    _putu(o, g, nd)
+                elif g:
+                    _putu(o, g)
+                    started = True
+            if not started:
+                _putc(o, 48)
+            return q
+        if kind == X_DATETIME2 or kind == X_TIMESTAMP2:
+            fsp = <int>c[1]
+            if fsp <= 0:
+                fb, mul = 0, 0
+            elif fsp <= 2:
+                fb, mul = 1, 10000
+            elif fsp <= 4:
+                fb, mul = 2, 100
+            else:
+                fb, mul = 3, 1
+            size = (5 if kind == X_DATETIME2 else 4) + fb
+            q = p + size
+            if q > n:
+                raise IndexError
+            u = _rdn_be(d + p + size - fb, fb) * <uint64_t>mul if fb else 0
+            if u > 999999:
+                raise ValueError("fractional seconds out of range")
+            if kind == X_TIMESTAMP2:
+                _putu(o, _rdn_be(d + p, 4))
+            else:
+                g = _rdn_be(d + p, 5)
+                if g < 0x8000000000:
+                    raise ValueError("negative DATETIME2 value")
+                g -= 0x8000000000
+                v = <int64_t>((g >> 17) >> 5)      # year * 13 + month
+                _putc(o, 39)
+                _putu(o, <uint64_t>(v // 13), 4)
+                _putc(o, 45)
+                _putu(o, <uint64_t>(v % 13), 2)
+                _putc(o, 45)
+                _putu(o, (g >> 17) & 31, 2)
+                _putc(o, 32)
+                _putu(o, (g & 0x1FFFF) >> 12, 2)
+                _putc(o, 58)
+                _putu(o, (g >> 6) & 63, 2)
+                _putc(o, 58)
+                _putu(o, g & 63, 2)
+            if fsp:
+                snprintf(tmp, 16, ".%06d", <int>u)
+                _put(o, tmp, fsp + 1 if fsp < 6 else 7)
+            if kind == X_DATETIME2:
+                _putc(o, 39)
+            return q
+        if kind == X_DATE:
+            q = p + 3
+            if q > n:
+                raise IndexError
+            u = _le(d + p, 3)
+            _putc(o, 39)
+            _putu(o, u >> 9, 4)
+            _putc(o, 45)
+            _putu(o, (u >> 5) & 15, 2)
+            _putc(o, 45)
+            _putu(o, u & 31, 2)
+            _putc(o, 39)
+            return q
+        if kind == X_DOUBLE:
+            q = p + 8
+            if q > n:
+                raise IndexError
+            u = _le(d + p, 8)
+            memcpy(&x, &u, 8)
+            if isfinite(x):
+                i = snprintf(tmp, 64, "%-.20g", x)
+                _put(o, tmp, i)
+                return q
+        elif kind == X_ENUM:
+            size = <int>c[1]
+            q = p + size
+            if q > n:
+                raise IndexError
+            return _putu(o, _le(d + p, size)) + q
+        text, q = self.makers[k](data, p)
+        _putstr(o, text)
+        return q
+
+
+# ---- the event printer ----
+
+TP_DONE = 0            # every complete event of the buffer was printed
+TP_PYTHON = 2          # the event at the offset is for the general printer
+TP_REST = 3            # the general reader must read the rest of the file from the offset
+
+cdef enum:
+    E_NONE = 0
+    E_GTID = 1
+    E_TABLE_MAP = 2
+    E_ROWS = 3
+    E_XID = 4
+
+cdef const char* _HEX = "0123456789abcdef"
+
+
+cdef class TextPrinter:
+    """Prints the common events of a log as ReplayPrinter does with
+    ``--base64-output=decode-rows`` and ``-v`` / ``-vv``; see the module comment."""
+
+    cdef OutBuf o               # text not yet written to ``out``
+    cdef OutBuf pend            # the ### text of the open statement (until STMT_END_F)
+    cdef object out, printer, rows, tables, when_fn, usec_fn, program_fn
+    cdef dict maps              # Table_map body bytes -> (table id, TableDef, description)
+    cdef dict names             # Rows type code -> event name in the header
+    cdef uint8_t role[256]
+    cdef bint crc_on, verify
+    cdef int64_t last_ts
+    cdef bytes last_when
+    cdef public uint64_t taken  # events printed here (the tests check the core ran)
+
+    def __cinit__(self):
+        self.o.p = NULL
+        self.o.n = self.o.cap = 0
+        self.pend.p = NULL
+        self.pend.n = self.pend.cap = 0
+
+    def __dealloc__(self):
+        free(self.o.p)
+        free(self.pend.p)
+
+    def __init__(self, printer, rows, when_fn, usec_fn, program_fn, bint verify):
+        self.printer = printer
+        self.out = printer.out
+        self.rows = rows
+        self.tables = rows.tables
+        self.when_fn = when_fn
+        self.usec_fn = usec_fn
+        self.program_fn = program_fn
+        self.names = {}
+        self.verify = verify
+        self.maps = {}
+        self.last_ts = -1
+        self.last_when = b""
+        self.taken = 0
+        memset(self.role, 0, sizeof(self.role))
+
+    def configure(self, dict roles, bint crc_on, dict names):
+        """Which type codes this printer takes (type code -> role) under the current
+        Format_description, whether its events carry a CRC32, and the header name of
+        each Rows type (``Write_rows: table id ``)."""
+        self.names = names
+        memset(self.role, 0, sizeof(self.role))
+        for tc, r in roles.items():
+            self.role[<int>tc] = <uint8_t>r
+        self.crc_on = crc_on
+
+    def learn_table_map(self, bytes body, object table_id, object table, str description):
+        """A Table_map the general printer printed: the next ones with the same bytes
+        are printed here."""
+        if len(self.maps) >= 4096:
+            self.maps.clear()
+        self.maps[body] = (table_id, table, _enc(description))
+
+    def hand_over(self):
+        """Before the general printer prints: this printer's text goes to ``out``, the
+        open statement's ### text to the printer's pending rows."""
+        self.write()
+        if self.pend.n:
+            text = PyBytes_FromStringAndSize(self.pend.p, self.pend.n).decode(
+                "utf-8", "surrogateescape")
+            self.printer.pending_rows.extend(text[:-1].split("\n"))
+            self.pend.n = 0
+
+    def take_over(self):
+        """After the general printer: its pending ### lines become this printer's."""
+        pr = self.printer
+        pr.flush()
+        if pr.pending_rows:
+            _putb(&self.pend, _enc("".join(line + "\n" for line in pr.pending_rows)))
+            pr.pending_rows.clear()
+
+    def write(self):
+        if self.o.n:
+            self.out.write(PyBytes_FromStringAndSize(self.o.p, self.o.n))
+            self.o.n = 0
+
+    def drop_pending(self):
+        self.pend.n = 0
+
+    cdef int header(self, Py_ssize_t at, const uint8_t* e, Py_ssize_t size) except -1:
+        cdef OutBuf* o = &self.o
+        cdef int64_t ts = _rd32(e)
+        cdef uint32_t crc
+        cdef int i
+        cdef char tmp[16]
+        _putz(o, "# at ")
+        _putu(o, <uint64_t>at)
+        _putz(o, "\n#")
+        if ts != self.last_ts:
+            self.last_when = _enc(self.when_fn(ts))
+            self.last_ts = ts
+        _putb(o, self.last_when)
+        _putz(o, " server id ")
+        _putu(o, _rd32(e + H_SERVER_ID))
+        _putz(o, "  end_log_pos ")
+        _putu(o, _rd32(e + H_LOG_POS))
+        if self.crc_on:
+            crc = _rd32(e + size - CHECKSUM_LEN)
+            _putz(o, " CRC32 0x")
+            for i in range(8):
+                tmp[i] = _HEX[(crc >> (28 - 4 * i)) & 15]
+            _put(o, tmp, 8)
+        _putz(o, " \t")
+        return 0
+
+    cdef int flush_rows(self) except -1:
+        if self.pend.n:
+            _put(&self.o, self.pend.p, self.pend.n)
+            self.pend.n = 0
+        return 0
+
+    def feed(self, bytes buf, Py_ssize_t off, Py_ssize_t base, Py_ssize_t file_size):
+        """Print the events of ``buf`` from ``off`` (``buf[0]`` is at file offset ``base``);
+        returns (status, offset): TP_DONE with the offset of the first incomplete event,
+        or TP_PYTHON / TP_REST with the offset of the event the general code takes."""
+        cdef const uint8_t* d = <const uint8_t*>PyBytes_AS_STRING(buf)
+        cdef Py_ssize_t n = len(buf), size, body_end
+        cdef const uint8_t* e
+        cdef int tc, r
+        cdef bint ok
+        while off + HEADER_LEN <= n:
+            e = d + off
+            size = _rd32(e + H_EVENT_SIZE)
+            tc = e[H_TYPE]
+            if size < HEADER_LEN or base + off + size > file_size:
+                self.write()
+                return TP_REST, off
+            if off + size > n:
+                break
+            r = self.role[tc]
+            if r == E_NONE:
+                return TP_PYTHON, off
+            body_end = size
+            if self.crc_on:
+                if size < HEADER_LEN + CHECKSUM_LEN:
+                    return TP_PYTHON, off
+                body_end = size - CHECKSUM_LEN
+                if self.verify and crc32_buf(e, body_end) != _rd32(e + body_end):
+                    return TP_PYTHON, off
+            if r == E_ROWS:
+                ok = self.rows_event(buf, base + off, off, size, body_end, tc)
+            elif r == E_TABLE_MAP:
+                ok = self.table_map(buf, base + off, off, size, body_end)
+            elif r == E_GTID:
+                ok = self.gtid(base + off, e, size, body_end, tc)
+            elif r == E_XID:
+                ok = body_end - HEADER_LEN == 8
+                if ok:
+                    self.flush_rows()
+                    self.header(base + off, e, size)
+                    _putz(&self.o, "Xid = ")
+                    _putu(&self.o, _le(e + HEADER_LEN, 8))
+                    _putz(&self.o, "\nCOMMIT/*!*/;\n")
+                    self.printer.in_trx = False
+            else:
+                ok = False
+            if not ok:
+                return TP_PYTHON, off
+            self.taken += 1
+            off += size
+            if self.o.n >= 1 << 18:
+                self.write()
+        return TP_DONE, off
+
+    cdef bint table_map(self, bytes buf, Py_ssize_t at, Py_ssize_t off, Py_ssize_t size,
+                        Py_ssize_t body_end) except -1:
+        body = buf[off + HEADER_LEN:off + body_end]
+        hit = self.maps.get(body)
+        if hit is None:
+            return False
+        table_id, table, desc = hit
+        self.header(at, <const uint8_t*>PyBytes_AS_STRING(buf) + off, size)
+        _putb(&self.o, desc)
+        _putc(&self.o, 10)
+        self.tables[table_id] = table
+        return True
+
+    cdef bint rows_event(self, bytes buf, Py_ssize_t at, Py_ssize_t off, Py_ssize_t size,
+                         Py_ssize_t body_end, int tc) except -1:
+        cdef const uint8_t* e = <const uint8_t*>PyBytes_AS_STRING(buf) + off
+        cdef const uint8_t* b = e + HEADER_LEN
+        cdef Py_ssize_t n = body_end - HEADER_LEN, p, nb, start, mark, rows_n = 0
+        cdef bint v2 = tc >= 30, update = tc == 24 or tc == 31
+        cdef uint64_t table_id
+        cdef int flags, width
+        cdef RowText first, second
+        if n < 10:
+            return False
+        table_id = _le(b, 6)
+        flags = b[6] | b[7] << 8
+        if v2:
+            p = 8 + (b[8] | b[9] << 8)
+            if p < 10 or p > n:
+                return False
+        else:
+            p = 8
+        if p >= n:
+            return False
+        width = b[p]
+        if width >= 251 or width == 0:
+            return False
+        p += 1
+        nb = (width + 7) >> 3
+        bm1 = buf[off + HEADER_LEN + p:off + HEADER_LEN + p + nb]
+        p += nb
+        bm2 = None
+        if update:
+            bm2 = buf[off + HEADER_LEN + p:off + HEADER_LEN + p + nb]
+            p += nb
+        if p >= n:                      # no row (or a cut bitmap): the general printer
+            return False
+        table = self.tables.get(table_id)
+        if table is None or width > len(table.columns) or table.table_id != table_id:
+            return False
+        first = self.program_fn(table, bm1, width)
+        if first is None:
+            return False
+        if update:
+            second = self.program_fn(table, bm2, width)
+            if second is None:
+                return False
+        start = off + HEADER_LEN + p
+        mark = self.pend.n
+        try:
+            p = start
+            while p < off + body_end:
+                if update:
+                    _putb(&self.pend, first.head_update)
+                    p = first.image(&self.pend, buf, <const uint8_t*>PyBytes_AS_STRING(buf),
+                                    off + body_end, p)
+                    _putb(&self.pend, first.head_set)
+                    p = second.image(&self.pend, buf, <const uint8_t*>PyBytes_AS_STRING(buf),
+                                     off + body_end, p)
+                else:
+                    _putb(&self.pend, first.head_insert if tc == 23 or tc == 30
+                          else first.head_delete)
+                    p = first.image(&self.pend, buf, <const uint8_t*>PyBytes_AS_STRING(buf),
+                                    off + body_end, p)
+                rows_n += 1
+        except Exception:
+            self.pend.n = mark          # the general printer says what is wrong
+            return False
+        self.header(at, e, size)
+        _putb(&self.o, <bytes>self.names[tc])
+        _putu(&self.o, table_id)
+        if flags & 1:
+            _putz(&self.o, " flags: STMT_END_F")
+        _putc(&self.o, 10)
+        _putz(&self.pend, "# Number of rows: ")
+        _putu(&self.pend, <uint64_t>rows_n)
+        _putc(&self.pend, 10)
+        if flags & 1:
+            self.flush_rows()
+        return True
+
+    cdef bint gtid(self, Py_ssize_t at, const uint8_t* e, Py_ssize_t size,
+                   Py_ssize_t body_end, int tc) except -1:
+        # fast_gtid's layouts (repltool.binlog.fastdecode); any other goes to Python
+        cdef const uint8_t* b = e + HEADER_LEN
+        cdef Py_ssize_t n = body_end - HEADER_LEN, p = 42
+        cdef uint64_t ict = 0, oct_ = 0, trx_len = 0, isv = 0, osv = 0
+        cdef bint has_ts = False, has_len = False, has_sv = False, anon = True
+        cdef int first, width, i
+        cdef int64_t gno
+        cdef char sid[37]
+        cdef OutBuf* o = &self.o
+        if n < 42 or b[25] != 2:
+            return False
+        if n > 42:
+            if n < p + 7:
+                return False
+            ict = _le(b + p, 7)
+            p += 7
+            if ict & (<uint64_t>1 << 55):
+                if n < p + 7:
+                    return False
+                ict &= ~(<uint64_t>1 << 55)
+                oct_ = _le(b + p, 7)
+                p += 7
+            else:
+                oct_ = ict
+            has_ts = True
+            if p < n:
+                first = b[p]
+                if first < 251:
+                    trx_len = first
+                    p += 1
+                else:
+                    width = 2 if first == 252 else 3 if first == 253 else 8 if first == 254 else 0
+                    if width == 0 or n < p + 1 + width:
+                        return False
+                    trx_len = _le(b + p + 1, width)
+                    p += 1 + width
+                has_len = True
+                if n < p + 4:
+                    if p != n:
+                        return False
+                else:
+                    isv = _rd32(b + p)
+                    p += 4
+                    if isv & 0x80000000:
+                        if n < p + 4:
+                            return False
+                        isv &= 0x7FFFFFFF
+                        osv = _rd32(b + p)
+                    else:
+                        osv = isv
+                    has_sv = True
+        gno = <int64_t>_le(b + 17, 8)
+        for i in range(16):
+            if b[1 + i]:
+                anon = False
+        anon = anon and gno == 0
+        self.flush_rows()
+        self.header(at, e, size)
+        _putz(o, "Anonymous_GTID" if anon else "GTID")
+        _putz(o, "\tlast_committed=")
+        _puti(o, <int64_t>_le(b + 26, 8))
+        _putz(o, "\tsequence_number=")
+        _puti(o, <int64_t>_le(b + 34, 8))
+        _putz(o, "\trbr_only=no" if b[0] & 1 else "\trbr_only=yes")
+        if has_ts:
+            _putz(o, "\toriginal_committed_timestamp=")
+            _putu(o, oct_)
+            _putz(o, "\timmediate_commit_timestamp=")
+            _putu(o, ict)
+        if has_len:
+            _putz(o, "\ttransaction_length=")
+            _putu(o, trx_len)
+        _putc(o, 10)
+        if has_ts:
+            _putz(o, "# original_commit_timestamp=")
+            _putu(o, oct_)
+            _putz(o, " (")
+            _putstr(o, self.usec_fn(oct_))
+            _putz(o, ")\n# immediate_commit_timestamp=")
+            _putu(o, ict)
+            _putz(o, " (")
+            _putstr(o, self.usec_fn(ict))
+            _putz(o, ")\n")
+        if not b[0] & 1:
+            _putz(o, "/*!50718 SET TRANSACTION ISOLATION LEVEL READ COMMITTED*//*!*/;\n")
+        if has_ts:
+            _putz(o, "/*!80001 SET @@session.original_commit_timestamp=")
+            _putu(o, oct_)
+            _putz(o, "*//*!*/;\n")
+        if has_sv:
+            _putz(o, "/*!80014 SET @@session.original_server_version=")
+            _putu(o, osv)
+            _putz(o, "*//*!*/;\n/*!80014 SET @@session.immediate_server_version=")
+            _putu(o, isv)
+            _putz(o, "*//*!*/;\n")
+        if anon:
+            _putz(o, "SET @@SESSION.GTID_NEXT= 'ANONYMOUS'/*!*/;\n")
+        else:
+            _uuid_text(b + 1, sid)
+            _putz(o, "SET @@SESSION.GTID_NEXT= '")
+            _put(o, sid, 36)
+            _putc(o, 58)
+            _puti(o, gno)
+            _putz(o, "'/*!*/;\n")
+        self.printer.gtid_next_set = True
+        return True
+
+
+cdef void _uuid_text(const uint8_t* s, char* out) noexcept:
+    cdef int i, j = 0
+    for i in range(16):
+        if i == 4 or i == 6 or i == 8 or i == 10:
+            out[j] = 45
+            j += 1
+        out[j] = _HEX[s[i] >> 4]
+        out[j + 1] = _HEX[s[i] & 15]
+        j += 2
+
+
+cdef bytes _enc(str s):
+    return PyUnicode_AsEncodedString(s, "utf-8", "surrogateescape")
