@@ -170,6 +170,19 @@ cdef class RowText:
             elif kind not in (X_DATE, X_DOUBLE, X_CALL):
                 raise ValueError(f"text step kind {kind}")
 
+    def image_text(self, bytes data, Py_ssize_t p):
+        """(the lines of the image at ``p``, where it ends); the writers' errors."""
+        cdef OutBuf o
+        o.p = NULL
+        o.n = o.cap = 0
+        try:
+            if p < 0 or p > len(data):
+                raise IndexError(p)
+            q = self.image(&o, data, <const uint8_t*>PyBytes_AS_STRING(data), len(data), p)
+            return PyBytes_FromStringAndSize(o.p, o.n), q
+        finally:
+            free(o.p)
+
     cdef Py_ssize_t image(self, OutBuf* o, bytes data, const uint8_t* d, Py_ssize_t n,
                           Py_ssize_t p) except -1:
         """The lines of the image at ``p`` (each ending with a line feed); returns its end."""

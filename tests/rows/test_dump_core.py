@@ -1,0 +1,159 @@
+"""The compiled text printer of ``dump -v --base64-output=decode-rows``
+(``repltool/binlog/_textcore.pxi``, driven by :func:`repltool.cli.render_replay.print_logs`).
+
+* per column layout and signedness, the compiled value writers accept exactly the bytes
+  the Python text makers accept, write the same text and end at the same offset;
+* every corpus file (MySQL 4.0-9.x, MariaDB), with ``-v``, ``-vv`` and numbered columns:
+  :func:`print_logs` writes the bytes the general printer writes over
+  :func:`read_events`, or fails with the same error after the same text, and the
+  compiled printer ran (it printed events of the corpus);
+* synth logs (8.0, 5.7, a relay log, 9.x tagged GTIDs): the same through the CLI, both
+  engines, and the compiled printer printed nearly every event.
+
+These run with the compiled core whatever ``REPLTOOL_ENGINE`` says (they test it).
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from repltool.binlog import ReadOptions, engine, read_events
+from repltool.cli.render_replay import ReplayPrinter, print_events, print_logs
+from repltool.cli.render_rows import RowsRenderer, core_text_program, value_text_maker
+
+from .test_rowwalk import COLUMNS
+from .test_text_program import _table
+
+with pytest.MonkeyPatch.context() as _mp:     # this file tests the core: whatever the engine
+    _mp.setenv(engine.ENV, "compiled")           # (fails when the core is not built)
+    core = engine.compiled_core()
+assert core is not None
+
+
+@pytest.fixture(autouse=True)
+def _compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(engine.ENV, "compiled")
+
+
+def _samples(n: int) -> list[bytes]:
+    return [bytes([n % 5]) + bytes([fill]) * n for fill in (0x00, 0x01, 0x7F, 0x80, 0xFF)] + [
+        b"\x80" + bytes(n), b"\x80" + bytes(range(1, n + 1)),
+        bytes([n]) + b"a\x00\x1b\xc3\xa9\xff\x7f \xe2\x80\xae" * 4,
+        bytes([n, 0]) + "Søren ’x’ \u202e".encode() * 3,
+        bytes([n]) + b"plain ascii text, printable: ~!@#$%^&*()" * 2,
+        struct.pack("<d", float("nan")) + b"\x00" * n, struct.pack("<d", -1.5e300),
+        struct.pack("<d", 1 / 3), struct.pack("<d", -0.0), struct.pack("<d", 5e-324)]
+
+
+@pytest.mark.parametrize("verbosity", [1, 2])
+@pytest.mark.parametrize("unsigned", [None, False, True], ids=["no-signedness", "signed",
+                                                               "unsigned"])
+@pytest.mark.parametrize("col", COLUMNS, ids=[f"{t}-{m.hex()}" for t, m in COLUMNS])
+def test_compiled_writers_write_like_the_python_makers(col: tuple[int, bytes],
+                                                        unsigned: bool | None,
+                                                        verbosity: int) -> None:
+    td = _table(col, unsigned)
+    column, dec = td.columns[0], td.decoders[0]
+    make = value_text_maker(column, dec)
+    program = core_text_program(td, b"\x01", 1, verbosity, False, core.RowText)
+    null_text, _ = program.image_text(b"\x01", 0)
+    assert null_text.startswith(b"###   ") and b"NULL" in null_text
+    accepted = 0
+    for n in range(0, 40):
+        for data in _samples(n):
+            try:
+                text, q = make(data, 0)
+                want: Any = (text, q)
+            except (IndexError, ValueError, OverflowError, struct.error):   # BadValue too
+                want = "error"
+            try:
+                raw, end = program.image_text(b"\x00" + data, 0)
+                got: Any = (raw, end - 1)
+            except (IndexError, ValueError, OverflowError, struct.error):
+                got = "error"
+            if want != "error" and got != "error":
+                line = raw.decode("utf-8", "surrogateescape")
+                pre = line[:line.index("=") + 1]
+                post = line[len(pre) + len(want[0]):]
+                assert line[len(pre):len(pre) + len(want[0])] == want[0], (col, data, line)
+                assert post == ("\n" if verbosity == 1 else
+                                post[:post.index(" is_null=0 */")] + " is_null=0 */\n")
+                got = (want[0], end - 1)
+            assert got == want, (col, data)
+            accepted += got != "error"
+    assert accepted > 0 or getattr(dec, "unsupported", False)
+
+
+def _printed(paths: list[Path], verbosity: int, numbered: bool, compiled: bool
+             ) -> tuple[bytes, Any, int]:
+    out = io.BytesIO()
+    printer = ReplayPrinter(out, base64_output="decode-rows",
+                            rows=RowsRenderer(verbosity, numbered=numbered))
+    error = None
+    try:
+        if compiled:
+            print_logs(printer, [str(p) for p in paths], ReadOptions())
+        else:
+            print_events(printer, read_events([str(p) for p in paths], ReadOptions()))
+    except Exception as exc:        # noqa: BLE001 - the same error both ways
+        error = (type(exc).__name__, str(exc))
+    return out.getvalue(), error, printer.core_events
+
+
+def _corpus_files(corpus: Path) -> list[Path]:
+    return sorted(p for pattern in ("mysql/*/*", "mariadb/*/*") for p in corpus.glob(pattern)
+                  if p.is_file() and not p.name.endswith((".index", ".json", ".txt", ".md")))
+
+
+@pytest.mark.parametrize("verbosity,numbered", [(1, False), (2, False), (1, True)])
+def test_every_corpus_file_prints_as_the_general_printer(corpus: Path, verbosity: int,
+                                                         numbered: bool) -> None:
+    files = _corpus_files(corpus)
+    assert len(files) > 100
+    taken = 0
+    errors = 0
+    for path in files:
+        want = _printed([path], verbosity, numbered, compiled=False)
+        got = _printed([path], verbosity, numbered, compiled=True)
+        assert got[:2] == want[:2], path
+        taken += got[2]
+        errors += want[1] is not None
+    assert taken > 20_000, taken          # the compiled printer printed the common events
+    assert errors > 0                     # and damaged files went through it too
+
+
+def test_mariadb_sets_read_as_one_sequence(corpus: Path) -> None:
+    for directory in sorted(p for p in (corpus / "mariadb").iterdir() if p.is_dir()):
+        files = sorted(p for p in directory.iterdir() if p.is_file() and p.name[-1].isdigit())
+        if len(files) < 2:
+            continue
+        want = _printed(files, 1, False, compiled=False)
+        got = _printed(files, 1, False, compiled=True)
+        assert got[:2] == want[:2], directory
+
+
+@pytest.mark.parametrize("args", [[], ["--server-generation", "5.7"], ["--relay-log"],
+                                  ["--tagged-gtids"]], ids=["8.0", "5.7", "relay", "9.x"])
+def test_synth_logs_through_the_cli(tmp_path: Path, cli: Any, monkeypatch: pytest.MonkeyPatch,
+                                    args: list[str]) -> None:
+    cli("synth", "-o", tmp_path, "-n", "300", "--seed", "5", *args)
+    logs = sorted(p for p in tmp_path.iterdir()
+                  if p.name[-1].isdigit() and p.suffix != ".json")
+    assert logs
+    outputs = {}
+    for eng in ("compiled", "python"):
+        monkeypatch.setenv(engine.ENV, eng)
+        for flags in (["-v"], ["-vv"]):
+            outputs[eng, flags[0]] = cli("dump", *flags, "--base64-output=decode-rows", *logs)
+    assert outputs["compiled", "-v"] == outputs["python", "-v"]
+    assert outputs["compiled", "-vv"] == outputs["python", "-vv"]
+    monkeypatch.setenv(engine.ENV, "compiled")
+    text, _, taken = _printed(logs, 1, False, compiled=True)
+    events = sum(1 for _ in read_events([str(p) for p in logs]))
+    assert text.count(b"\n# at ") == events
+    assert taken > events * 0.7, (taken, events)      # Query / FDE / Rotate: the general printer
