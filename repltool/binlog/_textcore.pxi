@@ -382,6 +382,7 @@ cdef enum:
     E_TABLE_MAP = 2
     E_ROWS = 3
     E_XID = 4
+    E_QUERY = 5
 
 cdef const char* _HEX = "0123456789abcdef"
 
@@ -397,6 +398,8 @@ cdef class TextPrinter:
     cdef dict names             # Rows type code -> event name in the header
     cdef uint8_t role[256]
     cdef bint crc_on, verify
+    cdef bytes q_status, q_db, q_usec  # the session of the last Query the general printer printed
+    cdef int64_t thread_id              # the session's pseudo_thread_id (-1: none printed)
     cdef int64_t last_ts
     cdef bytes last_when
     cdef public uint64_t taken  # events printed here (the tests check the core ran)
@@ -425,7 +428,19 @@ cdef class TextPrinter:
         self.last_ts = -1
         self.last_when = b""
         self.taken = 0
+        self.q_status = None
+        self.q_db = None
+        self.q_usec = b""
+        self.thread_id = -1
         memset(self.role, 0, sizeof(self.role))
+
+    def learn_query(self, bytes status_vars, bytes db, str usec):
+        """The general printer printed a Query event with these status variables;
+        ``db``: the session's database after it (None: none).  The session its header
+        lines set is the one the next Query events with the same status bytes find, so
+        their header is ``SET TIMESTAMP`` (with ``usec``) and a changed pseudo_thread_id
+        only (and no ``use`` when their database is ``db``)."""
+        self.q_status, self.q_db, self.q_usec = status_vars, db, _enc(usec)
 
     def configure(self, dict roles, bint crc_on, dict names):
         """Which type codes this printer takes (type code -> role) under the current
@@ -458,6 +473,8 @@ cdef class TextPrinter:
         """After the general printer: its pending ### lines become this printer's."""
         pr = self.printer
         pr.flush()
+        tid = pr.s.thread_id
+        self.thread_id = -1 if tid is None else tid
         if pr.pending_rows:
             _putb(&self.pend, _enc("".join(line + "\n" for line in pr.pending_rows)))
             pr.pending_rows.clear()
@@ -534,6 +551,8 @@ cdef class TextPrinter:
                 ok = self.rows_event(buf, base + off, off, size, body_end, tc)
             elif r == E_TABLE_MAP:
                 ok = self.table_map(buf, base + off, off, size, body_end)
+            elif r == E_QUERY:
+                ok = self.query(base + off, e, size, body_end)
             elif r == E_GTID:
                 ok = self.gtid(base + off, e, size, body_end, tc)
             elif r == E_XID:
@@ -646,6 +665,71 @@ cdef class TextPrinter:
             self.flush_rows()
         return True
 
+    cdef bint query(self, Py_ssize_t at, const uint8_t* e, Py_ssize_t size,
+                    Py_ssize_t body_end) except -1:
+        # fast_query's layout (13-byte post-header), the session of learn_query
+        cdef const uint8_t* b = e + HEADER_LEN
+        cdef Py_ssize_t n = body_end - HEADER_LEN, db_len, status_len, db_start, db_end, qn
+        cdef uint32_t tid
+        cdef const uint8_t* q
+        cdef OutBuf* o = &self.o
+        cdef int i
+        cdef char w[9]
+        cdef bint suppress = e[H_FLAGS] & 0x08
+        if n < 13 or self.q_status is None or self.thread_id < 0:
+            return False
+        tid = _rd32(b)
+        db_len = b[8]
+        status_len = b[11] | b[12] << 8
+        db_start = 13 + status_len
+        db_end = db_start + db_len
+        if db_end >= n or b[db_end] != 0:
+            return False
+        if status_len != len(self.q_status) or \
+                memcmp(b + 13, PyBytes_AS_STRING(self.q_status), status_len) != 0:
+            return False
+        q = b + db_end + 1
+        qn = n - db_end - 1
+        if suppress:
+            # LOG_EVENT_SUPPRESS_USE_F: no `use`; the session's database stays only
+            # for a transaction keyword (anything else empties it: the general printer)
+            i = 0
+            while i < qn and q[i] in b" \t\n\r\x0b\x0c":
+                i += 1
+            if not _trans_keyword(q + i, qn - i):
+                return False
+        elif self.q_db is None or db_len != len(self.q_db) or \
+                memcmp(b + db_start, PyBytes_AS_STRING(self.q_db), db_len) != 0:
+            return False
+        self.flush_rows()
+        self.header(at, e, size)
+        _putz(o, "Query\tthread_id=")
+        _putu(o, tid)
+        _putz(o, "\texec_time=")
+        _putu(o, _rd32(b + 4))
+        _putz(o, "\terror_code=")
+        _putu(o, b[9] | b[10] << 8)
+        _putz(o, "\nSET TIMESTAMP=")
+        _putu(o, _rd32(e))
+        _putb(o, self.q_usec)
+        _putz(o, "/*!*/;\n")
+        if e[H_FLAGS] & 0x04 and tid != self.thread_id:
+            _putz(o, "SET @@session.pseudo_thread_id=")
+            _putu(o, tid)
+            _putz(o, "/*!*/;\n")
+            self.thread_id = tid
+            self.printer.s.thread_id = tid
+        _put(o, <const char*>q, qn)
+        _putz(o, "\n/*!*/;\n")
+        for i in range(9):                  # in_trx as ReplayPrinter._query sets it
+            w[i] = <char>(q[i] - 32 if i < qn and 97 <= q[i] <= 122 else (q[i] if i < qn else 0))
+        if memcmp(w, b"BEGIN", 5) == 0 or memcmp(w, b"XA START", 8) == 0:
+            self.printer.in_trx = True
+        elif memcmp(w, b"COMMIT", 6) == 0 or memcmp(w, b"ROLLBACK", 8) == 0 or \
+                memcmp(w, b"XA ", 3) == 0:
+            self.printer.in_trx = False
+        return True
+
     cdef bint gtid(self, Py_ssize_t at, const uint8_t* e, Py_ssize_t size,
                    Py_ssize_t body_end, int tc) except -1:
         # fast_gtid's layouts (repltool.binlog.fastdecode); any other goes to Python
@@ -754,6 +838,16 @@ cdef class TextPrinter:
             _putz(o, "'/*!*/;\n")
         self.printer.gtid_next_set = True
         return True
+
+
+cdef bint _trans_keyword(const uint8_t* q, Py_ssize_t n) noexcept:
+    """Whether ``q`` starts with BEGIN, COMMIT, ROLLBACK or ``XA `` (any case)."""
+    cdef char w[8]
+    cdef int i
+    for i in range(8):
+        w[i] = <char>(q[i] - 32 if i < n and 97 <= q[i] <= 122 else (q[i] if i < n else 0))
+    return (memcmp(w, b"BEGIN", 5) == 0 or memcmp(w, b"COMMIT", 6) == 0
+            or memcmp(w, b"ROLLBACK", 8) == 0 or memcmp(w, b"XA ", 3) == 0)
 
 
 cdef void _uuid_text(const uint8_t* s, char* out) noexcept:

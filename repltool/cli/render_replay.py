@@ -759,6 +759,12 @@ def _general(printer: ReplayPrinter, tp: Any, events: Iterable[Event]) -> None:
                                    rows.tables.get(b.table_id), describe(ev)[0])
         else:
             printer.event(ev)
+            if isinstance(b, QueryBody) and ev.pos.payload_offset is None:
+                sv = _status_vars(b.status_vars)
+                usec = sv.get("hrnow", sv.get("microseconds"))
+                db = printer.s.db
+                tp.learn_query(b.status_vars, None if db is None else db.encode(),
+                               f".{usec:06d}" if usec else "")
 
 
 #: Rows event types the compiled printer takes, with their post-header length
@@ -794,4 +800,6 @@ def _configure(printer: ReplayPrinter, tp: Any, fde: FormatDescriptionBody | Non
                     roles[tc] = 1
             if plain(EventType.XID_EVENT, None):
                 roles[EventType.XID_EVENT] = 4
+            if plain(EventType.QUERY_EVENT, 13):
+                roles[EventType.QUERY_EVENT] = 5
     tp.configure(roles, crc_on, names)
