@@ -383,6 +383,8 @@ cdef enum:
     E_ROWS = 3
     E_XID = 4
     E_QUERY = 5
+    E_MARIA_GTID = 6
+    E_ANNOTATE = 7
 
 cdef const char* _HEX = "0123456789abcdef"
 
@@ -393,13 +395,14 @@ cdef class TextPrinter:
 
     cdef OutBuf o               # text not yet written to ``out``
     cdef OutBuf pend            # the ### text of the open statement (until STMT_END_F)
-    cdef object out, printer, rows, tables, when_fn, usec_fn, program_fn
+    cdef object out, printer, rows, tables, when_fn, usec_fn, program_fn, annotate_fn
     cdef dict maps              # Table_map body bytes -> (table id, TableDef, description)
     cdef dict names             # Rows type code -> event name in the header
     cdef uint8_t role[256]
     cdef bint crc_on, verify
     cdef bytes q_status, q_db, q_usec  # the session of the last Query the general printer printed
     cdef int64_t thread_id              # the session's pseudo_thread_id (-1: none printed)
+    cdef int64_t m_skip, m_domain, m_server  # MariaDB's session GTID variables (-1: none)
     cdef int64_t last_ts
     cdef bytes last_when
     cdef public uint64_t taken  # events printed here (the tests check the core ran)
@@ -414,7 +417,8 @@ cdef class TextPrinter:
         free(self.o.p)
         free(self.pend.p)
 
-    def __init__(self, printer, rows, when_fn, usec_fn, program_fn, bint verify):
+    def __init__(self, printer, rows, when_fn, usec_fn, program_fn, annotate_fn,
+                 bint verify):
         self.printer = printer
         self.out = printer.out
         self.rows = rows
@@ -422,6 +426,7 @@ cdef class TextPrinter:
         self.when_fn = when_fn
         self.usec_fn = usec_fn
         self.program_fn = program_fn
+        self.annotate_fn = annotate_fn
         self.names = {}
         self.verify = verify
         self.maps = {}
@@ -432,6 +437,7 @@ cdef class TextPrinter:
         self.q_db = None
         self.q_usec = b""
         self.thread_id = -1
+        self.m_skip = self.m_domain = self.m_server = -1
         memset(self.role, 0, sizeof(self.role))
 
     def learn_query(self, bytes status_vars, bytes db, str usec):
@@ -473,8 +479,11 @@ cdef class TextPrinter:
         """After the general printer: its pending ### lines become this printer's."""
         pr = self.printer
         pr.flush()
-        tid = pr.s.thread_id
-        self.thread_id = -1 if tid is None else tid
+        s = pr.s
+        self.thread_id = -1 if s.thread_id is None else s.thread_id
+        self.m_skip = -1 if s.skip_parallel is None else s.skip_parallel
+        self.m_domain = -1 if s.domain_id is None else s.domain_id
+        self.m_server = -1 if s.server_id is None else s.server_id
         if pr.pending_rows:
             _putb(&self.pend, _enc("".join(line + "\n" for line in pr.pending_rows)))
             pr.pending_rows.clear()
@@ -553,6 +562,10 @@ cdef class TextPrinter:
                 ok = self.table_map(buf, base + off, off, size, body_end)
             elif r == E_QUERY:
                 ok = self.query(base + off, e, size, body_end)
+            elif r == E_MARIA_GTID:
+                ok = self.maria_gtid(base + off, e, size, body_end)
+            elif r == E_ANNOTATE:
+                ok = self.annotate(base + off, e, size, body_end)
             elif r == E_GTID:
                 ok = self.gtid(base + off, e, size, body_end, tc)
             elif r == E_XID:
@@ -728,6 +741,111 @@ cdef class TextPrinter:
         elif memcmp(w, b"COMMIT", 6) == 0 or memcmp(w, b"ROLLBACK", 8) == 0 or \
                 memcmp(w, b"XA ", 3) == 0:
             self.printer.in_trx = False
+        return True
+
+    cdef bint maria_gtid(self, Py_ssize_t at, const uint8_t* e, Py_ssize_t size,
+                         Py_ssize_t body_end) except -1:
+        # fast_maria_gtid's layout (no XA fields, no extra flags); ReplayPrinter._maria_gtid
+        cdef const uint8_t* b = e + HEADER_LEN
+        cdef Py_ssize_t n = body_end - HEADER_LEN, p = 13
+        cdef int flags2
+        cdef int64_t skip, domain, server
+        cdef uint64_t seq_no, commit_id = 0
+        cdef OutBuf* o = &self.o
+        if n < 13 or b[12] & 0xC0:
+            return False
+        flags2 = b[12]
+        if flags2 & 0x02:
+            if n < 21:
+                return False
+            commit_id = _le(b + 13, 8)
+            p = 21
+        if p < n and b[p]:
+            return False
+        seq_no = _le(b, 8)
+        domain = _rd32(b + 8)
+        server = _rd32(e + H_SERVER_ID)
+        self.flush_rows()
+        self.header(at, e, size)
+        _putz(o, "GTID ")
+        _putu(o, <uint64_t>domain)
+        _putc(o, 45)
+        _putu(o, <uint64_t>server)
+        _putc(o, 45)
+        _putu(o, seq_no)
+        if flags2 & 0x02:
+            _putz(o, " cid=")
+            _putu(o, commit_id)
+        if flags2 & 0x04:
+            _putz(o, " trans")
+        _putc(o, 10)
+        skip = 0 if flags2 & 0x08 else 1
+        s = self.printer.s
+        if self.m_skip != skip:
+            _putz(o, "/*M!100101 SET @@session.skip_parallel_replication=")
+            _putu(o, <uint64_t>skip)
+            _putz(o, "*//*!*/;\n")
+            self.m_skip = skip
+            s.skip_parallel = skip
+        if self.m_domain != domain:
+            _putz(o, "/*M!100001 SET @@session.gtid_domain_id=")
+            _putu(o, <uint64_t>domain)
+            _putz(o, "*//*!*/;\n")
+            self.m_domain = domain
+            s.domain_id = domain
+        if self.m_server != server:
+            _putz(o, "/*M!100001 SET @@session.server_id=")
+            _putu(o, <uint64_t>server)
+            _putz(o, "*//*!*/;\n")
+            self.m_server = server
+            s.server_id = server
+        _putz(o, "/*M!100001 SET @@session.gtid_seq_no=")
+        _putu(o, seq_no)
+        _putz(o, "*//*!*/;\n")
+        if not flags2 & (0x01 | 0x80):
+            _putz(o, "START TRANSACTION\n/*!*/;\n")
+            self.printer.in_trx = True
+        return True
+
+    cdef bint annotate(self, Py_ssize_t at, const uint8_t* e, Py_ssize_t size,
+                       Py_ssize_t body_end) except -1:
+        # MariaDB Annotate_rows: "#Q> " lines of printable ASCII only (CR LF as a line
+        # feed); anything :func:`~repltool.escape.printable` would escape: Python
+        cdef const uint8_t* t = e + HEADER_LEN
+        cdef Py_ssize_t n = body_end - HEADER_LEN, i, start
+        cdef uint8_t c
+        cdef OutBuf* o = &self.o
+        cdef bint plain = True
+        for i in range(n):
+            c = t[i]
+            if c == 13:
+                if i + 1 >= n or t[i + 1] != 10:
+                    plain = False
+                    break
+            elif c != 10 and (c < 0x20 or c > 0x7e):
+                plain = False
+                break
+        self.flush_rows()
+        self.header(at, e, size)
+        _putz(o, "Annotate_rows:\n")
+        if not plain:
+            _putstr(o, self.annotate_fn(PyBytes_FromStringAndSize(<const char*>t, n)))
+            return True
+        start = 0
+        i = 0
+        while i < n:
+            if t[i] == 10 or t[i] == 13:
+                _putz(o, "#Q> ")
+                _put(o, <const char*>t + start, i - start)
+                _putc(o, 10)
+                i += 2 if t[i] == 13 else 1
+                start = i
+            else:
+                i += 1
+        if start < n:
+            _putz(o, "#Q> ")
+            _put(o, <const char*>t + start, n - start)
+            _putc(o, 10)
         return True
 
     cdef bint gtid(self, Py_ssize_t at, const uint8_t* e, Py_ssize_t size,

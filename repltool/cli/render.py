@@ -314,7 +314,7 @@ def describe(ev: Event) -> tuple[str, list[str]]:
         return f"Binlog checkpoint {printable(b.file)}", []
     if isinstance(b, RowsQueryBody):
         return ("Annotate_rows:" if ev.type_code == 160 else "Rows_query",
-                [f"#Q> {printable(line)}" for line in _lines(b.text)])
+                _query_comment(b.text))
     if isinstance(b, TransactionPayloadBody):
         kind = {0: "ZSTD", 255: "NONE"}.get(b.compression_type, str(b.compression_type))
         return (f"Transaction_Payload\tpayload_size={b.payload_size}\tcompression_type={kind}"
@@ -334,6 +334,16 @@ def describe(ev: Event) -> tuple[str, list[str]]:
         return f"Incident: {b.incident} {printable(b.message)}", []
     name = ev.type_name
     return name, [] if b is not None else []
+
+
+def _query_comment(text: str) -> list[str]:
+    return [f"#Q> {printable(line)}" for line in _lines(text)]
+
+
+def annotate_text(query: bytes) -> str:
+    """The ``#Q>`` comment lines of an Annotate_rows / Rows_query event's query bytes
+    (each line made :func:`~repltool.escape.printable`, each ending with a line feed)."""
+    return "".join(line + "\n" for line in _query_comment(query.decode("utf-8", "replace")))
 
 
 def _gtid(b: GtidBody) -> tuple[str, list[str]]:

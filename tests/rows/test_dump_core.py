@@ -106,7 +106,8 @@ def _printed(paths: list[Path], verbosity: int, numbered: bool, compiled: bool
 
 
 def _corpus_files(corpus: Path) -> list[Path]:
-    return sorted(p for pattern in ("mysql/*/*", "mariadb/*/*") for p in corpus.glob(pattern)
+    patterns = ("mysql/*/*", "mariadb/*/*", "mariadb/*/*/*")
+    return sorted(p for pattern in patterns for p in corpus.glob(pattern)
                   if p.is_file() and not p.name.endswith((".index", ".json", ".txt", ".md")))
 
 
@@ -128,13 +129,17 @@ def test_every_corpus_file_prints_as_the_general_printer(corpus: Path, verbosity
 
 
 def test_mariadb_sets_read_as_one_sequence(corpus: Path) -> None:
-    for directory in sorted(p for p in (corpus / "mariadb").iterdir() if p.is_dir()):
+    sets = 0
+    for directory in sorted({p.parent for p in _corpus_files(corpus) if "mariadb" in p.parts}):
         files = sorted(p for p in directory.iterdir() if p.is_file() and p.name[-1].isdigit())
         if len(files) < 2:
             continue
+        sets += 1
         want = _printed(files, 1, False, compiled=False)
         got = _printed(files, 1, False, compiled=True)
         assert got[:2] == want[:2], directory
+        assert got[2] > 0, directory
+    assert sets >= 4
 
 
 @pytest.mark.parametrize("args", [[], ["--server-generation", "5.7"], ["--relay-log"],
