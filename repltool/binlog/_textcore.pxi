@@ -118,7 +118,6 @@ cdef class RowText:
     cdef int64_t* groups        # DECIMAL groups: (bytes, digits) pairs
     cdef Py_ssize_t ncols
     cdef list pre, post, nul, makers
-    cdef object quote
     cdef public bytes head_insert, head_delete, head_update, head_set
 
     def __cinit__(self):
@@ -129,12 +128,11 @@ cdef class RowText:
         free(self.cols)
         free(self.groups)
 
-    def __init__(self, list steps, object quote, bytes head_insert, bytes head_delete,
+    def __init__(self, list steps, bytes head_insert, bytes head_delete,
                  bytes head_update, bytes head_set):
         cdef Py_ssize_t k, ng = 0
         cdef int64_t* c
         self.ncols = len(steps)
-        self.quote = quote
         self.head_insert, self.head_delete = head_insert, head_delete
         self.head_update, self.head_set = head_update, head_set
         self.pre, self.post, self.nul, self.makers = [], [], [], []
@@ -241,13 +239,7 @@ cdef class RowText:
             q = s + <Py_ssize_t>_le(d + p, size)
             if q > n:
                 raise IndexError
-            for i in range(s, q):
-                if d[i] < 0x20 or d[i] > 0x7e:
-                    _putstr(o, self.quote(data[s:q]))
-                    return q
-            _putc(o, 39)
-            _put(o, <const char*>d + s, q - s)
-            _putc(o, 39)
+            _put_quoted(o, d + s, q - s)
             return q
         if kind == X_DECIMAL:
             size = <int>c[1]
@@ -395,7 +387,7 @@ cdef class TextPrinter:
 
     cdef OutBuf o               # text not yet written to ``out``
     cdef OutBuf pend            # the ### text of the open statement (until STMT_END_F)
-    cdef object out, printer, rows, tables, when_fn, usec_fn, program_fn, annotate_fn
+    cdef object out, printer, rows, tables, when_fn, usec_fn, program_fn
     cdef dict maps              # Table_map body bytes -> (table id, TableDef, description)
     cdef dict names             # Rows type code -> event name in the header
     cdef uint8_t role[256]
@@ -417,8 +409,7 @@ cdef class TextPrinter:
         free(self.o.p)
         free(self.pend.p)
 
-    def __init__(self, printer, rows, when_fn, usec_fn, program_fn, annotate_fn,
-                 bint verify):
+    def __init__(self, printer, rows, when_fn, usec_fn, program_fn, bint verify):
         self.printer = printer
         self.out = printer.out
         self.rows = rows
@@ -426,7 +417,6 @@ cdef class TextPrinter:
         self.when_fn = when_fn
         self.usec_fn = usec_fn
         self.program_fn = program_fn
-        self.annotate_fn = annotate_fn
         self.names = {}
         self.verify = verify
         self.maps = {}
@@ -815,37 +805,10 @@ cdef class TextPrinter:
         cdef Py_ssize_t n = body_end - HEADER_LEN, i, start
         cdef uint8_t c
         cdef OutBuf* o = &self.o
-        cdef bint plain = True
-        for i in range(n):
-            c = t[i]
-            if c == 13:
-                if i + 1 >= n or t[i + 1] != 10:
-                    plain = False
-                    break
-            elif c != 10 and (c < 0x20 or c > 0x7e):
-                plain = False
-                break
         self.flush_rows()
         self.header(at, e, size)
         _putz(o, "Annotate_rows:\n")
-        if not plain:
-            _putstr(o, self.annotate_fn(PyBytes_FromStringAndSize(<const char*>t, n)))
-            return True
-        start = 0
-        i = 0
-        while i < n:
-            if t[i] == 10 or t[i] == 13:
-                _putz(o, "#Q> ")
-                _put(o, <const char*>t + start, i - start)
-                _putc(o, 10)
-                i += 2 if t[i] == 13 else 1
-                start = i
-            else:
-                i += 1
-        if start < n:
-            _putz(o, "#Q> ")
-            _put(o, <const char*>t + start, n - start)
-            _putc(o, 10)
+        _put_comment_lines(o, t, n)
         return True
 
     cdef bint gtid(self, Py_ssize_t at, const uint8_t* e, Py_ssize_t size,
@@ -981,3 +944,160 @@ cdef void _uuid_text(const uint8_t* s, char* out) noexcept:
 
 cdef bytes _enc(str s):
     return PyUnicode_AsEncodedString(s, "utf-8", "surrogateescape")
+
+
+# ---- text from the file: quoted (row values) and made visible (query comments) ----
+# The rules of repltool.cli.render_rows.quote_bytes and repltool.escape.printable, over
+# the UTF-8 decoding Python does (an invalid sequence: its maximal valid prefix, one
+# error); tests/rows/test_dump_core.py checks both against the Python functions.
+
+cdef inline bint _risky(uint32_t cp) noexcept nogil:
+    """C0, DEL, C1, the bidi controls, U+2028/U+2029 (escape.BIDI_CONTROLS and the rest
+    of render_rows._QUOTED / escape._ONE_LINE)."""
+    return (cp < 0x20 or 0x7F <= cp < 0xA0 or cp == 0x061C or cp == 0x200E or cp == 0x200F
+            or 0x202A <= cp <= 0x202E or 0x2066 <= cp <= 0x2069 or cp == 0x2028
+            or cp == 0x2029)
+
+
+cdef Py_ssize_t _utf8_at(const uint8_t* t, Py_ssize_t i, Py_ssize_t n,
+                         uint32_t* cp) noexcept nogil:
+    """The length of the valid UTF-8 sequence at ``i`` (its code point in ``cp``), or
+    minus the length of the invalid bytes there (start byte and valid continuations)."""
+    cdef uint8_t c = t[i], b, lo = 0x80, hi = 0xBF
+    cdef Py_ssize_t k, size
+    cdef uint32_t v
+    if c < 0x80:
+        cp[0] = c
+        return 1
+    if c < 0xC2:
+        return -1
+    if c < 0xE0:
+        size, v = 2, c & 0x1F
+    elif c < 0xF0:
+        size, v = 3, c & 0x0F
+        if c == 0xE0:
+            lo = 0xA0
+        elif c == 0xED:
+            hi = 0x9F
+    elif c < 0xF5:
+        size, v = 4, c & 0x07
+        if c == 0xF0:
+            lo = 0x90
+        elif c == 0xF4:
+            hi = 0x8F
+    else:
+        return -1
+    for k in range(1, size):
+        if i + k >= n:
+            return -k
+        b = t[i + k]
+        if b < lo or b > hi:
+            return -k
+        lo, hi = 0x80, 0xBF
+        v = (v << 6) | (b & 0x3F)
+    cp[0] = v
+    return size
+
+
+cdef int _put_hex(OutBuf* o, uint32_t v, bint wide) except -1:
+    cdef char tmp[8]
+    if wide:
+        snprintf(tmp, 8, "\\u%04x", v)
+        return _put(o, tmp, 6)
+    snprintf(tmp, 8, "\\x%02x", v)
+    return _put(o, tmp, 4)
+
+
+cdef int _put_quoted(OutBuf* o, const uint8_t* t, Py_ssize_t n) except -1:
+    """quote_bytes: bytes that are not UTF-8 and risky characters' UTF-8 bytes as \\xNN."""
+    cdef Py_ssize_t i = 0, j, k, run
+    cdef uint32_t cp
+    _putc(o, 39)
+    while i < n:
+        run = i
+        while run < n and 0x20 <= t[run] < 0x7F:
+            run += 1
+        if run > i:
+            _put(o, <const char*>t + i, run - i)
+            i = run
+            if i >= n:
+                break
+        k = _utf8_at(t, i, n, &cp)
+        if k < 0 or _risky(cp):
+            for j in range(k if k > 0 else -k):
+                _put_hex(o, t[i + j], False)
+            i += k if k > 0 else -k
+        else:
+            _put(o, <const char*>t + i, k)
+            i += k
+    return _putc(o, 39)
+
+
+cdef int _put_visible(OutBuf* o, const uint8_t* t, Py_ssize_t n) except -1:
+    """printable() of the text Python decodes (errors="replace") from ``t``."""
+    cdef Py_ssize_t i = 0, k, run
+    cdef uint32_t cp
+    while i < n:
+        run = i
+        while run < n and 0x20 <= t[run] < 0x7F:
+            run += 1
+        if run > i:
+            _put(o, <const char*>t + i, run - i)
+            i = run
+            if i >= n:
+                break
+        k = _utf8_at(t, i, n, &cp)
+        if k < 0:
+            _put(o, "\xef\xbf\xbd", 3)        # U+FFFD
+            i -= k
+        elif _risky(cp):
+            _put_hex(o, cp, cp >= 0x100)
+            i += k
+        else:
+            _put(o, <const char*>t + i, k)
+            i += k
+    return 0
+
+
+cdef int _put_comment_lines(OutBuf* o, const uint8_t* t, Py_ssize_t n) except -1:
+    """render.annotate_text: a ``#Q> `` line per line (CR LF ends a line too, the last
+    line only when it is not empty)."""
+    cdef Py_ssize_t i = 0, start = 0
+    while i < n:
+        if t[i] == 10 or (t[i] == 13 and i + 1 < n and t[i + 1] == 10):
+            _putz(o, "#Q> ")
+            _put_visible(o, t + start, i - start)
+            _putc(o, 10)
+            i += 1 if t[i] == 10 else 2
+            start = i
+        else:
+            i += 1
+    if start < n:
+        _putz(o, "#Q> ")
+        _put_visible(o, t + start, n - start)
+        _putc(o, 10)
+    return 0
+
+
+def quoted_text(bytes data):
+    """The compiled quote_bytes (for the tests): ``data`` as a quoted value's bytes."""
+    cdef OutBuf o
+    o.p = NULL
+    o.n = o.cap = 0
+    try:
+        _put_quoted(&o, <const uint8_t*>PyBytes_AS_STRING(data), len(data))
+        return PyBytes_FromStringAndSize(o.p, o.n)
+    finally:
+        free(o.p)
+
+
+def comment_lines(bytes data):
+    """The compiled render.annotate_text (for the tests), as UTF-8 bytes."""
+    cdef OutBuf o
+    o.p = NULL
+    o.n = o.cap = 0
+    try:
+        _put_comment_lines(&o, <const uint8_t*>PyBytes_AS_STRING(data), len(data))
+        return PyBytes_FromStringAndSize(o.p, o.n)
+    finally:
+        free(o.p)

@@ -673,7 +673,7 @@ def print_logs(printer: ReplayPrinter, paths: Iterable[str], options: Any) -> No
     if core is None or options.keep_going or not _core_covers(printer):
         print_events(printer, read_events(paths, options))
         return
-    from .render import annotate_text, usec_text, when_text
+    from .render import usec_text, when_text
     from .render_rows import core_text_program
     rows = printer.rows
     verbosity, numbered = rows.verbosity, rows.numbered
@@ -681,7 +681,7 @@ def print_logs(printer: ReplayPrinter, paths: Iterable[str], options: Any) -> No
     def program(table: Any, bitmap: bytes, width: int) -> Any:
         return core_text_program(table, bitmap, width, verbosity, numbered, core.RowText)
 
-    tp = core.TextPrinter(printer, rows, when_text, usec_text, program, annotate_text,
+    tp = core.TextPrinter(printer, rows, when_text, usec_text, program,
                           options.verify_checksum)
     try:
         for path in paths:

@@ -231,7 +231,7 @@ def core_text_program(table: TableDef, bitmap: bytes, width: int, verbosity: int
                 [(*core_step_kind(table.columns[i], table.decoders[i]),
                   _utf8(pre), _utf8(post), _utf8(null_line), make)
                  for i, (pre, make, post, null_line) in zip(present, steps)],
-                quote_bytes, _utf8(f"### INSERT INTO {name}\n### SET\n"),
+                _utf8(f"### INSERT INTO {name}\n### SET\n"),
                 _utf8(f"### DELETE FROM {name}\n### WHERE\n"),
                 _utf8(f"### UPDATE {name}\n### WHERE\n"), b"### SET\n")
         table.plans[key] = hit

@@ -21,10 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from repltool.binlog import ReadOptions, engine, read_events
 from repltool.cli.render_replay import ReplayPrinter, print_events, print_logs
-from repltool.cli.render_rows import RowsRenderer, core_text_program, value_text_maker
+from repltool.cli.render import annotate_text
+from repltool.cli.render_rows import (
+    RowsRenderer, core_text_program, quote_bytes, value_text_maker,
+)
 
 from .test_rowwalk import COLUMNS
 from .test_text_program import _table
@@ -162,3 +167,26 @@ def test_synth_logs_through_the_cli(tmp_path: Path, cli: Any, monkeypatch: pytes
     events = sum(1 for _ in read_events([str(p) for p in logs]))
     assert text.count(b"\n# at ") == events
     assert taken > events * 0.7, (taken, events)      # Query / FDE / Rotate: the general printer
+
+
+_TRICKY = [b"", b"plain", b"a\x00b\x1b[31m\x7f", "é ’ \u202e \u2028 \u0085 \u00a0 \ufeff".encode(),
+           b"\xe2\x82A", b"\xe2\x82", b"\xf0\x80\x80\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80",
+           b"\xc0\xaf", b"\xc2\x80\xc2\x9f\xc2\xa0", b"\xf0\x9f\x98\x80x", b"\xf5\xff\xfe",
+           b"\xe0\x9f\x80", b"\xe0\xa0", b"\xf0\x90\x80", b"a\r\nb\rc\n\nd\r", b"\n", b"\r\n",
+           b"x\n", b"\x80\x80\xbf", "\u061c\u200e\u200f\u2066\u2069\u206a".encode()]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.one_of(st.binary(max_size=40), st.text(max_size=30).map(str.encode),
+                 st.lists(st.sampled_from(_TRICKY), max_size=6).map(b"".join)))
+def test_compiled_quoting_is_pythons(data: bytes) -> None:
+    """Row strings (quote_bytes) and Annotate_rows comments (printable lines): the
+    compiled escaping writes what the Python escaping writes, for any bytes."""
+    assert core.quoted_text(data).decode("utf-8", "surrogateescape") == quote_bytes(data)
+    assert core.comment_lines(data).decode("utf-8") == annotate_text(data)
+
+
+@pytest.mark.parametrize("data", _TRICKY)
+def test_compiled_quoting_on_tricky_bytes(data: bytes) -> None:
+    assert core.quoted_text(data).decode("utf-8", "surrogateescape") == quote_bytes(data)
+    assert core.comment_lines(data).decode("utf-8") == annotate_text(data)
