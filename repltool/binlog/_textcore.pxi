@@ -387,6 +387,8 @@ cdef class TextPrinter:
 
     cdef OutBuf o               # text not yet written to ``out``
     cdef OutBuf pend            # the ### text of the open statement (until STMT_END_F)
+    cdef OutBuf pb              # base64 of its Table_map and Rows events (--base64-output=auto)
+    cdef bint b64
     cdef object out, printer, rows, tables, when_fn, usec_fn, program_fn
     cdef dict maps              # Table_map body bytes -> (table id, TableDef, description)
     cdef dict names             # Rows type code -> event name in the header
@@ -404,12 +406,16 @@ cdef class TextPrinter:
         self.o.n = self.o.cap = 0
         self.pend.p = NULL
         self.pend.n = self.pend.cap = 0
+        self.pb.p = NULL
+        self.pb.n = self.pb.cap = 0
 
     def __dealloc__(self):
         free(self.o.p)
         free(self.pend.p)
+        free(self.pb.p)
 
-    def __init__(self, printer, rows, when_fn, usec_fn, program_fn, bint verify):
+    def __init__(self, printer, rows, when_fn, usec_fn, program_fn, bint verify,
+                 bint base64):
         self.printer = printer
         self.out = printer.out
         self.rows = rows
@@ -419,6 +425,7 @@ cdef class TextPrinter:
         self.program_fn = program_fn
         self.names = {}
         self.verify = verify
+        self.b64 = base64
         self.maps = {}
         self.last_ts = -1
         self.last_when = b""
@@ -459,6 +466,10 @@ cdef class TextPrinter:
         """Before the general printer prints: this printer's text goes to ``out``, the
         open statement's ### text to the printer's pending rows."""
         self.write()
+        if self.pb.n:
+            self.printer.pending.append(
+                PyBytes_FromStringAndSize(self.pb.p, self.pb.n).decode("ascii"))
+            self.pb.n = 0
         if self.pend.n:
             text = PyBytes_FromStringAndSize(self.pend.p, self.pend.n).decode(
                 "utf-8", "surrogateescape")
@@ -477,6 +488,9 @@ cdef class TextPrinter:
         if pr.pending_rows:
             _putb(&self.pend, _enc("".join(line + "\n" for line in pr.pending_rows)))
             pr.pending_rows.clear()
+        if pr.pending:
+            _putb(&self.pb, "".join(pr.pending).encode("ascii"))
+            pr.pending.clear()
 
     def write(self):
         if self.o.n:
@@ -485,6 +499,7 @@ cdef class TextPrinter:
 
     def drop_pending(self):
         self.pend.n = 0
+        self.pb.n = 0
 
     cdef int header(self, Py_ssize_t at, const uint8_t* e, Py_ssize_t size) except -1:
         cdef OutBuf* o = &self.o
@@ -512,7 +527,15 @@ cdef class TextPrinter:
         _putz(o, " \t")
         return 0
 
-    cdef int flush_rows(self) except -1:
+    cdef int flush_rows(self, bint complete=False) except -1:
+        if self.pb.n:
+            _putz(&self.o, "BINLOG '\n")
+            _put(&self.o, self.pb.p, self.pb.n)
+            _putz(&self.o, "'/*!*/;\n")
+            self.pb.n = 0
+            if not complete:
+                _putz(&self.o, "# repltool: the statement above ends without STMT_END_F (the "
+                      "log or the selection cut it)\n")
         if self.pend.n:
             _put(&self.o, self.pend.p, self.pend.n)
             self.pend.n = 0
@@ -588,6 +611,8 @@ cdef class TextPrinter:
         _putb(&self.o, desc)
         _putc(&self.o, 10)
         self.tables[table_id] = table
+        if self.b64:
+            _put_base64(&self.pb, <const uint8_t*>PyBytes_AS_STRING(buf) + off, size)
         return True
 
     cdef bint rows_event(self, bytes buf, Py_ssize_t at, Py_ssize_t off, Py_ssize_t size,
@@ -661,11 +686,13 @@ cdef class TextPrinter:
         if flags & 1:
             _putz(&self.o, " flags: STMT_END_F")
         _putc(&self.o, 10)
+        if self.b64:
+            _put_base64(&self.pb, e, size)
         _putz(&self.pend, "# Number of rows: ")
         _putu(&self.pend, <uint64_t>rows_n)
         _putc(&self.pend, 10)
         if flags & 1:
-            self.flush_rows()
+            self.flush_rows(True)
         return True
 
     cdef bint query(self, Py_ssize_t at, const uint8_t* e, Py_ssize_t size,
@@ -1098,6 +1125,61 @@ def comment_lines(bytes data):
     o.n = o.cap = 0
     try:
         _put_comment_lines(&o, <const uint8_t*>PyBytes_AS_STRING(data), len(data))
+        return PyBytes_FromStringAndSize(o.p, o.n)
+    finally:
+        free(o.p)
+
+
+cdef const char* _B64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+cdef int _put_base64(OutBuf* o, const uint8_t* t, Py_ssize_t n) except -1:
+    """base64.encodebytes: lines of 76 characters (57 bytes), each ending with a line feed."""
+    cdef Py_ssize_t i = 0, k, line
+    cdef uint32_t v
+    cdef char* w
+    if o.n + (n // 57 + 1) * 77 + 4 > o.cap:
+        _ob_grow(o, (n // 57 + 1) * 77 + 4)
+    w = o.p + o.n
+    while i < n:
+        line = n - i if n - i < 57 else 57
+        k = 0
+        while k + 3 <= line:
+            v = (<uint32_t>t[i + k] << 16) | (<uint32_t>t[i + k + 1] << 8) | t[i + k + 2]
+            w[0] = _B64[v >> 18]
+            w[1] = _B64[(v >> 12) & 63]
+            w[2] = _B64[(v >> 6) & 63]
+            w[3] = _B64[v & 63]
+            w += 4
+            k += 3
+        if line - k == 1:
+            v = <uint32_t>t[i + k] << 16
+            w[0] = _B64[v >> 18]
+            w[1] = _B64[(v >> 12) & 63]
+            w[2] = 61
+            w[3] = 61
+            w += 4
+        elif line - k == 2:
+            v = (<uint32_t>t[i + k] << 16) | (<uint32_t>t[i + k + 1] << 8)
+            w[0] = _B64[v >> 18]
+            w[1] = _B64[(v >> 12) & 63]
+            w[2] = _B64[(v >> 6) & 63]
+            w[3] = 61
+            w += 4
+        w[0] = 10
+        w += 1
+        i += line
+    o.n = w - o.p
+    return 0
+
+
+def base64_text(bytes data):
+    """The compiled base64.encodebytes (for the tests)."""
+    cdef OutBuf o
+    o.p = NULL
+    o.n = o.cap = 0
+    try:
+        _put_base64(&o, <const uint8_t*>PyBytes_AS_STRING(data), len(data))
         return PyBytes_FromStringAndSize(o.p, o.n)
     finally:
         free(o.p)

@@ -682,7 +682,7 @@ def print_logs(printer: ReplayPrinter, paths: Iterable[str], options: Any) -> No
         return core_text_program(table, bitmap, width, verbosity, numbered, core.RowText)
 
     tp = core.TextPrinter(printer, rows, when_text, usec_text, program,
-                          options.verify_checksum)
+                          options.verify_checksum, printer.base64_output == "auto")
     try:
         for path in paths:
             _print_file(printer, tp, core, str(path), options)
@@ -700,7 +700,7 @@ def print_logs(printer: ReplayPrinter, paths: Iterable[str], options: Any) -> No
 
 
 def _core_covers(printer: ReplayPrinter) -> bool:
-    return (printer.base64_output == "decode-rows" and printer.rows is not None
+    return (printer.base64_output in ("decode-rows", "auto") and printer.rows is not None
             and printer.row_count and not (printer.terminal or printer.skip_gtids
                                            or printer.short_form or printer.hexdump
                                            or printer.table_metadata))

@@ -27,9 +27,11 @@ from ..binlog.events import Event, RowsBody, TableMapBody
 from ..binlog.jsonb import JsonDiffList, JsonOpaque, json_to_text
 from ..binlog.rows import (
     INT_FORMATS, PARTIAL_UPDATE_ROWS, ROW_KINDS, BadValue, Geometry, RowChange, RowImage,
-    format_time, frac_layout, iter_row_changes,
+    format_time, frac_layout, iter_row_changes, prefixed_span,
 )
-from ..binlog.temporal import decimal_plan, decimal_size
+from ..binlog.temporal import (
+    datetime2_fields, decimal_digits, decimal_plan, decimal_size, timestamp2_fields,
+)
 from ..escape import BIDI_CONTROLS, printable, sql_identifier
 
 _INT_BITS: dict[int, int] = {T.TINY: 8, T.SHORT: 16, T.INT24: 24, T.LONG: 32, T.LONGLONG: 64}
@@ -394,51 +396,23 @@ def _quoted(lenbytes: int) -> Callable[[bytes, int], tuple[str, int]]:
         return text1
 
     def textn(d: bytes, p: int) -> tuple[str, int]:
-        s = p + lenbytes
-        if s > len(d):
-            raise IndexError
-        q = s + int.from_bytes(d[p:s], "little")
-        if q > len(d):
-            raise IndexError
+        s, q = prefixed_span(d, p, lenbytes)
         return quote_bytes(d[s:q]), q
     return textn
 
 
 def _decimal_text(precision: int, scale: int) -> Callable[[bytes, int], tuple[str, int]]:
-    """bin2decimal's digits as ``format(Decimal, 'f')`` writes them."""
+    """bin2decimal's digits (:func:`~repltool.binlog.temporal.decimal_digits`) as
+    ``format(Decimal, 'f')`` writes them."""
     size = decimal_size(precision, scale)
     groups, n_int = decimal_plan(precision, scale)
-    sign_bit = 0x80 << (8 * (size - 1))
-    ones = (1 << (8 * size)) - 1
-    shifts = []
-    at = 0
-    for nbytes, ndigits in groups:
-        at += nbytes
-        shifts.append((8 * (size - at), (1 << 8 * nbytes) - 1, 10 ** ndigits, ndigits))
-    int_steps, frac_steps = tuple(shifts[:n_int]), tuple(shifts[n_int:])
 
     def text(d: bytes, p: int) -> tuple[str, int]:
         q = p + size
         if q > len(d):
             raise IndexError
-        v = int.from_bytes(d[p:q], "big") ^ sign_bit
-        negative = not d[p] & 0x80
-        if negative:
-            v ^= ones
-        ip = ""
-        for shift, mask, limit, ndigits in int_steps:
-            g = v >> shift & mask
-            if g >= limit:
-                raise BadValue(f"DECIMAL group {g} has more than {ndigits} digits")
-            ip += str(g).zfill(ndigits)
-        fp = ""
-        for shift, mask, limit, ndigits in frac_steps:
-            g = v >> shift & mask
-            if g >= limit:
-                raise BadValue(f"DECIMAL group {g} has more than {ndigits} digits")
-            fp += str(g).zfill(ndigits)
-        ip = ip.lstrip("0") or "0"
-        return ("-" if negative else "") + ip + ("." + fp if fp else ""), q
+        negative, ip, fp = decimal_digits(d[p:q], size, groups, n_int)
+        return ("-" if negative else "") + (ip.lstrip("0") or "0") + ("." + fp if fp else ""), q
     return text
 
 
@@ -450,16 +424,8 @@ def _datetime2_text(fsp: int) -> Callable[[bytes, int], tuple[str, int]]:
         q = p + n
         if q > len(d):
             raise IndexError
-        intpart = int.from_bytes(d[p:p + 5], "big") - 0x8000000000
-        if intpart < 0:
-            raise BadValue("negative DATETIME2 value")
-        us = int.from_bytes(d[p + 5:q], "big") * mul if fb else 0
-        if us > 999999:
-            raise BadValue(f"fractional seconds {us} out of range")
-        ymd, hms = intpart >> 17, intpart & 0x1FFFF
-        ym = ymd >> 5
-        s = (f"'{ym // 13:04d}-{ym % 13:02d}-{ymd & 31:02d} "
-             f"{hms >> 12:02d}:{(hms >> 6) & 63:02d}:{hms & 63:02d}")
+        y, mo, day, h, mi, sec, us = datetime2_fields(d, p, fb, mul)
+        s = f"'{y:04d}-{mo:02d}-{day:02d} {h:02d}:{mi:02d}:{sec:02d}"
         return (s + f".{us:06d}"[:fsp + 1] + "'" if fsp else s + "'"), q
     return text
 
@@ -472,13 +438,8 @@ def _timestamp2_text(fsp: int) -> Callable[[bytes, int], tuple[str, int]]:
         q = p + n
         if q > len(d):
             raise IndexError
-        secs = str(int.from_bytes(d[p:p + 4], "big"))
-        if not fb:
-            return secs, q
-        us = int.from_bytes(d[p + 4:q], "big") * mul
-        if us > 999999:
-            raise BadValue(f"fractional seconds {us} out of range")
-        return secs + f".{us:06d}"[:fsp + 1], q
+        secs, us = timestamp2_fields(d, p, fb, mul)
+        return (str(secs) + f".{us:06d}"[:fsp + 1] if fb else str(secs)), q
     return text
 
 

@@ -94,10 +94,10 @@ def test_compiled_writers_write_like_the_python_makers(col: tuple[int, bytes],
     assert accepted > 0 or getattr(dec, "unsupported", False)
 
 
-def _printed(paths: list[Path], verbosity: int, numbered: bool, compiled: bool
-             ) -> tuple[bytes, Any, int]:
+def _printed(paths: list[Path], verbosity: int, numbered: bool, compiled: bool,
+             base64_output: str = "decode-rows") -> tuple[bytes, Any, int]:
     out = io.BytesIO()
-    printer = ReplayPrinter(out, base64_output="decode-rows",
+    printer = ReplayPrinter(out, base64_output=base64_output,
                             rows=RowsRenderer(verbosity, numbered=numbered))
     error = None
     try:
@@ -116,16 +116,19 @@ def _corpus_files(corpus: Path) -> list[Path]:
                   if p.is_file() and not p.name.endswith((".index", ".json", ".txt", ".md")))
 
 
-@pytest.mark.parametrize("verbosity,numbered", [(1, False), (2, False), (1, True)])
+@pytest.mark.parametrize("verbosity,numbered,base64_output", [
+    (1, False, "decode-rows"), (2, False, "decode-rows"), (1, True, "decode-rows"),
+    (1, False, "auto")])
 def test_every_corpus_file_prints_as_the_general_printer(corpus: Path, verbosity: int,
-                                                         numbered: bool) -> None:
+                                                         numbered: bool,
+                                                         base64_output: str) -> None:
     files = _corpus_files(corpus)
     assert len(files) > 100
     taken = 0
     errors = 0
     for path in files:
-        want = _printed([path], verbosity, numbered, compiled=False)
-        got = _printed([path], verbosity, numbered, compiled=True)
+        want = _printed([path], verbosity, numbered, False, base64_output)
+        got = _printed([path], verbosity, numbered, True, base64_output)
         assert got[:2] == want[:2], path
         taken += got[2]
         errors += want[1] is not None
@@ -158,10 +161,11 @@ def test_synth_logs_through_the_cli(tmp_path: Path, cli: Any, monkeypatch: pytes
     outputs = {}
     for eng in ("compiled", "python"):
         monkeypatch.setenv(engine.ENV, eng)
-        for flags in (["-v"], ["-vv"]):
-            outputs[eng, flags[0]] = cli("dump", *flags, "--base64-output=decode-rows", *logs)
-    assert outputs["compiled", "-v"] == outputs["python", "-v"]
-    assert outputs["compiled", "-vv"] == outputs["python", "-vv"]
+        for flags in (["-v", "--base64-output=decode-rows"], ["-vv", "--base64-output=decode-rows"],
+                      ["-v"], ["-vv"], ["-v", "-s"], []):
+            outputs[eng, " ".join(flags)] = cli("dump", *flags, *logs)
+    for key in [k for e, k in outputs if e == "compiled"]:
+        assert outputs["compiled", key] == outputs["python", key], key
     monkeypatch.setenv(engine.ENV, "compiled")
     text, _, taken = _printed(logs, 1, False, compiled=True)
     events = sum(1 for _ in read_events([str(p) for p in logs]))
@@ -184,6 +188,13 @@ def test_compiled_quoting_is_pythons(data: bytes) -> None:
     compiled escaping writes what the Python escaping writes, for any bytes."""
     assert core.quoted_text(data).decode("utf-8", "surrogateescape") == quote_bytes(data)
     assert core.comment_lines(data).decode("utf-8") == annotate_text(data)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=400))
+def test_compiled_base64_is_encodebytes(data: bytes) -> None:
+    import base64
+    assert core.base64_text(data) == base64.encodebytes(data)
 
 
 @pytest.mark.parametrize("data", _TRICKY)
