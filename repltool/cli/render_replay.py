@@ -759,7 +759,7 @@ def _general(printer: ReplayPrinter, tp: Any, events: Iterable[Event]) -> None:
                                    rows.tables.get(b.table_id), describe(ev)[0])
         else:
             printer.event(ev)
-            if isinstance(b, QueryBody) and ev.pos.payload_offset is None:
+            if isinstance(b, QueryBody):       # (inside a payload too: it sets the session)
                 sv = _status_vars(b.status_vars)
                 usec = sv.get("hrnow", sv.get("microseconds"))
                 db = printer.s.db
