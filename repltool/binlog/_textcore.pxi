@@ -28,6 +28,7 @@ cdef enum:
     X_DOUBLE = 6
     X_ENUM = 7         # a: size
     X_CALL = 8         # the Python maker (data, pos) -> (text, next pos)
+    X_BITS = 9         # a: size (<= 8), b: 1 big-endian (BIT) / 0 little-endian (SET), c: bits
 
 
 cdef struct OutBuf:
@@ -161,7 +162,7 @@ cdef class RowText:
                     self.groups[ng * 2] = nbytes
                     self.groups[ng * 2 + 1] = ndigits
                     ng += 1
-            elif kind == X_INT:
+            elif kind == X_INT or kind == X_BITS:
                 c[1], c[2], c[3] = args
             elif kind in (X_STR, X_DATETIME2, X_TIMESTAMP2, X_ENUM):
                 c[1] = args
@@ -351,6 +352,24 @@ cdef class RowText:
                 i = snprintf(tmp, 64, "%-.20g", x)
                 _put(o, tmp, i)
                 return q
+        elif kind == X_BITS:
+            size = <int>c[1]
+            q = p + size
+            if q > n:
+                raise IndexError
+            u = _rdn_be(d + p, size) if c[2] else _le(d + p, size)
+            nd = 0
+            while nd < 64 and u >> nd:
+                nd += 1
+            if nd == 0:
+                nd = 1
+            _putz(o, "b'")
+            for j in range(c[3] - nd):
+                _putc(o, 48)
+            for j in range(nd - 1, -1, -1):
+                _putc(o, 49 if u >> j & 1 else 48)
+            _putc(o, 39)
+            return q
         elif kind == X_ENUM:
             size = <int>c[1]
             q = p + size

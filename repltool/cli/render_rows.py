@@ -245,7 +245,8 @@ def _utf8(text: str) -> bytes:
 
 
 #: writer kinds of the compiled text programs (``_textcore.pxi``'s X_* codes)
-X_INT, X_STR, X_DECIMAL, X_DATETIME2, X_TIMESTAMP2, X_DATE, X_DOUBLE, X_ENUM, X_CALL = range(9)
+(X_INT, X_STR, X_DECIMAL, X_DATETIME2, X_TIMESTAMP2, X_DATE, X_DOUBLE, X_ENUM, X_CALL,
+ X_BITS) = range(10)
 
 
 def core_step_kind(col: ColumnDef, dec: Callable[[bytes, int], tuple[Any, int]]
@@ -273,6 +274,12 @@ def core_step_kind(col: ColumnDef, dec: Callable[[bytes, int], tuple[Any, int]]
         return X_DATE, None
     if t == T.ENUM:
         return X_ENUM, col.pack_length or 0
+    if t in (T.SET, T.BIT):                 # as _bits_text
+        size = ((col.metadata >> 8) + (1 if col.metadata & 0xFF else 0) if t == T.BIT
+                else col.pack_length or 0)
+        if size <= 8 and (t == T.SET or col.bits is not None):
+            return X_BITS, (size, 1 if t == T.BIT else 0, col.bits if t == T.BIT else size * 8)
+        return X_CALL, None
     if t == T.DOUBLE:
         return X_DOUBLE, None
     return X_CALL, None
