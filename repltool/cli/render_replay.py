@@ -662,11 +662,13 @@ def print_events(printer: ReplayPrinter, events: Iterable[Event]) -> None:
 def print_logs(printer: ReplayPrinter, paths: Iterable[str], options: Any) -> None:
     """Print the logs ``paths`` (read with :class:`~repltool.binlog.ReadOptions`
     ``options``) as :func:`print_events` over :func:`~repltool.binlog.read_events`
-    does, with the compiled printer taking the common events (GTID, Table_map, Rows,
-    Xid) when the engine is built and the printer's options are the ones it covers
-    (``--base64-output=decode-rows`` with ``-v``/``-vv``).  Every other event is
-    printed by ``printer`` at exactly its place in the log; the compiled printer
-    goes on after it (nothing is read twice)."""
+    does, with the compiled printer (``_textcore.pxi``) taking the common events
+    (MySQL and MariaDB GTIDs, Query, Table_map, Rows, Xid, Annotate_rows) when the
+    engine is built and the printer's options are the ones it covers (``-v``/``-vv``,
+    ``--base64-output`` auto or decode-rows, no other text option).  Every other event
+    is printed by ``printer`` at exactly its place in the log, decoded from the bytes
+    already read; the compiled printer goes on after it (nothing is read twice).
+    ``printer.core_events`` counts the events the compiled printer printed."""
     from ..binlog.engine import compiled_core
     from ..binlog.reader import read_events
     core = compiled_core()
