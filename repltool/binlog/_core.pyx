@@ -1788,3 +1788,6 @@ def join_ascii_weights(bytes data, list levels):
             memcpy(o + at, <const char*>w, len(w))
             at += len(w)
     return out
+
+
+include "_textcore.pxi"

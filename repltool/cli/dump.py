@@ -258,12 +258,17 @@ def _dump(files: tuple[str, ...], out: BinaryIO, o: dict[str, Any]) -> None:
             out.write(json_safe(json.dumps(d, ensure_ascii=False)).encode("utf-8"))
             out.write(b"\n")
     else:
-        from .render_replay import ReplayPrinter, print_events, print_flashback
+        from .render_replay import ReplayPrinter, print_events, print_flashback, print_logs
         printer = ReplayPrinter(out, base64_output=o["base64_output"], rows=rows,
                                 terminal=o["terminal"], skip_gtids=o["skip_gtids"],
                                 short_form=o["short_form"], hexdump=o["hexdump"],
                                 table_metadata=o["print_table_metadata"])
-        if o["flashback"]:
+        if not (rewrite or flt.active or window.needs_events or o["flashback"] or keep_going):
+            # no selection: the logs straight to the printer (the compiled one when it
+            # covers the options), every event as read_events gives it
+            print_logs(printer, files, ReadOptions(verify_checksum=verify_checksum,
+                                                   keep_going=keep_going))
+        elif o["flashback"]:
             from ..binlog.flashback import invert_window
             fde, trxs = invert_window(events)
             print_flashback(printer, fde, trxs)

@@ -187,6 +187,16 @@ def _when_in(ts: int, zone: tzinfo) -> str:
     return t.strftime("%y%m%d") + f" {t.hour:2d}:{t.minute:02d}:{t.second:02d}"
 
 
+def when_text(ts: int) -> str:
+    """An event timestamp as the ``#YYMMDD hh:mm:ss`` of its header line (``--timezone``)."""
+    return _when_in(ts, _zone)
+
+
+def usec_text(ts: int) -> str:
+    """A commit timestamp in microseconds as the GTID comment lines show it."""
+    return _usec(ts)
+
+
 def _usec(ts: int | None) -> str:
     if ts is None:
         return "n/a"
@@ -317,7 +327,7 @@ def describe(ev: Event) -> tuple[str, list[str]]:
         return f"Binlog checkpoint {printable(b.file)}", []
     if isinstance(b, RowsQueryBody):
         return ("Annotate_rows:" if ev.type_code == 160 else "Rows_query",
-                [f"#Q> {printable(line)}" for line in _lines(b.text)])
+                _query_comment(b.text))
     if isinstance(b, TransactionPayloadBody):
         kind = {0: "ZSTD", 255: "NONE"}.get(b.compression_type, str(b.compression_type))
         return (f"Transaction_Payload\tpayload_size={b.payload_size}\tcompression_type={kind}"
@@ -337,6 +347,16 @@ def describe(ev: Event) -> tuple[str, list[str]]:
         return f"Incident: {b.incident} {printable(b.message)}", []
     name = ev.type_name
     return name, [] if b is not None else []
+
+
+def _query_comment(text: str) -> list[str]:
+    return [f"#Q> {printable(line)}" for line in _lines(text)]
+
+
+def annotate_text(query: bytes) -> str:
+    """The ``#Q>`` comment lines of an Annotate_rows / Rows_query event's query bytes
+    (each line made :func:`~repltool.escape.printable`, each ending with a line feed)."""
+    return "".join(line + "\n" for line in _query_comment(query.decode("utf-8", "replace")))
 
 
 def _gtid(b: GtidBody) -> tuple[str, list[str]]:
