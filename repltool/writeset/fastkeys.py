@@ -120,10 +120,53 @@ class TableKeys:
             run = self._events[ek] = self._compile(kind, before, after, width)
         return run
 
+    def core_keys(self, core: Any, before: bytes, after: bytes | None, width: int
+                  ) -> tuple[Any, Any, list[tuple[bool, tuple[int, ...], dict[Any, Any], Any]]]:
+        """What the compiled core's ``RowsShape`` needs to key one event shape itself:
+        the image programs (before; after for an UPDATE: ``after`` given) and, per key
+        (unique keys, then foreign keys), ``(is foreign key, slots of its parts, entry
+        cache, miss)`` - the caches and misses :meth:`runner`'s code uses.
+
+        :raises ValueError: (``_Unsupported``) a shape left to the general decoder."""
+        ek = ("core", before, after, width)
+        hit = self._events.get(ek)
+        if hit is None:
+            self._check_present(before, after, width)
+            wanted = self.wanted
+            first = image_program(core, self.td, before, width, wanted)
+            second = image_program(core, self.td, after, width, wanted) \
+                if after is not None else None
+            if first is None or (after is not None and second is None):
+                raise _Unsupported("an image without any present column")
+            slot = {c: k for k, c in enumerate(wanted)}
+            names = self._names
+            specs = [(False, tuple(slot[p.column] for p in key.parts), names[f"C{n}"],
+                      names[f"M{n}"], self._int_text(key.parts[0].column, key.parts[0].sort_key,
+                                                     key.prefix, key.name, False)
+                      if len(key.parts) == 1 and key.parts[0].full_key is None else None)
+                     for n, key in enumerate(self.plan.keys)]
+            specs += [(True, tuple(slot[c] for c in fk.columns), names[f"F{n}"], names[f"G{n}"],
+                       self._int_text(fk.columns[0], fk.sort_keys[0], fk.prefix, fk.index, True,
+                                      fk.db, fk.table) if len(fk.columns) == 1 else None)
+                      for n, fk in enumerate(self.plan.fks)]
+            hit = self._events[ek] = (first, second, specs)
+        return hit  # type: ignore[no-any-return]
+
+    def _int_text(self, column: int, sort_key: Any, prefix: bytes, index: str, parent: bool,
+                  db: str | None = None, table: str | None = None) -> tuple[Any, ...] | None:
+        """Text mode, a one-column integer key: what the core's ``RowsShape`` needs to
+        build its entry (the JSON of :func:`_int_text_miss`'s) itself, else None."""
+        layout = self._int_layout(column, sort_key) if self.text else None
+        if layout is None:
+            return None
+        width, signed, tail, _ = _int_parts(layout)
+        head, end = key_head(db if db is not None else self.td.db,
+                             table if table is not None else self.td.table, index, parent)
+        return (width, signed, layout[2] >> (8 * width - 8), prefix, tail, head, end)
+
     # ---- code generation ----
 
-    def _compile(self, kind: str, before: bytes, after: bytes | None, width: int) -> Any:
-        """See :meth:`runner`: every image walked and keyed inline."""
+    def _check_present(self, before: bytes, after: bytes | None, width: int) -> None:
         need = sum(1 << c for c in self.wanted)
         for bitmap in (before, after):
             if bitmap is not None and need & ~int.from_bytes(bitmap, "little") & ((1 << width) - 1) \
@@ -131,6 +174,10 @@ class TableKeys:
                 raise _Unsupported("a key column absent from the image (left to the general "
                                    "path, which fills an UPDATE's after image or books the "
                                    "table as missing keys)")
+
+    def _compile(self, kind: str, before: bytes, after: bytes | None, width: int) -> Any:
+        """See :meth:`runner`: every image walked and keyed inline."""
+        self._check_present(before, after, width)
         env: dict[str, Any] = dict(self._names)
         core = compiled_core()
         if core is not None:

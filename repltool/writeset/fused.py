@@ -48,7 +48,7 @@ from ..positions import Position
 from .extract import _FAST_ERRORS, READ_OPTIONS, SPILL_AT, Acc, WritesetExtractor, book, note_missing
 from .fastkeys import TableKeys
 from .jsonl import RecordWriter, encode_key
-from .model import TrxWriteset
+from .model import MissingKey, TrxWriteset
 from .schema import Schema
 
 __all__ = ["read_writesets", "iter_fast_writesets", "read_writeset_lines"]
@@ -59,8 +59,12 @@ _new = tuple.__new__
 _ROWS_HEAD = struct.Struct("<IHHH")          # table id low 32, high 16, flags, var_header_len
 _ROWS_V2 = (int(EventType.WRITE_ROWS_EVENT), int(EventType.UPDATE_ROWS_EVENT),
             int(EventType.DELETE_ROWS_EVENT))
+_ROWS_V1 = (int(EventType.WRITE_ROWS_EVENT_V1), int(EventType.UPDATE_ROWS_EVENT_V1),
+            int(EventType.DELETE_ROWS_EVENT_V1))
 _UPDATE = int(EventType.UPDATE_ROWS_EVENT)
 _KIND = dict(zip(_ROWS_V2, ("insert", "update", "delete")))
+#: the compiled dispatch's kinds (v1 and v2 Rows events: the same images after the width)
+_CORE_KIND = {**_KIND, **dict(zip(_ROWS_V1, ("insert", "update", "delete")))}
 
 
 def read_writesets(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
@@ -171,11 +175,98 @@ class _FastRun:
         self._tds = table_def_cache()      # Table_map body bytes -> its TableDef (bounded)
         self._v2 = False                           # the FDE gives Rows v2 the 10-byte post-header
         self._shapes: dict[tuple[int, bytes], tuple[Any, ...]] = {}   # see _rows
+        #: compiled engine: the core's KeyDispatch (a transaction's events keyed in one
+        #: call), made per Format_description; Rows events it keyed / left to _general
+        self.dispatch: Any = None
+        self.fast_events = self.general_events = 0
 
     def _new_structs(self) -> None:
         structs = self._structs = self.scan.structs
         self._ctxs, self._tds, self._shapes = {}, table_def_cache(), {}
         self._v2 = all(structs.post_header(t, 10) == 10 for t in _ROWS_V2)
+        if self.core:
+            self._new_dispatch(structs)
+
+    def _new_dispatch(self, structs: Any) -> None:
+        core = compiled_core()
+        self._count_dispatch()
+        d = self.dispatch = core.KeyDispatch(
+            _TMAP, self._tds.get, self._tm_miss, self.extractor.table_maps, self._shape_miss,
+            self._general_at, self._spill_acc, _FAST_ERRORS, MissingKey.NO_USABLE_KEY,
+            SPILL_AT)
+        layout = bytearray(256)
+        for types, post, bit in ((_ROWS_V1, 8, 1), (_ROWS_V2, 10, 2)):
+            for tc in types:
+                if structs.post_header(tc, 0) == post:
+                    layout[tc] = bit | (4 if _CORE_KIND[tc] == "update" else 0)
+        d.set_layout(bytes(layout))
+
+    def _count_dispatch(self) -> None:
+        """Add the current dispatch's counts to ``fast_events`` / ``general_events``."""
+        d = self.dispatch
+        if d is not None:
+            self.fast_events += d.fast_events
+            self.general_events += d.general_events
+            d.fast_events = d.general_events = 0
+
+    def _tm_miss(self, data: bytes, f: int, offset: int) -> TableDef:
+        """A Table_map body the dispatch has not seen: its TableDef (cached)."""
+        body = fast_table_map(data, self._ctx(_TMAP))
+        if not isinstance(body, TableMapBody):
+            raise FastPathUnsupported("Table_map not decoded")
+        td = decode_table_map(body, pos=Position(self.files[f], offset, None))
+        self._tds[data] = td
+        return td
+
+    def _general_at(self, tc: int, data: bytes, f: int, offset: int) -> None:
+        self._general(tc, data, self.files[f], offset)
+
+    def _spill_acc(self, acc: Acc) -> None:
+        self._spill()
+
+    def _shape_miss(self, tc: int, data: bytes, table_id: int, flags: int, p: int,
+                    q: int) -> Any:
+        """The core's ``RowsShape`` of a Rows header (see :meth:`_shape`), or None."""
+        width = data[p - 1]
+        ex = self.extractor
+        td = ex.table_maps.get(table_id)
+        if td is None:
+            return None
+        fast = self._table_keys(td)
+        if fast is None or width > len(td.columns) or td.table_id != table_id:
+            return None
+        nb = (width + 7) >> 3
+        before = data[p:p + nb]
+        update = _CORE_KIND[tc] == "update"
+        after = data[p + nb:q] if update else None
+        core = compiled_core()
+        try:
+            first, second, specs = fast.core_keys(core, before, after, width)
+        except _FAST_ERRORS:
+            return None
+        probe = Acc()
+        skip_fk = book(fast.plan, flags, probe)
+        return core.RowsShape(data[:q], tc, td, first, second, specs, not skip_fk,
+                              probe.no_fk, next(iter(probe.parents), None),
+                              next(iter(probe.missing.items()), None))
+
+    def _table_keys(self, td: TableDef) -> TableKeys | None:
+        """The key-only extractor of ``td`` (text mode: its JSON twin), once the
+        general route made its plan; else None."""
+        ex = self.extractor
+        if self.writer is None:
+            fast = ex._fast_keys.get(id(td))
+        else:
+            fast = self._text_keys.get(id(td))
+            if fast is None or fast.td is not td:
+                base = ex._fast_keys.get(id(td))     # the plan, once the general route made it
+                if base is None or base.td is not td:
+                    return None
+                fast = self._text_keys[id(td)] = TableKeys(base.plan, td, self._text_shared,
+                                                           text=True)
+        if fast is None or fast.td is not td:
+            return None
+        return fast
 
     def _hook(self, tc: int, data: bytes, path: str, offset: int) -> None:
         if self._structs is not self.scan.structs:
@@ -337,22 +428,20 @@ class _FastRun:
     def _core_pairs(self) -> Iterator[Pair]:
         """The compiled engine: the core's groups, their events keyed here."""
         files, pair, holder = self.files, self._pair, self.scan
-        table_map, rows, tmap = self._table_map, self._rows_event, _TMAP
         try:
             for structs, batch in scan_writeset_groups(files, verify_checksum=self.verify,
                                                        summaries=self.light):
                 holder.structs = structs
                 if self._structs is not structs:
                     self._new_structs()
+                run = self.dispatch.run
                 for trx, events in batch:
-                    for tc, offset, data, f in events:
-                        if tc == tmap:
-                            table_map(data, files[f], offset)
-                        else:
-                            rows(tc, data, files[f], offset)
+                    run(events, self.acc)
                     yield pair(trx)
         except ReplToolError as exc:    # a damaged Table_map or row image: the general path
             raise FastPathUnsupported(f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            self._count_dispatch()
 
     def _python_pairs(self) -> Iterator[Pair]:
         scan = self.scan

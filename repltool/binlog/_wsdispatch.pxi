@@ -1,0 +1,366 @@
+# ---- write sets: a transaction's Table_map and Rows events keyed in one call ----
+# Included from _core.pyx.  Driven by repltool.writeset.fused (``dump --writesets``,
+# ``certify``): for every transaction GroupCapture hands back, ``KeyDispatch.run``
+# takes its Table_map and Rows events in order and appends the write-set entries of
+# their rows to the transaction's ``Acc``, as ``fused._FastRun`` did per event in
+# Python.  What it decides itself: the Table_map a table id means (the TableDef of
+# identical bodies, from the reader's cache), the shape of a Rows header (table id,
+# flags, width, bitmaps: a ``RowsShape`` the driver built once), the walk of every
+# row image to its key columns (ImageProgram.span) and the lookup of their stored
+# bytes in the entry caches of repltool.writeset.fastkeys.  Everything else goes to
+# the driver's callbacks: a Table_map body not seen before, a header without a
+# shape, a cache miss (the key's entries are built in Python, by the general
+# path's functions), and any event the walk or a miss rejects (the general route,
+# which gives the exact result or error).
+
+from cpython.dict cimport PyDict_GetItem
+from cpython.ref cimport PyObject, Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+
+cdef enum:
+    KS_KEY = 0      # a unique key: skipped when a part is NULL; its entries extend the list
+    KS_FK = 1       # a foreign key (when checks are on): NULL parts as None; one entry
+
+cdef enum:
+    RL_GENERAL = 0  # a Rows layout the dispatch leaves to the general route
+    RL_V1 = 1       # Rows v1: 8-byte post-header (table id, flags), then the width
+    RL_V2 = 2       # Rows v2: 10-byte post-header (+ extra data length), extra data, width
+    RL_UPDATE = 4   # bit: the event carries an after-image bitmap too
+
+
+cdef class RowsShape:
+    """What the bytes of a Rows event up to its row images decide, built by the driver
+    (``repltool.writeset.fused``) from the TableDef the table id means and the
+    table's key plan: the image programs (before; after for an UPDATE) and, per key
+    (unique keys first, then foreign keys), its parts' slots, its entry cache
+    (stored bytes -> entries) and the function that fills it on a miss."""
+
+    cdef readonly bytes header       # the event body up to its row images
+    cdef readonly int tc
+    cdef readonly object td
+    cdef ImageProgram first, second
+    cdef int64_t* spec               # per key: kind, number of parts, first part in ``parts``
+    cdef int64_t* parts              # slot indices
+    cdef Py_ssize_t nspec
+    cdef list caches, misses
+    cdef int64_t* ints               # per key: integer width (0: none), signed, top byte XOR
+    cdef list int_text               # per key: (prefix, tail, head, end) or None
+    cdef readonly bint fk_on, no_fk
+    cdef readonly object parent      # db.table booked as an FK parent, or None
+    cdef readonly object missing     # (db.table, reason) booked as missing keys, or None
+
+    def __cinit__(self):
+        self.spec = NULL
+        self.parts = NULL
+        self.ints = NULL
+
+    def __dealloc__(self):
+        free(self.spec)
+        free(self.parts)
+        free(self.ints)
+
+    def __init__(self, bytes header, int tc, td, ImageProgram first, ImageProgram second,
+                 list specs, bint fk_on, bint no_fk, parent, missing):
+        """``specs``: ``(is foreign key, slots, cache dict, miss, integer text)`` per
+        key; integer text: None, or for a one-column integer key whose entry is its JSON
+        text (``int_key_text``): ``(width, signed, top, prefix, tail, head, end)``,
+        the entry then built here (an entry is a pure function of the stored bytes,
+        the cache only saves building it again)."""
+        cdef Py_ssize_t i, j, np = 0, at = 0
+        self.header, self.tc, self.td = header, tc, td
+        self.first, self.second = first, second
+        self.fk_on, self.no_fk, self.parent, self.missing = fk_on, no_fk, parent, missing
+        self.nspec = len(specs)
+        for is_fk, slots, cache, miss, it in specs:
+            np += len(slots)
+        self.spec = <int64_t*>calloc(3 * self.nspec + 1, sizeof(int64_t))
+        self.parts = <int64_t*>calloc(np + 1, sizeof(int64_t))
+        self.ints = <int64_t*>calloc(3 * self.nspec + 1, sizeof(int64_t))
+        if self.spec is NULL or self.parts is NULL or self.ints is NULL:
+            raise MemoryError()
+        self.caches, self.misses, self.int_text = [], [], []
+        for i, (is_fk, slots, cache, miss, it) in enumerate(specs):
+            if it is not None:
+                if len(slots) != 1 or not 1 <= it[0] <= 8:
+                    raise ValueError("an integer key has one part of 1 to 8 bytes")
+                self.ints[3 * i], self.ints[3 * i + 1], self.ints[3 * i + 2] = \
+                    it[0], 1 if it[1] else 0, it[2]
+                self.int_text.append((<bytes?>it[3], <bytes?>it[4], <str?>it[5], <str?>it[6]))
+            else:
+                self.int_text.append(None)
+            if not slots:
+                raise ValueError("a key without parts")
+            for j in range(len(slots)):
+                if not 0 <= slots[j] < first.nslots or \
+                        (second is not None and not 0 <= slots[j] < second.nslots):
+                    raise ValueError("a key part outside the image program's slots")
+                self.parts[at + j] = slots[j]
+            self.spec[3 * i] = KS_FK if is_fk else KS_KEY
+            self.spec[3 * i + 1] = len(slots)
+            self.spec[3 * i + 2] = at
+            at += len(slots)
+            self.caches.append(<dict?>cache)
+            self.misses.append(miss)
+
+    cdef int emit(self, const uint8_t* d, const Py_ssize_t* at, list out) except -1:
+        """The entries of one image (slot spans ``at``) appended to ``out``."""
+        cdef Py_ssize_t i, j, k, np, base
+        cdef int64_t kind
+        cdef PyObject* hit
+        cdef object x, v
+        cdef bint null
+        for i in range(self.nspec):
+            kind = self.spec[3 * i]
+            if kind == KS_FK and not self.fk_on:
+                continue
+            np = self.spec[3 * i + 1]
+            base = self.spec[3 * i + 2]
+            if np == 1:
+                k = self.parts[base]
+                if at[2 * k] < 0:
+                    if kind == KS_KEY:
+                        continue
+                    x = None
+                elif self.ints[3 * i]:
+                    out.append(self.int_text_of(i, d + at[2 * k], at[2 * k + 1] - at[2 * k]))
+                    continue
+                else:
+                    x = PyBytes_FromStringAndSize(<const char*>d + at[2 * k],
+                                                  at[2 * k + 1] - at[2 * k])
+            else:
+                null = False
+                for j in range(np):
+                    if at[2 * self.parts[base + j]] < 0:
+                        null = True
+                        break
+                if null and kind == KS_KEY:
+                    continue
+                x = PyTuple_New(np)
+                for j in range(np):
+                    k = self.parts[base + j]
+                    if at[2 * k] < 0:
+                        v = None
+                    else:
+                        v = PyBytes_FromStringAndSize(<const char*>d + at[2 * k],
+                                                      at[2 * k + 1] - at[2 * k])
+                    Py_INCREF(v)
+                    PyTuple_SET_ITEM(x, j, v)
+            hit = PyDict_GetItem(<dict>self.caches[i], x)
+            if hit is NULL or not <object>hit:
+                v = self.misses[i](x)
+            else:
+                v = <object>hit
+            if kind == KS_KEY:
+                for e in <tuple?>v:
+                    out.append(e)
+            else:
+                out.append(v)
+        return 0
+
+    cdef str int_text_of(self, Py_ssize_t i, const uint8_t* r, Py_ssize_t rlen):
+        """The JSON text of key ``i``'s entry for an integer stored as ``r``
+        (``int_key_text``'s)."""
+        cdef uint8_t buf[512]
+        cdef int64_t v
+        cdef uint64_t h
+        cdef Py_ssize_t n
+        cdef int width = <int>self.ints[3 * i]
+        cdef bint signed = self.ints[3 * i + 1]
+        prefix, tail, head, end = <tuple>self.int_text[i]
+        _int_key(r, rlen, width, signed, <int>self.ints[3 * i + 2], prefix, tail, &v, &h, buf,
+                 &n)
+        if not signed and width == 8:
+            return f'{head}{<uint64_t>v}], "hash": {h}{end}'
+        return f'{head}{v}], "hash": {h}{end}'
+
+    cdef Py_ssize_t rows(self, object data, const uint8_t* d, Py_ssize_t n, Py_ssize_t p,
+                         list out) except -1:
+        """Every row image from ``p`` to ``n`` walked and keyed into ``out`` (an UPDATE's
+        after image first, as MySQL's add_pke); the number of rows."""
+        cdef Py_ssize_t cnt = 0, need
+        cdef Py_ssize_t small[64]
+        cdef Py_ssize_t* a1
+        cdef Py_ssize_t* a2
+        cdef Py_ssize_t w1 = self.first.nslots
+        cdef Py_ssize_t w2 = self.second.nslots if self.second is not None else 0
+        need = 2 * (w1 + w2)
+        a1 = &small[0]
+        if need > 64:
+            a1 = <Py_ssize_t*>malloc(need * sizeof(Py_ssize_t))
+        if a1 is NULL:
+            raise MemoryError()
+        a2 = a1 + 2 * w1
+        try:
+            while p < n:
+                p = self.first.span(data, d, n, p, a1)
+                if self.second is not None:
+                    p = self.second.span(data, d, n, p, a2)
+                    self.emit(d, a2, out)
+                self.emit(d, a1, out)
+                cnt += 1
+        finally:
+            if a1 is not &small[0]:
+                free(a1)
+        if p > n:
+            raise IndexError("row image past the end")
+        return cnt
+
+
+cdef class KeyDispatch:
+    """A transaction's Table_map and Rows events -> its write-set entries (:meth:`run`).
+
+    Callbacks (all Python, from ``repltool.writeset.fused``):
+
+    * ``tm_miss(body, file index, offset) -> TableDef``: a Table_map body not in
+      ``tds`` (which it fills);
+    * ``shape_miss(type code, body, table id, flags, p, q) -> RowsShape | None``: a
+      Rows header (``body[:q]``, its width byte at ``p - 1``) not seen with this
+      TableDef; None: the general route;
+    * ``general(type code, body, file index, offset)``: one Rows event by the
+      general route (the extractor's own decoding, into the same ``Acc``);
+    * ``spill(acc)``: many entries pending (:data:`repltool.writeset.extract.SPILL_AT`).
+
+    ``errors``: the exception types that send an event whose walk or key miss raised
+    them to the general route (its entries appended so far are taken back first).
+    """
+
+    cdef object tds_get, tm_miss, maps, maps_get, maps_touch
+    cdef object shape_miss, general, spill, errors, no_usable
+    cdef dict shapes
+    cdef uint8_t layout[256]
+    cdef int tm_type
+    cdef public Py_ssize_t spill_at
+    #: Rows events keyed here / sent to the general route (tests assert the path ran)
+    cdef public int64_t fast_events, general_events
+
+    def __init__(self, int table_map_type, tds_get, tm_miss, maps, shape_miss, general,
+                 spill, errors, no_usable, Py_ssize_t spill_at):
+        """``maps``: the extractor's table id -> TableDef map (a plain dict, or a
+        BoundedCache: its ``touch`` then keeps the order its ``__setitem__`` would);
+        ``no_usable``: MissingKey.NO_USABLE_KEY (the reason others override)."""
+        self.tm_type = table_map_type
+        self.tds_get, self.tm_miss, self.maps = tds_get, tm_miss, maps
+        self.maps_get = maps.get
+        self.maps_touch = getattr(maps, "touch", None)
+        self.shape_miss, self.general, self.spill = shape_miss, general, spill
+        self.errors, self.no_usable = errors, no_usable
+        self.spill_at = spill_at
+        self.shapes = {}
+        memset(self.layout, 0, 256)
+        self.fast_events = self.general_events = 0
+
+    def set_layout(self, bytes layout):
+        """Per type code (256 bytes): RL_GENERAL, or RL_V1 / RL_V2 (| RL_UPDATE), from
+        the Format_description's post-header lengths; the shapes start over."""
+        if len(layout) != 256:
+            raise ValueError("a layout has 256 entries")
+        memcpy(self.layout, <const char*>layout, 256)
+        self.shapes = {}
+
+    def run(self, list events, acc):
+        """Key ``events`` (``(type code, offset, body, file index)``, GroupCapture's)
+        into ``acc``."""
+        cdef list keys = acc.keys
+        cdef Py_ssize_t nrows = 0, n, p, q, nb, mark, cnt
+        cdef const uint8_t* d
+        cdef int tc, lay, width
+        cdef int64_t tid, flags
+        cdef uint64_t h
+        cdef RowsShape shape
+        cdef object ev, data, td, cur, hit, missing, table, why
+        try:
+            for ev in events:
+                tc = <int>ev[0]
+                data = <bytes?>ev[2]
+                d = <const uint8_t*>(<const char*>data)
+                n = len(data)
+                if tc == self.tm_type:
+                    if n < 8:
+                        raise ValueError("short Table_map")  # the core reads only 8+ bytes
+                    td = self.tds_get(data)
+                    if td is None:
+                        td = self.tm_miss(data, ev[3], ev[1])
+                    tid = <int64_t>_rdn(d, 6)
+                    cur = self.maps_get(tid)
+                    if cur is not td:
+                        self.maps[tid] = td
+                    elif self.maps_touch is not None:
+                        self.maps_touch(tid)
+                    continue
+                lay = self.layout[tc]
+                if lay == RL_GENERAL:
+                    self._general(tc, data, ev)
+                    continue
+                if lay & RL_V2:
+                    if n < 10:
+                        self._general(tc, data, ev)
+                        continue
+                    q = <Py_ssize_t>(d[8] | d[9] << 8)
+                    p = 9 + q
+                    if q < 2 or p > n:
+                        self._general(tc, data, ev)
+                        continue
+                else:
+                    p = 9
+                    if n < p:
+                        self._general(tc, data, ev)
+                        continue
+                tid = <int64_t>_rdn(d, 6)
+                flags = d[6] | d[7] << 8
+                width = d[p - 1]
+                if width == 0 or width >= 251:
+                    self._general(tc, data, ev)
+                    continue
+                nb = (width + 7) >> 3
+                q = p + (2 * nb if lay & RL_UPDATE else nb)
+                if q > n:
+                    self._general(tc, data, ev)
+                    continue
+                h = _xxh64(d, q) ^ (<uint64_t>tc * _P1)
+                hit = self.shapes.get(h)
+                shape = None
+                if hit is not None:
+                    shape = <RowsShape>hit
+                    if shape.tc != tc or len(shape.header) != q \
+                            or memcmp(<const char*>shape.header, d, q) != 0 \
+                            or self.maps_get(tid) is not shape.td:
+                        shape = None
+                if shape is None:
+                    hit = self.shape_miss(tc, data, tid, flags, p, q)
+                    if hit is None:
+                        self._general(tc, data, ev)
+                        continue
+                    shape = <RowsShape>hit
+                    if len(self.shapes) >= 4096:
+                        self.shapes = {}
+                    self.shapes[h] = shape
+                if shape.no_fk:
+                    acc.no_fk = True
+                if shape.parent is not None:
+                    acc.parents[shape.parent] = None
+                missing = shape.missing
+                if missing is not None:
+                    table, why = missing
+                    if acc.missing.get(table, self.no_usable) == self.no_usable:
+                        acc.missing[table] = why
+                mark = len(keys)
+                try:
+                    cnt = shape.rows(data, d, n, q, keys)
+                except BaseException as exc:
+                    if not isinstance(exc, self.errors):
+                        raise
+                    del keys[mark:]
+                    self._general(tc, data, ev)
+                    continue
+                self.fast_events += 1
+                nrows += cnt
+                if len(keys) >= self.spill_at:
+                    self.spill(acc)
+        finally:
+            if nrows:
+                acc.rows += nrows
+
+    cdef int _general(self, int tc, object data, object ev) except -1:
+        self.general_events += 1
+        self.general(tc, data, ev[3], ev[1])
+        return 0
