@@ -16,6 +16,7 @@
 from cpython.dict cimport PyDict_GetItem
 from cpython.ref cimport PyObject, Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from libc.stdio cimport snprintf
 
 cdef enum:
     KS_KEY = 0      # a unique key: skipped when a part is NULL; its entries extend the list
@@ -43,8 +44,9 @@ cdef class RowsShape:
     cdef int64_t* parts              # slot indices
     cdef Py_ssize_t nspec
     cdef list caches, misses
-    cdef int64_t* ints               # per key: integer width (0: none), signed, top byte XOR
-    cdef list int_text               # per key: (prefix, tail, head, end) or None
+    cdef int64_t* ints               # per part: integer width (0: not an integer key), signed,
+                                     # top byte XOR of the sort key
+    cdef list int_text               # per key: (prefix, head, end, part tails) or None
     cdef readonly bint fk_on, no_fk
     cdef readonly object parent      # db.table booked as an FK parent, or None
     cdef readonly object missing     # (db.table, reason) booked as missing keys, or None
@@ -62,10 +64,11 @@ cdef class RowsShape:
     def __init__(self, bytes header, int tc, td, ImageProgram first, ImageProgram second,
                  list specs, bint fk_on, bint no_fk, parent, missing):
         """``specs``: ``(is foreign key, slots, cache dict, miss, integer text)`` per
-        key; integer text: None, or for a one-column integer key whose entry is its JSON
-        text (``int_key_text``): ``(width, signed, top, prefix, tail, head, end)``,
-        the entry then built here (an entry is a pure function of the stored bytes,
-        the cache only saves building it again)."""
+        key; integer text: None, or for a key of integer columns whose entry is its JSON
+        text (``dump --writesets``): ``(prefix, head, end, ((width, signed, top, tail)
+        per part))``, the entry then built here (``int_key_text``'s rule per part; an
+        entry is a pure function of the stored bytes, the cache only saves building it
+        again)."""
         cdef Py_ssize_t i, j, np = 0, at = 0
         self.header, self.tc, self.td = header, tc, td
         self.first, self.second = first, second
@@ -75,17 +78,23 @@ cdef class RowsShape:
             np += len(slots)
         self.spec = <int64_t*>calloc(3 * self.nspec + 1, sizeof(int64_t))
         self.parts = <int64_t*>calloc(np + 1, sizeof(int64_t))
-        self.ints = <int64_t*>calloc(3 * self.nspec + 1, sizeof(int64_t))
+        self.ints = <int64_t*>calloc(3 * np + 1, sizeof(int64_t))
         if self.spec is NULL or self.parts is NULL or self.ints is NULL:
             raise MemoryError()
         self.caches, self.misses, self.int_text = [], [], []
         for i, (is_fk, slots, cache, miss, it) in enumerate(specs):
             if it is not None:
-                if len(slots) != 1 or not 1 <= it[0] <= 8:
-                    raise ValueError("an integer key has one part of 1 to 8 bytes")
-                self.ints[3 * i], self.ints[3 * i + 1], self.ints[3 * i + 2] = \
-                    it[0], 1 if it[1] else 0, it[2]
-                self.int_text.append((<bytes?>it[3], <bytes?>it[4], <str?>it[5], <str?>it[6]))
+                prefix, head, end, layouts = it
+                if len(layouts) != len(slots):
+                    raise ValueError("an integer layout per key part")
+                for j, (width, signed, top, tail) in enumerate(layouts):
+                    if not 1 <= width <= 8:
+                        raise ValueError("an integer key part has 1 to 8 bytes")
+                    self.ints[3 * (at + j)] = width
+                    self.ints[3 * (at + j) + 1] = 1 if signed else 0
+                    self.ints[3 * (at + j) + 2] = top
+                self.int_text.append((<bytes?>prefix, <str?>head, <str?>end,
+                                      tuple(<bytes?>lay[3] for lay in layouts)))
             else:
                 self.int_text.append(None)
             if not slots:
@@ -121,8 +130,8 @@ cdef class RowsShape:
                     if kind == KS_KEY:
                         continue
                     x = None
-                elif self.ints[3 * i]:
-                    out.append(self.int_text_of(i, d + at[2 * k], at[2 * k + 1] - at[2 * k]))
+                elif self.ints[3 * base]:
+                    out.append(self.int_text_of(i, d, at))
                     continue
                 else:
                     x = PyBytes_FromStringAndSize(<const char*>d + at[2 * k],
@@ -134,6 +143,9 @@ cdef class RowsShape:
                         null = True
                         break
                 if null and kind == KS_KEY:
+                    continue
+                if not null and self.ints[3 * base]:
+                    out.append(self.int_text_of(i, d, at))
                     continue
                 x = PyTuple_New(np)
                 for j in range(np):
@@ -157,21 +169,57 @@ cdef class RowsShape:
                 out.append(v)
         return 0
 
-    cdef str int_text_of(self, Py_ssize_t i, const uint8_t* r, Py_ssize_t rlen):
-        """The JSON text of key ``i``'s entry for an integer stored as ``r``
-        (``int_key_text``'s)."""
+    cdef str int_text_of(self, Py_ssize_t i, const uint8_t* d, const Py_ssize_t* at):
+        """The JSON text of key ``i``'s entry (every part a non-NULL integer): per part
+        the value and ``sort key + tail`` as ``int_key_text`` builds them, the key
+        string hashed with XXH64."""
         cdef uint8_t buf[512]
+        cdef char vals[400]
+        cdef Py_ssize_t np = self.spec[3 * i + 1], base = self.spec[3 * i + 2]
+        cdef Py_ssize_t n, nv = 0, j, k, rlen, nt
+        cdef const uint8_t* r
+        cdef int width, kk
+        cdef bint signed
+        cdef uint64_t u
         cdef int64_t v
-        cdef uint64_t h
-        cdef Py_ssize_t n
-        cdef int width = <int>self.ints[3 * i]
-        cdef bint signed = self.ints[3 * i + 1]
-        prefix, tail, head, end = <tuple>self.int_text[i]
-        _int_key(r, rlen, width, signed, <int>self.ints[3 * i + 2], prefix, tail, &v, &h, buf,
-                 &n)
-        if not signed and width == 8:
-            return f'{head}{<uint64_t>v}], "hash": {h}{end}'
-        return f'{head}{v}], "hash": {h}{end}'
+        cdef bytes tail
+        prefix, head, end, tails = <tuple>self.int_text[i]
+        n = len(<bytes>prefix)
+        if n > 512 or np > 16:
+            raise ValueError("key string too long")
+        memcpy(buf, <const char*>(<bytes>prefix), n)
+        for j in range(np):
+            k = self.parts[base + j]
+            r = d + at[2 * k]
+            rlen = at[2 * k + 1] - at[2 * k]
+            width = <int>self.ints[3 * (base + j)]
+            signed = self.ints[3 * (base + j) + 1]
+            tail = <bytes>(<tuple>tails)[j]
+            nt = len(tail)
+            if rlen != width:
+                raise ValueError("short integer")
+            if n + width + nt > 512:
+                raise ValueError("key string too long")
+            u = 0
+            for kk in range(width):
+                buf[n + kk] = r[width - 1 - kk]
+                u = (u << 8) | r[width - 1 - kk]
+            buf[n] ^= <uint8_t>self.ints[3 * (base + j) + 2]
+            memcpy(buf + n + width, <const char*>tail, nt)
+            n += width + nt
+            if j:
+                vals[nv] = 44           # ", "
+                vals[nv + 1] = 32
+                nv += 2
+            if signed and width < 8 and u >> (8 * width - 1):
+                v = <int64_t>u - (<int64_t>1 << (8 * width))
+                nv += snprintf(vals + nv, 24, "%lld", <long long>v)
+            elif signed:
+                nv += snprintf(vals + nv, 24, "%lld", <long long><int64_t>u)
+            else:
+                nv += snprintf(vals + nv, 24, "%llu", <unsigned long long>u)
+        nv += snprintf(vals + nv, 40, "], \"hash\": %llu", <unsigned long long>_xxh64(buf, n))
+        return f'{head}{vals[:nv].decode("ascii")}{end}'
 
     cdef Py_ssize_t rows(self, object data, const uint8_t* d, Py_ssize_t n, Py_ssize_t p,
                          list out) except -1:

@@ -141,28 +141,34 @@ class TableKeys:
             slot = {c: k for k, c in enumerate(wanted)}
             names = self._names
             specs = [(False, tuple(slot[p.column] for p in key.parts), names[f"C{n}"],
-                      names[f"M{n}"], self._int_text(key.parts[0].column, key.parts[0].sort_key,
-                                                     key.prefix, key.name, False)
-                      if len(key.parts) == 1 and key.parts[0].full_key is None else None)
+                      names[f"M{n}"], self._int_text(
+                          [(p.column, p.sort_key) for p in key.parts], key.prefix, key.name,
+                          False, self.td.db, self.td.table) if not key.has_prefix else None)
                      for n, key in enumerate(self.plan.keys)]
             specs += [(True, tuple(slot[c] for c in fk.columns), names[f"F{n}"], names[f"G{n}"],
-                       self._int_text(fk.columns[0], fk.sort_keys[0], fk.prefix, fk.index, True,
-                                      fk.db, fk.table) if len(fk.columns) == 1 else None)
+                       self._int_text(list(zip(fk.columns, fk.sort_keys)), fk.prefix, fk.index,
+                                      True, fk.db, fk.table))
                       for n, fk in enumerate(self.plan.fks)]
             hit = self._events[ek] = (first, second, specs)
         return hit  # type: ignore[no-any-return]
 
-    def _int_text(self, column: int, sort_key: Any, prefix: bytes, index: str, parent: bool,
-                  db: str | None = None, table: str | None = None) -> tuple[Any, ...] | None:
-        """Text mode, a one-column integer key: what the core's ``RowsShape`` needs to
-        build its entry (the JSON of :func:`_int_text_miss`'s) itself, else None."""
-        layout = self._int_layout(column, sort_key) if self.text else None
-        if layout is None:
+    def _int_text(self, parts: list[tuple[int, Any]], prefix: bytes, index: str, parent: bool,
+                  db: str, table: str) -> tuple[Any, ...] | None:
+        """Text mode, a key (or FK) of whole integer columns (``parts``: column, sort
+        key): what the core's ``RowsShape`` needs to build the JSON of its entry -
+        ``encode_key`` of :func:`~repltool.writeset.plan.key_entries`' (or ``fk_entry``'s)
+        entry, :func:`_int_text_miss`'s for one part - itself; else None."""
+        if not self.text:
             return None
-        width, signed, tail, _ = _int_parts(layout)
-        head, end = key_head(db if db is not None else self.td.db,
-                             table if table is not None else self.td.table, index, parent)
-        return (width, signed, layout[2] >> (8 * width - 8), prefix, tail, head, end)
+        layouts = []
+        for column, sort_key in parts:
+            layout = self._int_layout(column, sort_key)
+            if layout is None:
+                return None
+            width, signed, tail, _ = _int_parts(layout)
+            layouts.append((width, signed, layout[2] >> (8 * width - 8), tail))
+        head, end = key_head(db, table, index, parent)
+        return (prefix, head, end, tuple(layouts))
 
     # ---- code generation ----
 
