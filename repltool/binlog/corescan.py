@@ -564,15 +564,20 @@ class _CoreScan:
     # ---- handing over ----
 
     def handover(self, exc: Exception, info: list[FileInfo] | None,
-                 counts: dict[str, tuple[Counter[int], Counter[int]]] | None) -> Handover:
+                 counts: dict[str, tuple[Counter[int], Counter[int]]] | None,
+                 at: tuple[int, int] | None = None) -> Handover:
         """Where and in what state the general reader continues after the core
         stopped with ``exc``; ``info`` and ``counts`` are cut back to what lies
-        before that point."""
+        before that point.  ``at``: (file index, offset) of an earlier transaction
+        boundary to continue from (capture mode: a transaction of the batch being
+        consumed, which never spans a Format_description or Rotate); default: the
+        start of the transaction the core left open, or its stop."""
         cur = len(self.infos) - 1
         # the stop: the event python_event failed on (the core counted it) or the one
         # the core stopped at (not counted)
         counted_end = self.in_python[1] if self.in_python is not None else self.stop
-        at = self.core.open_start()
+        if at is None:
+            at = self.core.open_start()
         index, offset = at if at is not None else (cur, self.stop)
         # the state at (index, offset): the first snapshot at or after it was taken
         # before anything changed it; none in that file: the file's own state is
@@ -834,36 +839,75 @@ def scan_writeset_groups(paths: str | os.PathLike[str] | Iterable[str | os.PathL
                          verify_checksum: bool = True, summaries: bool = False
                          ) -> Iterator[tuple[Any, list[tuple[Any, list[Any]]]]]:
     """The transactions of the logs with their Table_map and Rows events, grouped
-    by the compiled core (the ``dump --writesets`` / ``certify`` hot loop).
+    by the compiled core (the ``dump --writesets`` / ``certify`` hot loop):
+    :class:`WritesetGroups`' batches.
 
-    Yields ``(structs, batch)``: ``structs`` the
+    :raises Unsupported: where the logs leave the core's subset (the caller reads
+        them with the general reader), or when the compiled engine is not active.
+    """
+    groups = WritesetGroups(paths, verify_checksum=verify_checksum, summaries=summaries)
+    yield from groups
+    if groups.error is not None:
+        exc = groups.error
+        if isinstance(exc, Unsupported):
+            raise exc
+        raise Unsupported(str(exc)) from exc
+
+
+class WritesetGroups:
+    """The transactions of the logs with their Table_map and Rows events, grouped
+    by the compiled core; iterating yields ``(structs, batch)``: ``structs`` the
     :class:`~repltool.binlog.structs.BinlogStructs` of the Format_description the
     batch's events were written under, ``batch`` a list of ``(transaction,
     events)`` (:meth:`_CoreScan.captured`), in log order.  The transactions equal
     ``group_transactions(read_events(...))``'s, without their events; with
     ``summaries``, their :class:`~repltool.binlog.transactions.TransactionSummary`.
 
-    :raises Unsupported: where the logs leave the core's subset (the caller reads
-        them with the general reader), or when the compiled engine is not active.
+    Where the logs leave the core's subset the iteration ends after the
+    transactions completed before that point, and :attr:`rest` says where the
+    general reader continues (:class:`Handover`: the start of the transaction the
+    core could not finish).  A consumer that cannot finish a transaction of the
+    batch it holds (a Rows event its keying rejects) asks :meth:`hand_over` for
+    the hand-over at that transaction's start instead.
+
+    :raises Unsupported: when the compiled engine is not active.
     """
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    paths = [os.fspath(p) for p in paths]
-    core = compiled_core()
-    if core is None:
-        raise Unsupported("the compiled engine is not active")
-    scan = _CoreScan(core, paths, verify_checksum, capture=True)
-    scan.light = summaries
-    try:
-        for i, _ in enumerate(paths):
-            for batch in scan.file(i, None, None):
-                yield scan.structs, batch
-        scan.core.finish()
-        batch = scan.records()
+
+    def __init__(self, paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
+                 verify_checksum: bool = True, summaries: bool = False) -> None:
+        self.paths = _path_list(paths)
+        core = compiled_core()
+        if core is None:
+            raise Unsupported("the compiled engine is not active")
+        self.scan = _CoreScan(core, self.paths, verify_checksum, capture=True)
+        self.scan.light = summaries
+        #: where the general reader continues, once the iteration stopped early, and
+        #: what stopped it
+        self.rest: Handover | None = None
+        self.error: Exception | None = None
+
+    def __iter__(self) -> Iterator[tuple[Any, list[tuple[Any, list[Any]]]]]:
+        scan = self.scan
+        try:
+            for i, _ in enumerate(self.paths):
+                for batch in scan.file(i, None, None):
+                    yield scan.structs, batch
+            scan.core.finish()
+        except (Unsupported, ReplToolError) as exc:
+            self.rest = scan.handover(exc, None, None)
+            self.error = exc
+        batch = scan.records()      # what the core completed (before it stopped)
         if batch:
             yield scan.structs, batch
-    except ReplToolError as exc:
-        raise Unsupported(str(exc)) from exc
+
+    def hand_over(self, trx: Any, file_index: int, reason: str) -> Handover:
+        """The hand-over at the start of ``trx``, a transaction of the batch last
+        yielded, whose events lie in file ``file_index`` or before."""
+        path, offset = trx.start.file, trx.start.offset
+        index = file_index
+        while self.paths[index] != path:
+            index -= 1
+        return self.scan.handover(Unsupported(reason), None, None, at=(index, offset))
 
 
 class _Window:

@@ -305,8 +305,8 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: DamageLog,
                                         general(), schema, default_collation=default_collation))
         else:
             lines = read_writeset_lines(files, schema, verify_checksum=verify_checksum,
-                                        general=general, writer=writer,
-                                        default_collation=default_collation)
+                                        keep_going=keep_going, watch=damage.count,
+                                        writer=writer, default_collation=default_collation)
         batch: list[str] = []           # lines, written 256 at a time
         try:
             with _few_collections():

@@ -62,7 +62,7 @@ from ..binlog.coltypes import ColumnDef, ColumnType, TableDef, decode_table_map,
 from ..binlog.constants import ROWS_TYPES, EventType
 from ..binlog.events import Event, RowsBody, TableMapBody
 from ..binlog.rows import BadValue, iter_row_changes
-from ..binlog.transactions import GROUPING_TYPES, group_transactions
+from ..binlog.transactions import GROUPING_TYPES, GroupingState, group_transactions
 from ..errors import ReplToolError
 from ..positions import Position
 from .collation import UNKNOWN, Collation, collation_by_id, collation_by_name
@@ -227,14 +227,18 @@ class WritesetExtractor:
             raise error
         return self.result(acc, kind)
 
-    def pairs(self, events: Iterable[Event]) -> Iterator[tuple[Transaction, TrxWriteset]]:
+    def pairs(self, events: Iterable[Event], state: GroupingState | None = None
+              ) -> Iterator[tuple[Transaction, TrxWriteset]]:
         """``(transaction, writeset)`` of every group of ``events`` (read with
         :data:`READ_OPTIONS`), grouped by :func:`~repltool.binlog.group_transactions`
         with this extractor as its tap: no transaction's events are kept, so memory
         follows the write set (its keys), not the events (a payload of millions of
         tiny Rows events).  The transactions carry no events, except a GR
         View_change transaction: its View_change event
-        (:func:`repltool.certify.source.is_view_change`)."""
+        (:func:`repltool.certify.source.is_view_change`).
+
+        :param state: the grouper's state where ``events`` begin (a read the compiled
+            core began: :class:`~repltool.binlog.corescan.Handover`)."""
         seen: list[Event] = []
 
         def tap(ev: Event, opens: bool) -> None:
@@ -244,7 +248,7 @@ class WritesetExtractor:
                 seen.append(ev)
             self.event(ev, opens)
 
-        for trx in group_transactions(events, tap=tap):
+        for trx in group_transactions(events, tap=tap, state=state):
             ws = self.take(trx.kind)
             if seen:
                 trx = dataclasses.replace(trx, events=tuple(seen))

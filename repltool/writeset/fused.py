@@ -35,14 +35,17 @@ import os
 import struct
 from typing import Any, Callable, Iterable, Iterator
 
-from ..binlog import Event, Transaction, read_events
+from dataclasses import replace
+
+from ..binlog import Event, ReadOptions, Transaction, read_events
 from ..binlog.coltypes import TableDef, decode_table_map, table_def_cache
 from ..binlog.constants import EventType
-from ..binlog.corescan import scan_writeset_groups
+from ..binlog.corescan import Handover, WritesetGroups
 from ..binlog.decode import DecodeContext
 from ..binlog.engine import compiled_core
 from ..binlog.events import TableMapBody
-from ..binlog.fastpath import FastPathUnsupported, _Scan, fast_rows, fast_table_map
+from ..binlog.fastdecode import FAST_DECODERS
+from ..binlog.fastpath import FastPathUnsupported, _Scan, fast_table_map
 from ..errors import ReplToolError
 from ..positions import Position
 from .extract import _FAST_ERRORS, READ_OPTIONS, SPILL_AT, Acc, WritesetExtractor, book, note_missing
@@ -51,7 +54,8 @@ from .jsonl import RecordWriter, encode_key
 from .model import MissingKey, TrxWriteset
 from .schema import Schema
 
-__all__ = ["read_writesets", "iter_fast_writesets", "read_writeset_lines"]
+__all__ = ["read_writesets", "read_writeset_summaries", "iter_fast_writesets",
+           "read_writeset_lines", "resume_general"]
 
 Pair = tuple[Transaction, TrxWriteset]
 _TMAP = int(EventType.TABLE_MAP_EVENT)
@@ -69,52 +73,62 @@ _CORE_KIND = {**_KIND, **dict(zip(_ROWS_V1, ("insert", "update", "delete")))}
 
 def read_writesets(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
                    schema: Schema | None = None, *, verify_checksum: bool = True,
-                   general: Callable[[], Iterable[Event]] | None = None,
-                   light: bool = False, **kw: Any) -> Iterator[Pair]:
+                   **kw: Any) -> Iterator[Pair]:
     """``(transaction, writeset)`` for every transaction of the logs, in order.
 
     :param schema: key definitions (:func:`~repltool.writeset.load_schema`).
     :param verify_checksum: verify every CRC32 (as ``ReadOptions``).
-    :param general: the general path's events, if the caller reads them
-        differently (``repltool dump`` counts damage on the way): a callable
-        returning the events of the same files and checksum setting, with
-        :data:`~repltool.writeset.READ_OPTIONS`' bodies.  Default:
-        ``read_events(paths, READ_OPTIONS)``.
-    :param light: the fast path yields
-        :class:`~repltool.binlog.fastpath.LightTransaction` tuples (the fields
-        ``stats`` reads - ``start``, ``gtid``, the clock, ``kind`` ... - with the
-        general path's values) instead of full transactions; a quarter of the
-        scan's time.  After a fallback the transactions are full ones.
     :param kw: :class:`~repltool.writeset.WritesetExtractor` options
         (``history_size``, ``table_maps``, ``strict``).
     """
-    return _read(paths, schema, verify_checksum, general, light, kw, None)
+    return _read(paths, schema, replace(READ_OPTIONS, verify_checksum=verify_checksum), None,
+                 False, kw, None)
+
+
+def read_writeset_summaries(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+                            schema: Schema | None = None, *, verify_checksum: bool = True,
+                            **kw: Any) -> Iterator[tuple[Any, TrxWriteset]]:
+    """:func:`read_writesets` with, where the fast path reads, a
+    :class:`~repltool.binlog.transactions.TransactionSummary` (or
+    :class:`~repltool.binlog.fastpath.LightTransaction`: the fields ``stats`` reads
+    - ``start``, ``gtid``, the clock, ``kind`` ... - with the general path's values)
+    instead of the full transaction: a quarter of the scan's time.  Where the
+    general reader reads, the transactions are full ones."""
+    return _read(paths, schema, replace(READ_OPTIONS, verify_checksum=verify_checksum), None,
+                 True, kw, None)
 
 
 def read_writeset_lines(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
                         schema: Schema | None = None, *, verify_checksum: bool = True,
-                        general: Callable[[], Iterable[Event]] | None = None,
+                        keep_going: bool = False,
+                        watch: Callable[[Iterable[Event]], Iterable[Event]] | None = None,
                         writer: RecordWriter | None = None, **kw: Any) -> Iterator[str]:
-    """``writer.line(trx, ws)`` for every ``(trx, ws)`` of :func:`read_writesets`
-    (``light=True``): the lines of ``repltool dump --writesets``.
+    """``writer.line(trx, ws)`` for every ``(trx, ws)`` of :func:`read_writeset_summaries`:
+    the lines of ``repltool dump --writesets``.
 
     The fast path builds the JSON text of each key where it would build the
     :class:`~repltool.writeset.model.WriteKey` (:class:`TableKeys` with
     ``text=True``), and no ``TrxWriteset``; the lines are the same
     (``tests/writeset/test_jsonl.py``).
+
+    :param keep_going: the general reader's ``ReadOptions.keep_going`` (it reads
+        whatever the fast path leaves to it).
+    :param watch: sees the general reader's events (``watch(events)`` yields them):
+        ``repltool dump`` counts damage there.
     """
-    return _read(paths, schema, verify_checksum, general, True, kw,
+    options = replace(READ_OPTIONS, verify_checksum=verify_checksum, keep_going=keep_going)
+    return _read(paths, schema, options, watch, True, kw,
                  writer if writer is not None else RecordWriter())
 
 
-def _read(paths: Any, schema: Schema | None, verify_checksum: bool,
-          general: Callable[[], Iterable[Event]] | None, light: bool,
+def _read(paths: Any, schema: Schema | None, options: ReadOptions,
+          watch: Callable[[Iterable[Event]], Iterable[Event]] | None, light: bool,
           kw: dict[str, Any], writer: RecordWriter | None) -> Iterator[Any]:
     files = [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) \
         else [os.fspath(p) for p in paths]
     maps = kw.get("table_maps")
     maps_before = dict(maps) if maps is not None else None
-    fast = _FastRun(files, schema, verify_checksum, kw, light, writer)
+    fast = _FastRun(files, schema, options.verify_checksum, kw, light, writer)
     done = 0
     try:
         for pair in fast:
@@ -123,21 +137,38 @@ def _read(paths: Any, schema: Schema | None, verify_checksum: bool,
         return
     except FastPathUnsupported:
         pass
-    if maps is not None:                # as the caller gave them
-        maps.clear()
-        maps.update(maps_before or {})
-    if general is None:
-        from dataclasses import replace
-        opts = replace(READ_OPTIONS, verify_checksum=verify_checksum)
-        events: Iterable[Event] = read_events(files, opts)
+    rest = fast.rest
+    if rest is not None:
+        # the compiled engine: the general reader continues from the transaction the
+        # core could not finish, with the grouper's state there and the extractor's
+        # table maps, plans and warnings (its maps hold what the transactions before
+        # that point mapped: a transaction is keyed only once complete)
+        events = resume_general(rest, options)
+        ex = fast.extractor
+        ex.begin()
+        state = rest.state()
+        done = 0
     else:
-        events = general()
-    ex = WritesetExtractor(schema, **kw)
-    ex._warned = fast.extractor._warned         # warn once, whichever path saw it first
+        # the pure-Python engine's scanner does not say where: start over, skipping
+        # the pairs already yielded
+        if maps is not None:                # as the caller gave them
+            maps.clear()
+            maps.update(maps_before or {})
+        events = read_events(files, options)
+        ex = WritesetExtractor(schema, **kw)
+        ex._warned = fast.extractor._warned     # warn once, whichever path saw it first
+        state = None
+    if watch is not None:
+        events = watch(events)
     # folded as the events stream (WritesetExtractor.pairs): no transaction's events kept
-    for i, (trx, ws) in enumerate(ex.pairs(events)):
+    for i, (trx, ws) in enumerate(ex.pairs(events, state=state)):
         if i >= done:
             yield (trx, ws) if writer is None else writer.line(trx, ws)
+
+
+def resume_general(rest: Handover, options: ReadOptions) -> Iterator[Event]:
+    """The general reader's events from a hand-over point of the compiled core on."""
+    return rest.events(options)
 
 
 def iter_fast_writesets(paths: Iterable[str | os.PathLike[str]], schema: Schema | None = None,
@@ -179,6 +210,8 @@ class _FastRun:
         #: call), made per Format_description; Rows events it keyed / left to _general
         self.dispatch: Any = None
         self.fast_events = self.general_events = 0
+        #: compiled engine: where the general reader continues once this run stopped
+        self.rest: Handover | None = None
 
     def _new_structs(self) -> None:
         structs = self._structs = self.scan.structs
@@ -296,11 +329,17 @@ class _FastRun:
         return ctx
 
     def _general(self, tc: int, data: bytes, path: str, offset: int) -> None:
-        """A Rows event through :meth:`WritesetExtractor.rows` (the general route)."""
-        body = fast_rows(data, self._ctx(tc))
+        """A Rows event through :meth:`WritesetExtractor.rows` (the general route), its
+        body decoded by the reader's decoder for the type (5.1 pre-GA Rows events stay
+        undecoded, as :meth:`WritesetExtractor.event` receives them)."""
+        decode = FAST_DECODERS.get(tc)
+        body = decode(data, self._ctx(tc)) if decode is not None else None  # type: ignore[operator]
+        table_id = getattr(body, "table_id", None)
+        if table_id is None and len(data) >= 6:
+            table_id = int.from_bytes(data[:6], "little")
         keys: list[Any] = self.acc.keys
         mark = len(keys)
-        self.extractor.rows(tc, body, body.table_id, _new(Position, (path, offset, None)),
+        self.extractor.rows(tc, body, table_id, _new(Position, (path, offset, None)),
                             self.acc)
         if self.writer is not None:
             keys[mark:] = map(encode_key, keys[mark:])
@@ -426,22 +465,36 @@ class _FastRun:
         return self._python_pairs()
 
     def _core_pairs(self) -> Iterator[Pair]:
-        """The compiled engine: the core's groups, their events keyed here."""
+        """The compiled engine: the core's groups, each transaction's events keyed by
+        the core's dispatch in one call.  Where the core stops, or a transaction's
+        events cannot be keyed (a damaged Table_map or row image: the general path
+        words the error), :attr:`rest` is set to the hand-over at the start of the
+        first transaction not yielded and :class:`FastPathUnsupported` raised."""
         files, pair, holder = self.files, self._pair, self.scan
+        groups = WritesetGroups(files, verify_checksum=self.verify, summaries=self.light)
         try:
-            for structs, batch in scan_writeset_groups(files, verify_checksum=self.verify,
-                                                       summaries=self.light):
+            for structs, batch in groups:
                 holder.structs = structs
                 if self._structs is not structs:
                     self._new_structs()
                 run = self.dispatch.run
                 for trx, events in batch:
-                    run(events, self.acc)
+                    try:
+                        run(events, self.acc)
+                    except (ReplToolError, FastPathUnsupported) as exc:
+                        why = exc.reason if isinstance(exc, FastPathUnsupported) else \
+                            f"{type(exc).__name__}: {exc}"
+                        self.rest = groups.hand_over(trx, events[0][3], why)
+                        raise FastPathUnsupported(why) from exc
                     yield pair(trx)
-        except ReplToolError as exc:    # a damaged Table_map or row image: the general path
-            raise FastPathUnsupported(f"{type(exc).__name__}: {exc}") from exc
         finally:
             self._count_dispatch()
+        if groups.error is not None:
+            self.rest = groups.rest
+            exc = groups.error
+            if isinstance(exc, FastPathUnsupported):
+                raise exc
+            raise FastPathUnsupported(str(exc)) from exc
 
     def _python_pairs(self) -> Iterator[Pair]:
         scan = self.scan

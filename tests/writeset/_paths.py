@@ -15,7 +15,8 @@ plus a :class:`~repltool.writeset.WritesetExtractor` that decodes every column
 
 Which path really produced the pairs is not left to the results (equal either
 way): a spy on the fused reader's scan (``fused._FastRun.__iter__``) and on its
-general path (``fused.read_events``) records, for ``read_writesets`` and
+general path (``fused.read_events``, or ``fused.resume_general`` where the compiled
+core hands over) records, for ``read_writesets`` and
 ``read_writeset_lines``, how many pairs the fused scan yielded, why it gave up
 (the ``FastPathUnsupported`` message, or None) and whether the general path was
 started; :func:`check_paths` asserts they agree with ``iter_fast_writesets``.
@@ -62,6 +63,8 @@ class FusedRun:
     fast_pairs: int = 0             # pairs the fused scan yielded
     reason: str | None = None       # its FastPathUnsupported message, if it gave up
     general: int = 0                # times the general path (read_events) was started
+    #: compiled engine: (file index, offset) the general reader resumed at, or None
+    resumed_at: tuple[int, int] | None = None
 
 
 class FusedSpy:
@@ -89,8 +92,16 @@ class FusedSpy:
             spy.runs[-1].general += 1
             return general(*a, **kw)
 
+        resume = fused.resume_general
+
+        def counted_resume(*a: Any, **kw: Any) -> Any:
+            spy.runs[-1].general += 1
+            spy.runs[-1].resumed_at = (a[0].index, a[0].offset)
+            return resume(*a, **kw)
+
         mp.setattr(fused._FastRun, "__iter__", counted_scan)
         mp.setattr(fused, "read_events", counted_general)
+        mp.setattr(fused, "resume_general", counted_resume)
         return mp
 
     def one(self, pairs: Any) -> tuple[FusedRun, tuple[list[Any], str | None]]:

@@ -31,7 +31,7 @@ from repltool.binlog import read_transactions
 import repltool.errors
 from repltool.errors import ReplToolError
 from repltool.writeset import READ_OPTIONS, iter_writesets, load_schema, read_writesets
-from repltool.writeset.fused import iter_fast_writesets
+from repltool.writeset.fused import iter_fast_writesets, read_writeset_summaries
 
 from repltool.binlog import engine
 from tests.binlog._refusals import core_refusal_is_true, refusal_is_true as scan_refusal_is_true
@@ -238,7 +238,7 @@ def test_table_maps_of_the_caller(synth_logs: dict, tmp_path: Path) -> None:
 def test_light_transactions(synth_logs: dict) -> None:
     files, schema = synth_logs["relay"]
     full = list(read_writesets(files, load_schema(schema)))
-    light = list(read_writesets(files, load_schema(schema), light=True))
+    light = list(read_writeset_summaries(files, load_schema(schema)))
     assert len(light) == len(full) > 250
     for (lt, lw), (ft, fw) in zip(light, full):
         assert type(lt) is LightTransaction
