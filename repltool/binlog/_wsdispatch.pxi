@@ -16,7 +16,6 @@
 from cpython.dict cimport PyDict_GetItem
 from cpython.ref cimport PyObject, Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
-from libc.stdio cimport snprintf
 
 cdef enum:
     KS_KEY = 0      # a unique key: skipped when a part is NULL; its entries extend the list
@@ -27,6 +26,101 @@ cdef enum:
     RL_V1 = 1       # Rows v1: 8-byte post-header (table id, flags), then the width
     RL_V2 = 2       # Rows v2: 10-byte post-header (+ extra data length), extra data, width
     RL_UPDATE = 4   # bit: the event carries an after-image bitmap too
+
+
+cdef inline int _decimal(char* out, uint64_t v) noexcept nogil:
+    """The decimal digits of ``v`` at ``out`` (at most 20); how many."""
+    cdef char tmp[20]
+    cdef int n = 0, i
+    while True:
+        tmp[n] = <char>(48 + v % 10)
+        n += 1
+        v //= 10
+        if v == 0:
+            break
+    for i in range(n):
+        out[i] = tmp[n - 1 - i]
+    return n
+
+
+cdef str _int_entry_text(tuple it, const int64_t* ints, const uint8_t** ptrs,
+                         const Py_ssize_t* lens, Py_ssize_t np):
+    """The JSON text of the entry of a key of ``np`` integer parts stored at
+    ``ptrs``/``lens`` (``ints``: width, signed, top byte XOR per part; ``it``: prefix,
+    head, end, tails): per part the value and ``sort key + tail`` as ``int_key_text``
+    builds them, the key string hashed with XXH64 - ``encode_key`` of
+    ``repltool.writeset.plan.key_entries``' entry (or ``fk_entry``'s)."""
+    cdef uint8_t buf[512]
+    cdef char vals[400]
+    cdef Py_ssize_t n, nv = 0, j, rlen, nt
+    cdef const uint8_t* r
+    cdef int width, kk
+    cdef bint signed
+    cdef uint64_t u
+    cdef int64_t v
+    cdef bytes tail
+    prefix, head, end, tails = it
+    n = len(<bytes>prefix)
+    if n > 512 or np > 16:
+        raise ValueError("key string too long")
+    memcpy(buf, <const char*>(<bytes>prefix), n)
+    for j in range(np):
+        r = ptrs[j]
+        rlen = lens[j]
+        width = <int>ints[3 * j]
+        signed = ints[3 * j + 1]
+        tail = <bytes>(<tuple>tails)[j]
+        nt = len(tail)
+        if rlen != width or width < 1 or width > 8:
+            raise ValueError("short integer")
+        if n + width + nt > 512:
+            raise ValueError("key string too long")
+        u = 0
+        for kk in range(width):
+            buf[n + kk] = r[width - 1 - kk]
+            u = (u << 8) | r[width - 1 - kk]
+        buf[n] ^= <uint8_t>ints[3 * j + 2]
+        memcpy(buf + n + width, <const char*>tail, nt)
+        n += width + nt
+        if j:
+            vals[nv] = 44           # ", "
+            vals[nv + 1] = 32
+            nv += 2
+        if signed and width < 8 and u >> (8 * width - 1):
+            v = <int64_t>u - (<int64_t>1 << (8 * width))
+        else:
+            v = <int64_t>u
+        if signed and v < 0:
+            vals[nv] = 45           # "-"
+            nv += 1
+            u = <uint64_t>0 - <uint64_t>v
+        nv += _decimal(vals + nv, u)
+    memcpy(vals + nv, b'], "hash": ', 11)
+    nv += 11
+    nv += _decimal(vals + nv, _xxh64(buf, n))
+    return f'{head}{vals[:nv].decode("ascii")}{end}'
+
+
+def int_entry_text(list raws, tuple spec):
+    """:class:`RowsShape`'s JSON text of an integer key's entry, for tests: ``raws`` the
+    stored bytes per part, ``spec`` the integer text of a key's spec
+    (``(prefix, head, end, ((width, signed, top, tail) per part))``)."""
+    cdef const uint8_t* ptrs[16]
+    cdef Py_ssize_t lens[16]
+    cdef int64_t ints[48]
+    cdef Py_ssize_t j, np = len(raws)
+    prefix, head, end, layouts = spec
+    if np > 16 or len(layouts) != np:
+        raise ValueError("one layout per part, at most 16")
+    cdef bytes raw
+    for j in range(np):
+        raw = <bytes?>raws[j]        # raws holds a reference: the pointer stays valid
+        ptrs[j] = <const uint8_t*>(<const char*>raw)
+        lens[j] = len(raw)
+        ints[3 * j], ints[3 * j + 1], ints[3 * j + 2] = \
+            layouts[j][0], 1 if layouts[j][1] else 0, layouts[j][2]
+    return _int_entry_text((prefix, head, end, tuple(lay[3] for lay in layouts)), ints, ptrs,
+                           lens, np)
 
 
 cdef class RowsShape:
@@ -170,56 +264,17 @@ cdef class RowsShape:
         return 0
 
     cdef str int_text_of(self, Py_ssize_t i, const uint8_t* d, const Py_ssize_t* at):
-        """The JSON text of key ``i``'s entry (every part a non-NULL integer): per part
-        the value and ``sort key + tail`` as ``int_key_text`` builds them, the key
-        string hashed with XXH64."""
-        cdef uint8_t buf[512]
-        cdef char vals[400]
-        cdef Py_ssize_t np = self.spec[3 * i + 1], base = self.spec[3 * i + 2]
-        cdef Py_ssize_t n, nv = 0, j, k, rlen, nt
-        cdef const uint8_t* r
-        cdef int width, kk
-        cdef bint signed
-        cdef uint64_t u
-        cdef int64_t v
-        cdef bytes tail
-        prefix, head, end, tails = <tuple>self.int_text[i]
-        n = len(<bytes>prefix)
-        if n > 512 or np > 16:
+        """The JSON text of key ``i``'s entry (every part a non-NULL integer)."""
+        cdef const uint8_t* ptrs[16]
+        cdef Py_ssize_t lens[16]
+        cdef Py_ssize_t np = self.spec[3 * i + 1], base = self.spec[3 * i + 2], j, k
+        if np > 16:
             raise ValueError("key string too long")
-        memcpy(buf, <const char*>(<bytes>prefix), n)
         for j in range(np):
             k = self.parts[base + j]
-            r = d + at[2 * k]
-            rlen = at[2 * k + 1] - at[2 * k]
-            width = <int>self.ints[3 * (base + j)]
-            signed = self.ints[3 * (base + j) + 1]
-            tail = <bytes>(<tuple>tails)[j]
-            nt = len(tail)
-            if rlen != width:
-                raise ValueError("short integer")
-            if n + width + nt > 512:
-                raise ValueError("key string too long")
-            u = 0
-            for kk in range(width):
-                buf[n + kk] = r[width - 1 - kk]
-                u = (u << 8) | r[width - 1 - kk]
-            buf[n] ^= <uint8_t>self.ints[3 * (base + j) + 2]
-            memcpy(buf + n + width, <const char*>tail, nt)
-            n += width + nt
-            if j:
-                vals[nv] = 44           # ", "
-                vals[nv + 1] = 32
-                nv += 2
-            if signed and width < 8 and u >> (8 * width - 1):
-                v = <int64_t>u - (<int64_t>1 << (8 * width))
-                nv += snprintf(vals + nv, 24, "%lld", <long long>v)
-            elif signed:
-                nv += snprintf(vals + nv, 24, "%lld", <long long><int64_t>u)
-            else:
-                nv += snprintf(vals + nv, 24, "%llu", <unsigned long long>u)
-        nv += snprintf(vals + nv, 40, "], \"hash\": %llu", <unsigned long long>_xxh64(buf, n))
-        return f'{head}{vals[:nv].decode("ascii")}{end}'
+            ptrs[j] = d + at[2 * k]
+            lens[j] = at[2 * k + 1] - at[2 * k]
+        return _int_entry_text(<tuple>self.int_text[i], self.ints + 3 * base, ptrs, lens, np)
 
     cdef Py_ssize_t rows(self, object data, const uint8_t* d, Py_ssize_t n, Py_ssize_t p,
                          list out) except -1:
