@@ -8,7 +8,7 @@ C; this module reads the files in chunks, hands it every Format_description and
 Rotate event through the general code (:func:`~repltool.binlog.reader.apply_format_description`,
 :class:`~repltool.binlog.transactions.Segments`) and decodes the GTID layouts the core
 leaves to the general decoders.  With the pure-Python engine the fused Python scan
-(:func:`repltool.binlog.fastpath.scan_transactions`) runs instead.
+(:func:`repltool.binlog.fastpath.scan_light_transactions`) runs instead.
 
 Either engine raises :class:`~repltool.binlog.engine.Unsupported` where the input
 leaves its subset (another event type, a damaged or truncated event, an unusual
@@ -33,7 +33,7 @@ from .decode import DecodeContext
 from .engine import Unsupported, compiled_core
 from .events import Event, GtidBody, MariaGtidBody
 from .fastdecode import FAST_DECODERS
-from .fastpath import scan_transactions
+from .fastpath import scan_light_transactions
 from .reader import (
     CHUNK, FileInfo, ReadOptions, apply_format_description, open_log, read_events,
     resume_events, structs_for,
@@ -126,8 +126,8 @@ def scan_summary_batches(paths: str | os.PathLike[str] | Iterable[str | os.PathL
     paths = [os.fspath(p) for p in paths]
     core = compiled_core()
     if core is None:
-        it = scan_transactions(paths, verify_checksum=verify_checksum, info=info,
-                               counts=counts, light=True, count_rows=count_rows)
+        it = scan_light_transactions(paths, verify_checksum=verify_checksum, info=info,
+                                     counts=counts, count_rows=count_rows)
         while batch := list(islice(it, 1024)):
             yield batch
         return

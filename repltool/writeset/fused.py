@@ -45,10 +45,10 @@ from ..binlog.decode import DecodeContext
 from ..binlog.engine import compiled_core
 from ..binlog.events import TableMapBody
 from ..binlog.fastdecode import FAST_DECODERS
-from ..binlog.fastpath import FastPathUnsupported, _Scan, fast_table_map
+from ..binlog.fastpath import FastPathUnsupported, FusedScan, LightScan, fast_table_map
 from ..errors import ReplToolError
 from ..positions import Position
-from .extract import _FAST_ERRORS, READ_OPTIONS, SPILL_AT, Acc, WritesetExtractor, book, note_missing
+from .extract import KEY_WALK_ERRORS, READ_OPTIONS, SPILL_AT, Acc, WritesetExtractor, book, note_missing
 from .fastkeys import TableKeys
 from .jsonl import RecordWriter, encode_key
 from .model import MissingKey, TrxWriteset
@@ -196,7 +196,7 @@ class _FastRun:
         #: and Rows events (:func:`~repltool.binlog.corescan.scan_writeset_groups`);
         #: the pure-Python engine's fused scan calls the hooks itself
         self.core = compiled_core() is not None
-        self.scan: Any = _Structs() if self.core else _Scan(verify, light)
+        self.scan: Any = _Structs() if self.core else (LightScan if light else FusedScan)(verify)
         if not self.core:
             self.scan.hook = self._hook
             self.scan.rows_hook = self._rows
@@ -225,7 +225,7 @@ class _FastRun:
         self._count_dispatch()
         d = self.dispatch = core.KeyDispatch(
             _TMAP, self._tds.get, self._tm_miss, self.extractor.table_maps, self._shape_miss,
-            self._general_at, self._spill_acc, _FAST_ERRORS, MissingKey.NO_USABLE_KEY,
+            self._general_at, self._spill_acc, KEY_WALK_ERRORS, MissingKey.NO_USABLE_KEY,
             SPILL_AT)
         layout = bytearray(256)
         for types, post, bit in ((_ROWS_V1, 8, 1), (_ROWS_V2, 10, 2)):
@@ -275,7 +275,7 @@ class _FastRun:
         core = compiled_core()
         try:
             first, second, specs = fast.core_keys(core, before, after, width)
-        except _FAST_ERRORS:
+        except KEY_WALK_ERRORS:
             return None
         probe = Acc()
         skip_fk = book(fast.plan, flags, probe)
@@ -286,19 +286,15 @@ class _FastRun:
     def _table_keys(self, td: TableDef) -> TableKeys | None:
         """The key-only extractor of ``td`` (text mode: its JSON twin), once the
         general route made its plan; else None."""
-        ex = self.extractor
         if self.writer is None:
-            fast = ex._fast_keys.get(id(td))
-        else:
-            fast = self._text_keys.get(id(td))
-            if fast is None or fast.td is not td:
-                base = ex._fast_keys.get(id(td))     # the plan, once the general route made it
-                if base is None or base.td is not td:
-                    return None
-                fast = self._text_keys[id(td)] = TableKeys(base.plan, td, self._text_shared,
-                                                           text=True)
+            return self.extractor.table_keys(td)
+        fast = self._text_keys.get(id(td))
         if fast is None or fast.td is not td:
-            return None
+            base = self.extractor.table_keys(td)    # the plan, once the general route made it
+            if base is None:
+                return None
+            fast = self._text_keys[id(td)] = TableKeys(base.plan, td, self._text_shared,
+                                                       text=True)
         return fast
 
     def _hook(self, tc: int, data: bytes, path: str, offset: int) -> None:
@@ -391,7 +387,7 @@ class _FastRun:
         mark = len(keys)
         try:
             acc.rows += run(data, q, keys, fk)
-        except _FAST_ERRORS:
+        except KEY_WALK_ERRORS:
             del keys[mark:]
             self._general(tc, data, path, offset)
             return
@@ -413,29 +409,18 @@ class _FastRun:
         width = data[p - 1]
         if width >= 251 or width == 0 or q > len(data):
             return None
-        ex = self.extractor
-        td = ex.table_maps.get(table_id)
+        td = self.extractor.table_maps.get(table_id)
         if td is None:
             return None
-        if self.writer is None:
-            fast = ex._fast_keys.get(id(td))
-        else:
-            fast = self._text_keys.get(id(td))
-            if fast is None or fast.td is not td:
-                base = ex._fast_keys.get(id(td))     # the plan, once the general route made it
-                if base is None or base.td is not td:
-                    return None
-                fast = self._text_keys[id(td)] = TableKeys(base.plan, td, self._text_shared,
-                                                           text=True)
-        if fast is None or fast.td is not td or width > len(td.columns) \
-                or td.table_id != table_id:
+        fast = self._table_keys(td)
+        if fast is None or width > len(td.columns) or td.table_id != table_id:
             return None
         nb = (width + 7) >> 3
         before = data[p:p + nb]
         after = data[p + nb:q] if tc == _UPDATE else None
         try:
             run = fast.runner(_KIND[tc], before, after, width)
-        except _FAST_ERRORS:
+        except KEY_WALK_ERRORS:
             return None
         plan = fast.plan
         probe = Acc()

@@ -2,7 +2,7 @@
 
 The general path is ``read_transactions(..., READ_OPTIONS, keep_events=True)``
 plus a :class:`~repltool.writeset.WritesetExtractor` that decodes every column
-(``key_only=False``).  :func:`check_paths` holds three things to it:
+(``GeneralWritesetExtractor``).  :func:`check_paths` holds three things to it:
 
 * the key-only extractor on the same transactions (equal writesets);
 * :func:`repltool.writeset.read_writesets` (equal transactions - without their
@@ -33,6 +33,7 @@ from typing import Any, Iterator, Sequence
 
 import pytest
 
+from repltool.writeset.extract import GeneralWritesetExtractor
 from repltool.binlog import read_transactions
 from repltool.binlog.fastpath import FastPathUnsupported
 from repltool.errors import ReplToolError
@@ -138,7 +139,7 @@ def check_paths(files: Sequence[Path], schema: Schema | None, *,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         trxs, error = _outcome(read_transactions(paths, opts, keep_events=True))
-        general_ex = WritesetExtractor(schema, key_only=False)
+        general_ex = GeneralWritesetExtractor(schema)
         general, ws_error = _outcome((t, general_ex.writeset(t)) for t in trxs)
         error = error if len(general) == len(trxs) else ws_error
         out.error = error

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from repltool.writeset.extract import GeneralWritesetExtractor
 from repltool.binlog import ReadOptions, engine, read_events, read_transactions
 from repltool.binlog.constants import EventFlag, EventType
 from repltool.writeset import READ_OPTIONS, WritesetExtractor, load_schema, writeset_record
@@ -47,7 +48,7 @@ def _make_ignorable(path: Path, at: int, size: int) -> None:
 
 def _general_lines(files: list[str], schema: Any) -> list[str]:
     """The general path: every column decoded, the general grouper."""
-    ex = WritesetExtractor(schema, key_only=False)
+    ex = GeneralWritesetExtractor(schema)
     return [json.dumps(writeset_record(trx, ws), ensure_ascii=False)
             for trx, ws in ex.pairs(read_events(files, READ_OPTIONS))]
 
