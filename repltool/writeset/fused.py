@@ -8,25 +8,33 @@ gives (checksums verified unless told otherwise), several times faster on the
 common shape of MySQL 5.7+ and MariaDB binlogs and relay logs.
 
 With the compiled engine the core groups the transactions (the one grouper of
-``repltool stats``: :func:`repltool.binlog.corescan.scan_writeset_groups`) and
-hands back the Table_map and Rows bodies of each; the key-only extractor
-(:mod:`repltool.writeset.fastkeys`) keys them, the row images walked to the key
-columns by the core too (``_core.walk_rows``).  With the pure-Python engine the
-fused scanner (:func:`repltool.binlog.fastpath.scan_transactions`) groups them and
-calls the same hooks; its row walks are generated Python
+``repltool stats``: :class:`repltool.binlog.corescan.WritesetGroups`) and keeps the
+Table_map and Rows bodies of each; its ``KeyDispatch`` then keys a whole
+transaction in one call (``_wsdispatch.pxi``): the TableDef a table id means, the
+shape of each Rows header (v1 and v2), the walk of every row image to its key
+columns, the entry caches of the key-only extractor
+(:mod:`repltool.writeset.fastkeys`) and, for ``dump --writesets``, the JSON text of
+keys of integer columns.  Python is entered per transaction, and per event only for
+what the core does not know yet (a new Table_map body or header shape, a cache
+miss, an event left to the general route).  With the pure-Python engine the fused
+scanner (:func:`repltool.binlog.fastpath.scan_transactions`) groups them and calls
+the same hooks per event; its row walks are generated Python
 (:mod:`repltool.binlog.rowwalk`).
 
 Where the core or the scanner meets anything outside its subset
 (Transaction_payload, an unknown event type, a CRC mismatch, a truncated or
 malformed event, a file that cannot be opened ...) it raises
 :class:`~repltool.binlog.engine.Unsupported` (an error of the log - a
-:class:`~repltool.errors.ReplToolError` - is turned into one), and
-:func:`read_writesets` starts over on the general path, skipping the pairs
-already yielded: the sequence is the general path's, element by element,
+:class:`~repltool.errors.ReplToolError` - is turned into one).  With the compiled
+engine the general reader then continues from the start of the first transaction
+not yielded, in the grouper's state there (:class:`~repltool.binlog.corescan.Handover`,
+as ``stats`` and ``schedule`` do); the pure-Python scanner does not say where, so
+:func:`read_writesets` starts over on the general path, skipping the pairs already
+yielded.  Either way the sequence is the general path's, element by element,
 including its errors and warnings.  The transactions of the fast path carry no
 events (``Transaction.events == ()``); everything else about them, and every
-writeset, equals the general path's (``tests/writeset/test_fused.py``, corpus
-and synthetic logs).
+writeset, equals the general path's (``tests/writeset/test_fused.py``,
+``test_hand_over.py``, corpus and synthetic logs).
 """
 
 from __future__ import annotations
