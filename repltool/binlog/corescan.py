@@ -145,6 +145,16 @@ def scan_summary_batches(paths: str | os.PathLike[str] | Iterable[str | os.PathL
         raise Unsupported(str(exc)) from exc
 
 
+class TransactionStart(NamedTuple):
+    """Where a transaction starts, its GTID and kind (:class:`WritesetGroups` with
+    ``starts_only``: what a ``dump --writesets`` line needs): the fields of
+    :class:`~repltool.binlog.transactions.Transaction` of the same names."""
+
+    start: Position
+    gtid: str | None
+    kind: str
+
+
 class ClockTransaction(NamedTuple):
     """What ``schedule`` reads of a transaction (:func:`scan_clock_transactions`): the
     fields of :class:`~repltool.binlog.transactions.Transaction` of the same names."""
@@ -371,6 +381,7 @@ class _CoreScan:
             bytes(roles), classify_query, _CLASSES)
         self.segment_names: list[str] = []
         self.light = False          # capture mode: summaries instead of transactions
+        self.starts_only = False    # capture mode: TransactionStart tuples instead
         self.paths = paths
         self.verify = verify
         self.seg = Segments()
@@ -679,11 +690,44 @@ class _CoreScan:
         see :meth:`captured`)."""
         recs, rows = self.core.take()
         if self.capture:
+            if self.starts_only:
+                groups = self.core.take_groups()
+                return list(zip(self.starts(recs), (ev for ev, _ in groups)))
             if self.light:
                 groups = self.core.take_groups()
                 return list(zip(self.summaries(recs, rows), (ev for ev, _ in groups)))
             return self.captured(recs, rows)  # type: ignore[return-value]
         return self.summaries(recs, rows)
+
+    def starts(self, recs: bytes) -> list[TransactionStart]:
+        """The :class:`TransactionStart` of each record of ``recs``."""
+        if not recs:
+            return []
+        m = self.mod
+        nf = len(m.FIELDS)
+        vals = memoryview(recs).cast("q").tolist()
+        F = m.FIELDS.index
+        sids, objects, paths, kinds = self.core.sids, self.objects, self.paths, m.KINDS
+        prefixes = self.prefixes
+        if len(prefixes) < len(sids):
+            prefixes.extend(f"{UUID(bytes=s)}:" for s in sids[len(prefixes):])
+        out: list[TransactionStart] = []
+        add = out.append
+        for f_file, start, kind, gk, sid_i, gno, server_id, domain in zip(*(
+                vals[F(name)::nf] for name in ("file", "start", "kind", "gtid_kind", "sid", "gno",
+                                               "server_id", "domain_id"))):
+            if gk == 1:
+                gtid = "ANONYMOUS" if gno == 0 and sids[sid_i] == _ZERO_SID else \
+                    f"{prefixes[sid_i]}{gno}"
+            elif gk == 2:
+                gtid = f"{domain}-{server_id}-{gno & _MASK64}"
+            elif gk == 3:
+                gtid = objects.pop(sid_i).gtid_text
+            else:
+                gtid = None
+            add(_new(TransactionStart, (_new(Position, (paths[f_file], start, None)), gtid,
+                                        kinds[kind])))
+        return out
 
     def summaries(self, recs: bytes, rows: bytes) -> list[TransactionSummary]:
         """The summaries of the records ``recs`` (and their ``rows`` pairs)."""
@@ -861,7 +905,8 @@ class WritesetGroups:
     batch's events were written under, ``batch`` a list of ``(transaction,
     events)`` (:meth:`_CoreScan.captured`), in log order.  The transactions equal
     ``group_transactions(read_events(...))``'s, without their events; with
-    ``summaries``, their :class:`~repltool.binlog.transactions.TransactionSummary`.
+    ``summaries``, their :class:`~repltool.binlog.transactions.TransactionSummary`;
+    with ``starts_only``, their :class:`TransactionStart`.
 
     Where the logs leave the core's subset the iteration ends after the
     transactions completed before that point, and :attr:`rest` says where the
@@ -874,13 +919,15 @@ class WritesetGroups:
     """
 
     def __init__(self, paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
-                 verify_checksum: bool = True, summaries: bool = False) -> None:
+                 verify_checksum: bool = True, summaries: bool = False,
+                 starts_only: bool = False) -> None:
         self.paths = _path_list(paths)
         core = compiled_core()
         if core is None:
             raise Unsupported("the compiled engine is not active")
         self.scan = _CoreScan(core, self.paths, verify_checksum, capture=True)
         self.scan.light = summaries
+        self.scan.starts_only = starts_only
         #: where the general reader continues, once the iteration stopped early, and
         #: what stopped it
         self.rest: Handover | None = None

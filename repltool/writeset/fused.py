@@ -464,7 +464,8 @@ class _FastRun:
         words the error), :attr:`rest` is set to the hand-over at the start of the
         first transaction not yielded and :class:`FastPathUnsupported` raised."""
         files, pair, holder = self.files, self._pair, self.scan
-        groups = WritesetGroups(files, verify_checksum=self.verify, summaries=self.light)
+        groups = WritesetGroups(files, verify_checksum=self.verify, summaries=self.light,
+                                starts_only=self.writer is not None)
         try:
             for structs, batch in groups:
                 holder.structs = structs
