@@ -101,6 +101,78 @@ cdef str _int_entry_text(tuple it, const int64_t* ints, const uint8_t** ptrs,
     return f'{head}{vals[:nv].decode("ascii")}{end}'
 
 
+cdef object _str_entry_texts(tuple st, const uint8_t* r, Py_ssize_t rlen):
+    """The JSON texts of the entries of a one-part unique key over a VARCHAR column
+    stored as ``r`` (its length prefix, then the value) when the value is ASCII, else
+    None (the Python miss builds them).  ``st``: ``(prefix, head, end, length bytes,
+    weight levels, ((cut, pad) per entry), separator)``: per entry the sort key is the
+    value's ASCII weights (``join_ascii_weights``) cut at ``cut`` and, with ``pad``,
+    zero-padded to it - ``repltool.writeset.collation.sort_key_function``'s rule -
+    and the key string ``prefix + sort key + separator + its length`` is hashed with
+    XXH64, as ``repltool.writeset.plan.key_entries`` builds it."""
+    cdef Py_ssize_t lb, n, j, nj = 0, cut, nsk
+    cdef const uint8_t* v
+    cdef uint8_t c
+    cdef bytes w, sk, key
+    cdef char* o
+    prefix, head, end, lb_obj, levels, cuts, sep = st
+    lb = lb_obj
+    if rlen < lb:
+        raise IndexError("length past the end")
+    n = <Py_ssize_t>_rdn(r, <int>lb)
+    if lb + n != rlen:
+        raise ValueError("value does not fill its bytes")
+    v = r + lb
+    for j in range(n):
+        c = v[j]
+        if c >= 128:
+            return None
+        if c < 32 or c == 34 or c == 92:
+            nj += 5
+    js = PyBytes_FromStringAndSize(NULL, n + nj + 2)
+    o = <char*>(<bytes>js)
+    o[0] = 34
+    nj = 1
+    for j in range(n):
+        c = v[j]
+        if c == 34 or c == 92:
+            o[nj] = 92
+            o[nj + 1] = c
+            nj += 2
+        elif c >= 32:
+            o[nj] = c
+            nj += 1
+        elif c == 10 or c == 13 or c == 9 or c == 8 or c == 12:
+            o[nj] = 92
+            o[nj + 1] = b"n"[0] if c == 10 else b"r"[0] if c == 13 else \
+                b"t"[0] if c == 9 else b"b"[0] if c == 8 else b"f"[0]
+            nj += 2
+        else:                                   # \u00XX, lower-case hex as json writes it
+            o[nj], o[nj + 1], o[nj + 2], o[nj + 3] = 92, 117, 48, 48
+            o[nj + 4] = b"0123456789abcdef"[c >> 4]
+            o[nj + 5] = b"0123456789abcdef"[c & 15]
+            nj += 6
+    o[nj] = 34
+    nj += 1
+    text = (<bytes>js)[:nj].decode("ascii")
+    w = join_ascii_weights(PyBytes_FromStringAndSize(<const char*>v, n), levels)
+    out = []
+    for cut, pad in cuts:
+        sk = w[:cut]
+        if pad and len(sk) < cut:
+            sk = sk + bytes(cut - len(sk))
+        nsk = len(sk)
+        key = b"".join((prefix, sk, sep, str(nsk).encode()))
+        out.append(f'{head}{text}], "hash": {_xxh64(<const uint8_t*>(<const char*>key), len(key))}{end}')
+    return tuple(out)
+
+
+def str_entry_texts(bytes raw, tuple st):
+    """:class:`RowsShape`'s JSON texts of a VARCHAR key's entries (for tests): see
+    ``_str_entry_texts``; None when the value is not ASCII."""
+    return _str_entry_texts(st, <const uint8_t*>(<const char*>raw), len(raw))
+
+
 def int_entry_text(list raws, tuple spec):
     """:class:`RowsShape`'s JSON text of an integer key's entry, for tests: ``raws`` the
     stored bytes per part, ``spec`` the integer text of a key's spec
@@ -141,6 +213,7 @@ cdef class RowsShape:
     cdef int64_t* ints               # per part: integer width (0: not an integer key), signed,
                                      # top byte XOR of the sort key
     cdef list int_text               # per key: (prefix, head, end, part tails) or None
+    cdef list str_text               # per key: see _str_entry_texts, or None
     cdef readonly bint fk_on, no_fk
     cdef readonly object parent      # db.table booked as an FK parent, or None
     cdef readonly object missing     # (db.table, reason) booked as missing keys, or None
@@ -157,8 +230,9 @@ cdef class RowsShape:
 
     def __init__(self, bytes header, int tc, td, ImageProgram first, ImageProgram second,
                  list specs, bint fk_on, bint no_fk, parent, missing):
-        """``specs``: ``(is foreign key, slots, cache dict, miss, integer text)`` per
-        key; integer text: None, or for a key of integer columns whose entry is its JSON
+        """``specs``: ``(is foreign key, slots, cache dict, miss, integer text, string
+        text)`` per key; string text: None, or see :func:`_str_entry_texts`; integer
+        text: None, or for a key of integer columns whose entry is its JSON
         text (``dump --writesets``): ``(prefix, head, end, ((width, signed, top, tail)
         per part))``, the entry then built here (``int_key_text``'s rule per part; an
         entry is a pure function of the stored bytes, the cache only saves building it
@@ -168,15 +242,18 @@ cdef class RowsShape:
         self.first, self.second = first, second
         self.fk_on, self.no_fk, self.parent, self.missing = fk_on, no_fk, parent, missing
         self.nspec = len(specs)
-        for is_fk, slots, cache, miss, it in specs:
+        for is_fk, slots, cache, miss, it, st in specs:
             np += len(slots)
         self.spec = <int64_t*>calloc(3 * self.nspec + 1, sizeof(int64_t))
         self.parts = <int64_t*>calloc(np + 1, sizeof(int64_t))
         self.ints = <int64_t*>calloc(3 * np + 1, sizeof(int64_t))
         if self.spec is NULL or self.parts is NULL or self.ints is NULL:
             raise MemoryError()
-        self.caches, self.misses, self.int_text = [], [], []
-        for i, (is_fk, slots, cache, miss, it) in enumerate(specs):
+        self.caches, self.misses, self.int_text, self.str_text = [], [], [], []
+        for i, (is_fk, slots, cache, miss, it, st) in enumerate(specs):
+            if st is not None and (is_fk or len(slots) != 1 or it is not None):
+                raise ValueError("a string text is for a one-part unique key")
+            self.str_text.append(<tuple?>st if st is not None else None)
             if it is not None:
                 prefix, head, end, layouts = it
                 if len(layouts) != len(slots):
@@ -228,6 +305,13 @@ cdef class RowsShape:
                     out.append(self.int_text_of(i, d, at))
                     continue
                 else:
+                    if self.str_text[i] is not None:
+                        v = _str_entry_texts(<tuple>self.str_text[i], d + at[2 * k],
+                                             at[2 * k + 1] - at[2 * k])
+                        if v is not None:
+                            for e in <tuple>v:
+                                out.append(e)
+                            continue
                     x = PyBytes_FromStringAndSize(<const char*>d + at[2 * k],
                                                   at[2 * k + 1] - at[2 * k])
             else:

@@ -234,6 +234,8 @@ def sort_key_function(coll: Collation, *, fixed: bool, max_length: int,  # type:
             if pad and len(out) < end:
                 out += bytes(end - len(out))
             return out
+        # read by repltool.writeset.fastkeys: the compiled core builds such keys itself
+        key.ascii_plan = (levels, end, pad, fixed)  # type: ignore[attr-defined]
     elif kind == "uca900" and fixed:
         def key(data: bytes) -> bytes:
             return xfrm(data.rstrip(b" "), dstlen, nchars, pad)

@@ -143,11 +143,12 @@ class TableKeys:
             specs = [(False, tuple(slot[p.column] for p in key.parts), names[f"C{n}"],
                       names[f"M{n}"], self._int_text(
                           [(p.column, p.sort_key) for p in key.parts], key.prefix, key.name,
-                          False, self.td.db, self.td.table) if not key.has_prefix else None)
+                          False, self.td.db, self.td.table) if not key.has_prefix else None,
+                      self._str_text(key))
                      for n, key in enumerate(self.plan.keys)]
             specs += [(True, tuple(slot[c] for c in fk.columns), names[f"F{n}"], names[f"G{n}"],
                        self._int_text(list(zip(fk.columns, fk.sort_keys)), fk.prefix, fk.index,
-                                      True, fk.db, fk.table))
+                                      True, fk.db, fk.table), None)
                       for n, fk in enumerate(self.plan.fks)]
             hit = self._events[ek] = (first, second, specs)
         return hit  # type: ignore[no-any-return]
@@ -169,6 +170,35 @@ class TableKeys:
             layouts.append((width, signed, layout[2] >> (8 * width - 8), tail))
         head, end = key_head(db, table, index, parent)
         return (prefix, head, end, tuple(layouts))
+
+    def _str_text(self, key: Key) -> tuple[Any, ...] | None:
+        """Text mode, a one-part unique key over a VARCHAR column whose sort keys take
+        the ASCII weight tables (the 0900 collations, ``ascii_plan`` of
+        :func:`repltool.writeset.collation.sort_key_function`): what the core's
+        ``RowsShape`` needs to build the JSON of :func:`_text_miss1`'s entries itself
+        for ASCII values (``(prefix, head, end, length bytes, weight levels, (cut,
+        pad) per entry, separator)``), else None."""
+        if not self.text or len(key.parts) != 1:
+            return None
+        part = key.parts[0]
+        plan = getattr(part.sort_key, "ascii_plan", None)
+        if plan is None or plan[1][3]:               # CHAR (spaces stripped): not here
+            return None
+        lb, (levels, cut, pad, _) = plan
+        cuts = [(cut, pad)]
+        if part.full_key is not None:
+            full = getattr(part.full_key, "ascii_plan", None)
+            if full is None or full[0] != lb or full[1][0] != levels or full[1][3]:
+                return None
+            cuts.append((full[1][1], full[1][2]))
+        dec = self.td.decoders[part.column]
+        if getattr(dec, "unsupported", False) or lb not in (1, 2):
+            return None
+        probe = bytes([1] + [0] * (lb - 1)) + b"a"     # an ASCII value decodes to itself
+        if dec(probe, 0) != ("a", len(probe)):
+            return None
+        head, end = key_head(self.td.db, self.td.table, key.name, False)
+        return (key.prefix, head, end, lb, levels, tuple(cuts), SEP)
 
     # ---- code generation ----
 

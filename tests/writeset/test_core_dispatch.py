@@ -81,3 +81,51 @@ def test_integer_key_text_refuses_a_short_value(core) -> None:  # type: ignore[n
     with pytest.raises(ValueError):
         core.int_entry_text([b"\x01\x02\x03"], spec)
     assert core.int_entry_text([b"\x01\x00\x00\x00"], spec).startswith(head + "1]")
+
+
+_ascii_text = st.text(alphabet=st.characters(max_codepoint=127), max_size=60)
+
+
+@pytest.fixture(scope="module")
+def email_key(synth_logs: dict):  # type: ignore[no-untyped-def]
+    """The spec the dispatch holds for the synth sets' UNIQUE ``customers.email``
+    (VARCHAR(64) under utf8mb4_0900_ai_ci) in text mode, with its Python miss."""
+    from repltool.writeset.fused import _FastRun
+    from repltool.writeset.jsonl import RecordWriter
+    from repltool.writeset import load_schema
+
+    files, schema = synth_logs["uniform"]
+    engine_core = engine.compiled_core()
+    assert engine_core is not None
+    run = _FastRun([str(f) for f in files], load_schema(schema), True, {}, True, RecordWriter())
+    for _ in run:
+        pass
+    tk = next(t for t in run._text_keys.values() if t.td.table == "customers")
+    width = len(tk.td.columns)
+    bitmap = bytes([(1 << width) - 1 & 0xFF]) + bytes((width + 7) // 8 - 1)
+    _, _, specs = tk.core_keys(engine_core, bitmap, None, width)
+    found = [(miss, st_) for is_fk, _, _, miss, _, st_ in specs if st_ is not None]
+    assert len(found) == 1          # the email key: built by the core for ASCII values
+    return found[0]
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=_ascii_text)
+def test_string_key_texts(core, email_key, value: str) -> None:  # type: ignore[no-untyped-def]
+    """ASCII values (quotes, backslashes, controls included): the core's texts equal the
+    Python miss's (the general path's ``key_entries`` through ``encode_key``)."""
+    miss, spec = email_key
+    data = value.encode("ascii")
+    raw = len(data).to_bytes(spec[3], "little") + data
+    assert core.str_entry_texts(raw, spec) == miss(raw)
+
+
+def test_string_key_texts_leave_non_ascii_to_python(core, email_key) -> None:  # type: ignore[no-untyped-def]
+    miss, spec = email_key
+    data = "jürgen@example.org".encode()
+    raw = len(data).to_bytes(spec[3], "little") + data
+    assert core.str_entry_texts(raw, spec) is None
+    assert len(miss(raw)) == 2              # the Python miss: both entries (8.0's old format)
+    with pytest.raises(ValueError):         # a length that does not fill the bytes
+        core.str_entry_texts(raw + b"x", spec)
