@@ -155,16 +155,73 @@ cdef object _str_entry_texts(tuple st, const uint8_t* r, Py_ssize_t rlen):
     o[nj] = 34
     nj += 1
     text = (<bytes>js)[:nj].decode("ascii")
-    w = join_ascii_weights(PyBytes_FromStringAndSize(<const char*>v, n), levels)
+    w = join_ascii_weights(PyBytes_FromStringAndSize(<const char*>v, n), levels) \
+        if levels is not None else None
     out = []
-    for cut, pad in cuts:
-        sk = w[:cut]
-        if pad and len(sk) < cut:
-            sk = sk + bytes(cut - len(sk))
+    for rule in cuts:
+        if rule[0] == "w":
+            _, cut, pad = rule
+            sk = w[:cut]
+            if pad and len(sk) < cut:
+                sk = sk + bytes(cut - len(sk))
+        elif rule[0] == "u":
+            sk = _unicode_ascii_key(v, n, rule[1], rule[2], rule[3], rule[4])
+        else:
+            raise ValueError(f"sort key rule {rule[0]!r}")
         nsk = len(sk)
         key = b"".join((prefix, sk, sep, str(nsk).encode()))
         out.append(f'{head}{text}], "hash": {_xxh64(<const uint8_t*>(<const char*>key), len(key))}{end}')
     return tuple(out)
+
+
+cdef bytes _unicode_ascii_key(const uint8_t* v, Py_ssize_t k, Py_ssize_t dstlen,
+                              Py_ssize_t nweights, bint pad_to_max, bint upper):
+    """``repltool.writeset.collation._unicode`` of an ASCII value: a weight ``00 c`` per
+    character (``c`` upper-cased under ``upper``), ``min(k, nweights, dstlen // 2)`` of
+    them; with room left, the next weight's high byte when characters are left, else
+    ``00 20`` pairs for the weights left (cut at the buffer), then (``pad_to_max``)
+    ``00 20`` pairs to the buffer's end."""
+    cdef Py_ssize_t n = k, i, j, rest, room, size, extra = 0
+    cdef uint8_t c
+    cdef char* o
+    if nweights < n:
+        n = nweights
+    if dstlen // 2 < n:
+        n = dstlen // 2
+    if n < 0:
+        n = 0
+    rest = nweights - n
+    room = dstlen - 2 * n
+    if room > 0 and rest > 0 and n < k:
+        size = 2 * n + 1
+    else:
+        size = 2 * n
+        if room > 0 and rest > 0:
+            size += min(2 * rest, room)
+        if pad_to_max and size < dstlen:
+            extra = dstlen - size
+        else:
+            extra = 0
+    out = PyBytes_FromStringAndSize(NULL, size if n < k and room > 0 and rest > 0
+                                    else size + extra)
+    o = <char*>(<bytes>out)
+    for i in range(n):
+        c = v[i]
+        if upper and 97 <= c <= 122:
+            c -= 32
+        o[2 * i] = 0
+        o[2 * i + 1] = c
+    if room > 0 and rest > 0 and n < k:
+        o[2 * n] = 0                        # the high byte of character n's weight
+        return out
+    i = 2 * n
+    if room > 0 and rest > 0:
+        for j in range(min(2 * rest, room)):
+            o[i + j] = 0 if j % 2 == 0 else 32
+        i += min(2 * rest, room)
+    for j in range(extra):
+        o[i + j] = 0 if j % 2 == 0 else 32
+    return out
 
 
 def str_entry_texts(bytes raw, tuple st):

@@ -173,24 +173,25 @@ class TableKeys:
 
     def _str_text(self, key: Key) -> tuple[Any, ...] | None:
         """Text mode, a one-part unique key over a VARCHAR column whose sort keys take
-        the ASCII weight tables (the 0900 collations, ``ascii_plan`` of
-        :func:`repltool.writeset.collation.sort_key_function`): what the core's
-        ``RowsShape`` needs to build the JSON of :func:`_text_miss1`'s entries itself
-        for ASCII values (``(prefix, head, end, length bytes, weight levels, (cut,
-        pad) per entry, separator)``), else None."""
+        a rule the core knows for ASCII values (``ascii_plan`` of
+        :func:`repltool.writeset.collation.sort_key_function`: the 0900 collations'
+        ASCII weight tables, the ``_unicode`` collations' 2-byte weights): what the
+        core's ``RowsShape`` needs to build the JSON of :func:`_text_miss1`'s entries
+        itself for ASCII values (``(prefix, head, end, length bytes, weight levels,
+        rule per entry, separator)``), else None."""
         if not self.text or len(key.parts) != 1:
             return None
         part = key.parts[0]
         plan = getattr(part.sort_key, "ascii_plan", None)
-        if plan is None or plan[1][3]:               # CHAR (spaces stripped): not here
+        if plan is None or plan[1][2]:               # CHAR (spaces stripped): not here
             return None
-        lb, (levels, cut, pad, _) = plan
-        cuts = [(cut, pad)]
+        lb, (levels, entry, _) = plan
+        cuts = [entry]
         if part.full_key is not None:
             full = getattr(part.full_key, "ascii_plan", None)
-            if full is None or full[0] != lb or full[1][0] != levels or full[1][3]:
+            if full is None or full[0] != lb or full[1][0] != levels or full[1][2]:
                 return None
-            cuts.append((full[1][1], full[1][2]))
+            cuts.append(full[1][1])
         dec = self.td.decoders[part.column]
         if getattr(dec, "unsupported", False) or lb not in (1, 2):
             return None

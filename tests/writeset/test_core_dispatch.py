@@ -86,27 +86,55 @@ def test_integer_key_text_refuses_a_short_value(core) -> None:  # type: ignore[n
 _ascii_text = st.text(alphabet=st.characters(max_codepoint=127), max_size=60)
 
 
+def _string_keys(files: list, schema_path: object) -> list:
+    """(miss, spec) of every one-part string key the dispatch builds itself, in text
+    mode, after a read of ``files``."""
+    from repltool.writeset.fused import _FastRun
+    from repltool.writeset.jsonl import RecordWriter
+    from repltool.writeset import load_schema
+    import warnings
+
+    engine_core = engine.compiled_core()
+    assert engine_core is not None
+    run = _FastRun([str(f) for f in files], load_schema(schema_path), True, {}, True,
+                   RecordWriter())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in run:
+            pass
+    found = []
+    for tk in run._text_keys.values():
+        width = len(tk.td.columns)
+        bitmap = bytes([0xFF] * ((width + 7) // 8))
+        _, _, specs = tk.core_keys(engine_core, bitmap, None, width)
+        found += [(tk.td.table, miss, st_) for is_fk, _, _, miss, _, st_ in specs
+                  if st_ is not None]
+    return found
+
+
 @pytest.fixture(scope="module")
 def email_key(synth_logs: dict):  # type: ignore[no-untyped-def]
     """The spec the dispatch holds for the synth sets' UNIQUE ``customers.email``
     (VARCHAR(64) under utf8mb4_0900_ai_ci) in text mode, with its Python miss."""
-    from repltool.writeset.fused import _FastRun
-    from repltool.writeset.jsonl import RecordWriter
-    from repltool.writeset import load_schema
-
     files, schema = synth_logs["uniform"]
-    engine_core = engine.compiled_core()
-    assert engine_core is not None
-    run = _FastRun([str(f) for f in files], load_schema(schema), True, {}, True, RecordWriter())
-    for _ in run:
-        pass
-    tk = next(t for t in run._text_keys.values() if t.td.table == "customers")
-    width = len(tk.td.columns)
-    bitmap = bytes([(1 << width) - 1 & 0xFF]) + bytes((width + 7) // 8 - 1)
-    _, _, specs = tk.core_keys(engine_core, bitmap, None, width)
-    found = [(miss, st_) for is_fk, _, _, miss, _, st_ in specs if st_ is not None]
-    assert len(found) == 1          # the email key: built by the core for ASCII values
+    found = [(miss, st_) for table, miss, st_ in _string_keys(files, schema)
+             if table == "customers"]
+    assert len(found) == 1 and found[0][1][5][0][0] == "w"     # the 0900 weight rule
     return found[0]
+
+
+@pytest.fixture(scope="module")
+def general_ci_keys(corpus):  # type: ignore[no-untyped-def]
+    """The specs of the MariaDB ``small`` set's string keys (utf8mb4_general_ci: the
+    ``_unicode`` rule)."""
+    from .test_corpus import SETS
+    pattern, _, schema = SETS["small"]
+    root = corpus / "mariadb"
+    found = [(miss, st_) for _, miss, st_ in _string_keys(sorted(root.glob(pattern)),
+                                                         root / schema / "schema.sql")
+             if st_[5][0][0] == "u"]
+    assert found
+    return found
 
 
 @settings(max_examples=300, deadline=None,
@@ -129,3 +157,17 @@ def test_string_key_texts_leave_non_ascii_to_python(core, email_key) -> None:  #
     assert len(miss(raw)) == 2              # the Python miss: both entries (8.0's old format)
     with pytest.raises(ValueError):         # a length that does not fill the bytes
         core.str_entry_texts(raw + b"x", spec)
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=_ascii_text, which=st.integers(0, 100))
+def test_general_ci_string_key_texts(core, general_ci_keys, value: str,  # type: ignore[no-untyped-def]
+                                     which: int) -> None:
+    """The ``_unicode`` rule (upper-cased 2-byte weights, PAD SPACE padding, the
+    buffer's cut) on ASCII values, long ones included: the core's texts equal the
+    Python miss's."""
+    miss, spec = general_ci_keys[which % len(general_ci_keys)]
+    data = value.encode("ascii")
+    raw = len(data).to_bytes(spec[3], "little") + data
+    assert core.str_entry_texts(raw, spec) == miss(raw)
