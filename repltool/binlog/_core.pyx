@@ -1536,6 +1536,27 @@ cdef class ImageProgram:
     cdef Py_ssize_t walk(self, object data, const uint8_t* d, Py_ssize_t n, Py_ssize_t p,
                          list slots) except -1:
         """One image at ``p``: fills ``slots`` (None: NULL), returns the offset after it."""
+        cdef Py_ssize_t k
+        cdef Py_ssize_t small[32]
+        cdef Py_ssize_t* at = &small[0]
+        if self.nslots > 16:
+            at = <Py_ssize_t*>malloc(2 * self.nslots * sizeof(Py_ssize_t))
+        if at is NULL:
+            raise MemoryError()
+        try:
+            p = self.span(data, d, n, p, at)
+            for k in range(self.nslots):
+                slots[k] = None if at[2 * k] < 0 else \
+                    PyBytes_FromStringAndSize(<const char*>d + at[2 * k], at[2 * k + 1] - at[2 * k])
+        finally:
+            if at is not &small[0]:
+                free(at)
+        return p
+
+    cdef Py_ssize_t span(self, object data, const uint8_t* d, Py_ssize_t n, Py_ssize_t p,
+                         Py_ssize_t* spans) except -1:
+        """One image at ``p``: ``spans[2k], spans[2k+1]`` the start and end of slot ``k``'s
+        stored bytes (start -1: NULL or absent); returns the offset after the image."""
         cdef Py_ssize_t nb = (self.ncols + 7) >> 3
         cdef Py_ssize_t bm = p, k, q, j, g, gi, at
         cdef int64_t* c
@@ -1547,7 +1568,7 @@ cdef class ImageProgram:
             raise IndexError("row image past the end")
         p += nb
         for k in range(self.nslots):
-            slots[k] = None
+            spans[2 * k] = -1
         for k in range(self.ncols):
             if d[bm + (k >> 3)] >> (k & 7) & 1:
                 continue                    # NULL
@@ -1591,7 +1612,8 @@ cdef class ImageProgram:
             if q > n:
                 raise IndexError("column past the end")
             if c[1] >= 0:
-                slots[c[1]] = PyBytes_FromStringAndSize(<const char*>d + p, q - p)
+                spans[2 * c[1]] = p
+                spans[2 * c[1] + 1] = q
             p = q
         return p
 
@@ -1705,12 +1727,12 @@ def xxh64(const uint8_t[::1] data):
     return _xxh64(&data[0] if data.shape[0] else NULL, data.shape[0])
 
 
-cdef int _int_key(bytes raw, int width, bint signed, int top, bytes prefix, bytes tail,
-                  int64_t* value, uint64_t* hash, uint8_t* buf, Py_ssize_t* size) except -1:
+cdef int _int_key(const uint8_t* r, Py_ssize_t rlen, int width, bint signed, int top,
+                  bytes prefix, bytes tail, int64_t* value, uint64_t* hash, uint8_t* buf,
+                  Py_ssize_t* size) except -1:
     cdef Py_ssize_t np = len(prefix), nt = len(tail), n, k
-    cdef const uint8_t* r = <const uint8_t*>(<const char*>raw)
     cdef uint64_t u = 0
-    if len(raw) != width or width < 1 or width > 8:
+    if rlen != width or width < 1 or width > 8:
         raise ValueError("short integer")
     n = np + width + nt
     if n > 512:
@@ -1737,7 +1759,8 @@ def int_key(bytes raw, int width, bint signed, int top, bytes prefix, bytes tail
     cdef int64_t v
     cdef uint64_t h
     cdef Py_ssize_t n
-    _int_key(raw, width, signed, top, prefix, tail, &v, &h, buf, &n)
+    _int_key(<const uint8_t*>(<const char*>raw), len(raw), width, signed, top, prefix, tail,
+             &v, &h, buf, &n)
     if not signed and width == 8:
         return <uint64_t>v, PyBytes_FromStringAndSize(<const char*>buf, n), h
     return v, PyBytes_FromStringAndSize(<const char*>buf, n), h
@@ -1750,7 +1773,8 @@ def int_key_text(bytes raw, int width, bint signed, int top, bytes prefix, bytes
     cdef int64_t v
     cdef uint64_t h
     cdef Py_ssize_t n
-    _int_key(raw, width, signed, top, prefix, tail, &v, &h, buf, &n)
+    _int_key(<const uint8_t*>(<const char*>raw), len(raw), width, signed, top, prefix, tail,
+             &v, &h, buf, &n)
     if not signed and width == 8:
         return f'{head}{<uint64_t>v}], "hash": {h}{end}'
     return f'{head}{v}], "hash": {h}{end}'
@@ -1791,3 +1815,4 @@ def join_ascii_weights(bytes data, list levels):
 
 
 include "_textcore.pxi"
+include "_wsdispatch.pxi"

@@ -284,9 +284,9 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: DamageLog,
     """``--writesets``: one JSON line per transaction (always JSON, whatever ``--format``).
 
     Without selection options the logs go through the fused reader
-    (:func:`repltool.writeset.read_writesets`), which falls back to the
-    general path below, filters and damage counting included, on anything it
-    does not take itself.
+    (:func:`repltool.writeset.fused.read_writeset_lines`), which hands what it does
+    not take itself to the general reader (``--keep-going`` and damage counting
+    included); with them, through the general path below.
     """
     import dataclasses
 
@@ -313,8 +313,8 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: DamageLog,
                                         general(), schema, default_collation=default_collation))
         else:
             lines = read_writeset_lines(files, schema, verify_checksum=verify_checksum,
-                                        general=general, writer=writer,
-                                        default_collation=default_collation)
+                                        keep_going=keep_going, watch=damage.count,
+                                        writer=writer, default_collation=default_collation)
         batch: list[str] = []           # lines, written 256 at a time
         try:
             with _few_collections():
