@@ -23,7 +23,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Callable, Iterable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple
 from uuid import UUID
 
 from ..errors import ReplToolError
@@ -38,6 +38,8 @@ from .reader import (
     CHUNK, FileInfo, ReadOptions, apply_format_description, open_log, read_events,
     resume_events, structs_for,
 )
+if TYPE_CHECKING:                     # pragma: no cover
+    from .split import Span
 from .transactions import (
     GroupingState, Segments, Transaction, TransactionSummary, classify_query, event_roles,
     group_transactions,
@@ -272,7 +274,8 @@ def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
                 top: int, verify_checksum: bool = True, info: list[FileInfo] | None = None,
                 counts: dict[str, tuple[Counter[int], Counter[int]]] | None = None,
                 progress: Callable[[int], None] | None = None,
-                clock_only: bool = False, count_rows: bool = False) -> CoreTotals | None:
+                clock_only: bool = False, count_rows: bool = False,
+                span: Span | None = None) -> CoreTotals | None:
     """``stats``' per-file figures, added up by the compiled core (no per-transaction
     Python work); ``None`` when the pure-Python engine is active.
 
@@ -289,6 +292,9 @@ def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
     :param count_rows: add up rows per table and kind (every row image walked,
         :class:`repltool.binlog.rowcount.RowCounter` called by the core per Table_map
         and Rows event).
+    :param span: one part of the (single) file (:mod:`repltool.binlog.split`): the
+        events from ``span.start`` to ``span.end`` after the file's Format_description,
+        which is read but not counted; a hand-over then says where the part ends.
     """
     paths = _path_list(paths)
     core = compiled_core()
@@ -304,6 +310,7 @@ def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
         scan.core.row_hook = counter.core_rows
         scan.core.tm_hook = counter.table_map_bytes
     scan.progress = progress
+    scan.span = span
     rest = None
     try:
         for i, path in enumerate(paths):
@@ -391,6 +398,7 @@ class _CoreScan:
         self.in_python: tuple[int, int] | None = None
         self.stop = 0
         self.counter: Any = None        # scan_totals(count_rows=True): its RowCounter
+        self.span: Span | None = None   # scan_totals(span=): one part of a single file
 
     # ---- one file ----
 
@@ -409,7 +417,8 @@ class _CoreScan:
             if fh.read(4) != BINLOG_MAGIC:
                 raise Unsupported("no binlog magic", Position(path, 0))
             core.start_file(idx)
-            win = _Window(fh, 4)
+            span = self.span
+            win = _Window(fh, 4, span.end if span is not None else None)
             feed = core.feed
             off = 0
             while True:
@@ -425,6 +434,12 @@ class _CoreScan:
                     self.python_event(fi, bytes(win.view[off:end]), win.base + off)
                     self.in_python = None
                     off = end
+                    if span is not None and span.start > win.base + off:
+                        # a later part: the Format_description is read, not counted
+                        core.take_counts()
+                        self.snapshots.clear()
+                        win.seek(span.start)
+                        off = 0
                     continue
                 if status == 3:                      # ST_UNSUPPORTED
                     raise Unsupported(core.reason, Position(path, win.base + off))
@@ -870,12 +885,17 @@ class _Window:
     """A file read through one reused buffer: ``view`` holds the bytes from file
     offset ``base`` on (no per-chunk allocation, only the unread tail moves)."""
 
-    def __init__(self, fh, base: int) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, fh, base: int,  # type: ignore[no-untyped-def]
+                 limit: int | None = None) -> None:
         self.fh = fh
         self.buf = bytearray(2 * CHUNK)
         self.base = base
-        n = fh.readinto(memoryview(self.buf)[:CHUNK])
+        self.limit = limit              # no byte at or past this offset is read
+        n = fh.readinto(memoryview(self.buf)[:self._cap(base, CHUNK)])
         self.view = memoryview(self.buf)[:n]
+
+    def _cap(self, at: int, need: int) -> int:
+        return need if self.limit is None else max(0, min(need, self.limit - at))
 
     def more(self, off: int, need: int) -> bool:
         """Drop the bytes before ``off``, read up to ``need`` more; False at the end of
@@ -892,7 +912,7 @@ class _Window:
             mv[:keep] = self.view[off:]         # memoryview assignment: memmove
             self.view.release()
         self.base += off
-        n = self.fh.readinto(mv[keep:keep + need])
+        n = self.fh.readinto(mv[keep:keep + self._cap(self.base + keep, need)])
         self.view = mv[:keep + n]
         return n > 0
 
@@ -902,7 +922,7 @@ class _Window:
         self.fh.seek(offset)
         self.base = offset
         mv = memoryview(self.buf)
-        n = self.fh.readinto(mv[:CHUNK])
+        n = self.fh.readinto(mv[:self._cap(offset, CHUNK)])
         self.view = mv[:n]
 
 
