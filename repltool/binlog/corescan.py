@@ -166,7 +166,8 @@ class ClockTransaction(NamedTuple):
 def scan_clock_transactions(
         paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], options: ReadOptions,
         *, watch: Callable[[Iterable[Event]], Iterator[Event]] | None = None,
-        info: list[FileInfo] | None = None) -> Iterator[ClockTransaction | Transaction] | None:
+        info: list[FileInfo] | None = None,
+        span: Span | None = None) -> Iterator[ClockTransaction | Transaction] | None:
     """Every transaction of the logs, in order, as the compiled core reads them:
     :class:`ClockTransaction` tuples; where the logs leave the core's subset, the
     general reader goes on from the last transaction boundary (``options``) and
@@ -176,13 +177,15 @@ def scan_clock_transactions(
     :param watch: an event-stream watcher (``watch(events)`` yields them unchanged):
         it sees every Format_description and Rotate event, and every event the
         general reader reads.
+    :param span: one part of the (single) file, as :func:`scan_totals` reads it.
     """
     paths = _path_list(paths)
     core = compiled_core()
     if core is None:
         return None
-    return _clock_transactions(_CoreScan(core, paths, options.verify_checksum, watch),
-                               options, info)
+    scan = _CoreScan(core, paths, options.verify_checksum, watch)
+    scan.span = span
+    return _clock_transactions(scan, options, info)
 
 
 def _clock_transactions(scan: _CoreScan, options: ReadOptions, info: list[FileInfo] | None
@@ -199,6 +202,9 @@ def _clock_transactions(scan: _CoreScan, options: ReadOptions, info: list[FileIn
         rest = scan.handover(exc, info, None)
     yield from scan.records()           # what the core completed before it stopped
     events = rest.events(options, info)
+    if scan.span is not None:
+        from .split import within
+        events = within(events, scan.paths[0], scan.span.end)
     if scan.watch is not None:
         events = _watch_unseen(scan.watch, events, rest.index, rest.seen_to)
     yield from group_transactions(events, state=rest.state())
