@@ -4,7 +4,8 @@ With a small forced part size (``--spark-split-size`` / ``spark.repltool.splitSi
 ``stats`` and ``schedule`` on generated logs and on the MySQL corpus give exactly
 the single-process output; the run says which files were joined from parts (the
 split path ran).  A split point that is not an event boundary makes the file be
-read again whole, with the same output.
+read again whole, with the same output.  ``certify --mode writeset|commit-order``
+executors read their files with the fused reader of the single-process ``certify``.
 """
 
 from __future__ import annotations
@@ -111,3 +112,35 @@ def test_split_size_option_is_checked(cli, big: list[Path]) -> None:
     assert "split size 'lots'" in err
     _, err = cli("stats", "--spark-split-size", "64M", big[0], expect=2)
     assert "need --spark" in err
+
+
+# ---- certify: executors read as the single-process certify does ----
+
+@pytest.mark.parametrize("mode", ["writeset", "commit-order"])
+def test_certify_executors_use_the_fused_reader(rotated: list[Path], mode: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """``certify_unit`` (run in-process here) reads with the fused reader, never the
+    general one, and certifies what the general reader's pairs certify."""
+    from repltool.certify import CertifyOptions, Mode
+    from repltool.distributed import pairs as pairs_module
+    from repltool.distributed.columns import unpack
+    from repltool.distributed.pairs import CertifySpec, PairsSpec, certify_unit
+    from repltool.distributed.units import Unit
+    options = CertifyOptions()
+    spec = CertifySpec(PairsSpec(None, options.history_size), Mode(mode), options)
+    task = Task("certify", extra=spec, run=certify_unit)
+    unit = Unit(0, (str(rotated[0]),))
+
+    def results(r) -> list:
+        assert r.failure is None
+        return unpack(r.payload[0][1])
+    general = pairs_module.pairs_unit
+
+    def refused(*args: object) -> None:
+        raise AssertionError("the general reader ran")
+    monkeypatch.setattr(pairs_module, "pairs_unit", refused)
+    fused = certify_unit(task, unit)
+    monkeypatch.setattr(pairs_module, "pairs_unit", general)
+    monkeypatch.setattr(pairs_module, "_fused_pairs_unit", lambda *args: None)
+    assert results(fused) == results(certify_unit(task, unit))
+    assert fused.count == len(results(fused)) > 5
