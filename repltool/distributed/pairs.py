@@ -247,7 +247,8 @@ def _packed_certified(certified: list[Any]) -> Any:
     from .columns import pack
     if not certified:
         return certified
-    trxs = pack([replace(c.transaction, events=()) for c in certified], skip=("events",))
+    trxs = pack([replace(c.transaction, events=()) if c.transaction.events else c.transaction
+                 for c in certified], skip=("events",))
     return (trxs, pack([c.result for c in certified]))
 
 
