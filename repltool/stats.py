@@ -21,6 +21,7 @@ from .binlog.engine import Unsupported
 from .binlog.fastpath import scan_transactions
 from .binlog.reader import FileInfo, ReadOptions, read_events
 from .binlog.rowcount import ROW_COUNT_FIELDS
+from .binlog.split import Span, span_read, within
 from .binlog.transactions import (
     GROUPING_TYPES, Transaction, TransactionSummary, group_transactions,
 )
@@ -284,6 +285,41 @@ class _FileAcc:
         self.biggest = [(a, tie - offset, t) for a, tie, t in self.biggest]
         self.longest = [(a, tie - offset, t) for a, tie, t in self.longest]
 
+    def extend(self, later: _FileAcc) -> None:
+        """Add the figures of a later part of the same file, read on its own and
+        :meth:`shift`-ed after this one (see :func:`join_parts` for when this is exact)."""
+        self.types.update(later.types)
+        self.bytes.update(later.bytes)
+        self.kinds.update(later.kinds)
+        self.tables.update(later.tables)
+        self.add_rows((t, *c) for t, c in later.rows.items())
+        self.damage.extend(later.damage[:max(0, 50 - len(self.damage))])
+        if later.times is not None:
+            self.times = (later.times[0] if self.times is None else self.times[0],
+                          later.times[1])
+        if later.gtids is not None:
+            self.gtids = (later.gtids[0] if self.gtids is None else self.gtids[0],
+                          later.gtids[1])
+        self.trx += later.trx
+        self.truncated += later.truncated
+        self.trx_bytes += later.trx_bytes
+        if later.trx:
+            self.last_truncated = later.last_truncated
+        c, d = self.clock, later.clock
+        c.n += d.n
+        c.barriers += d.barriers
+        c.dist.update(d.dist)
+        c.windows += d.windows
+        c.max_len = max(c.max_len, d.max_len)
+        c.saturated += d.saturated
+        c.bad += d.bad
+        if d.n:
+            c.cur_lc, c.cur_len = d.cur_lc, d.cur_len
+        for item in later.biggest:
+            self._push(self.biggest, item)
+        for item in later.longest:
+            self._push(self.longest, item)
+
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["tiebreak"] = None        # a counter does not travel; a shipped part is finished
@@ -375,7 +411,8 @@ def accumulate_stats(paths: Paths, *, verify_checksum: bool = True,
                      top: int = 5, keep_going: bool = False,
                      sink: Callable[[Transaction], None] | None = None,
                      progress: Callable[[int], None] | None = None,
-                     window: Window | None = None) -> list[FilePart]:
+                     window: Window | None = None,
+                     span: Span | None = None) -> list[FilePart]:
     """Read the logs as one ordered sequence; one unfinished :class:`FilePart` per path.
 
     Logs of the common shape are read by the fused scan of the active engine
@@ -391,10 +428,17 @@ def accumulate_stats(paths: Paths, *, verify_checksum: bool = True,
         those of these transactions.  Positions, datetimes and GTIDs are served by the
         compiled core (its per-group verdicts); ``--database``/``--table`` (and the
         pure-Python engine, ``sink``, ``keep_going``) by the general reader.
+    :param span: only this part of the (single) file (:mod:`repltool.binlog.split`);
+        :func:`join_parts` joins the parts of a file.
 
-    :raises ReplToolError: as :func:`~repltool.binlog.read_events` does.
+    :raises ReplToolError: as :func:`~repltool.binlog.read_events` does;
+        :class:`~repltool.binlog.split.SplitMismatch` when an event crosses ``span.end``.
     """
     paths = path_list(paths)
+    if span is not None and (len(paths) != 1 or keep_going or
+                             (window is not None and window.active)):
+        raise ValueError("accumulate_stats: a span is one part of one file, read "
+                         "without keep_going or a window")
     if window is not None and window.active:
         if sink is None and not keep_going and not window.needs_events:
             cursor = window.cursor(paths)
@@ -403,7 +447,7 @@ def accumulate_stats(paths: Paths, *, verify_checksum: bool = True,
                 return parts
         return _accumulate_general(paths, verify_checksum, top, keep_going, sink, progress,
                                    window=window)
-    return _accumulate(paths, verify_checksum, top, keep_going, sink, progress)
+    return _accumulate(paths, verify_checksum, top, keep_going, sink, progress, span=span)
 
 
 def _accumulate_window_core(paths: list[str], verify_checksum: bool, top: int,
@@ -437,20 +481,21 @@ def _accumulate_window_core(paths: list[str], verify_checksum: bool, top: int,
 def _accumulate(paths: list[str], verify_checksum: bool, top: int, keep_going: bool,
                 sink: Callable[[Transaction], None] | None,
                 progress: Callable[[int], None] | None,
-                clock_only: bool = False) -> list[FilePart]:
+                clock_only: bool = False, span: Span | None = None) -> list[FilePart]:
     if not keep_going:
         try:
-            return _accumulate_fast(paths, verify_checksum, top, sink, progress, clock_only)
+            return _accumulate_fast(paths, verify_checksum, top, sink, progress, clock_only,
+                                    span)
         except Unsupported:
             pass
     return _accumulate_general(paths, verify_checksum, top, keep_going, sink, progress,
-                               clock_only)
+                               clock_only, span=span)
 
 
 def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
                      sink: Callable[[Transaction], None] | None,
                      progress: Callable[[int], None] | None,
-                     clock_only: bool = False) -> list[FilePart]:
+                     clock_only: bool = False, span: Span | None = None) -> list[FilePart]:
     infos: list[FileInfo] = []
     tiebreak = itertools.count()
     per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
@@ -460,7 +505,7 @@ def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
     if sink is None:
         core = scan_totals(paths, top=top, verify_checksum=verify_checksum, info=infos,
                            counts=counts, progress=progress, clock_only=clock_only,
-                           count_rows=not clock_only)
+                           count_rows=not clock_only, span=span)
         if core is not None:            # the compiled core added everything up
             for path, t in core.totals.items():
                 per_file[path].absorb(t, clock_only)
@@ -471,7 +516,10 @@ def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
             # the general reader goes on where the core stopped (not from the start)
             return _accumulate_general(paths, verify_checksum, top, False, None, progress,
                                        clock_only, resume=(core.rest, per_file, tiebreak,
-                                                           infos))
+                                                           infos), span=span)
+    if span is not None:                # a part: the general reader reads spans
+        raise Unsupported("a span without the compiled core")
+    if sink is None:
         batches = scan_summary_batches(paths, verify_checksum=verify_checksum, info=infos,
                                        counts=counts, count_rows=not clock_only)
     else:
@@ -517,7 +565,8 @@ def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_
                         resume: tuple[Handover, dict[str, _FileAcc], Iterator[int],
                                       list[FileInfo]] | None = None,
                         window: Window | None = None,
-                        cursor: WindowCursor | None = None) -> list[FilePart]:
+                        cursor: WindowCursor | None = None,
+                        span: Span | None = None) -> list[FilePart]:
     """The general reader's figures; ``resume``: go on from where the compiled core
     handed over, with its accumulators, transaction numbers and file infos;
     ``window``: only the window's transactions (and their events) count (``cursor``:
@@ -528,11 +577,15 @@ def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_
         infos: list[FileInfo] = []
         tiebreak = itertools.count()
         per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
-        events = read_events(paths, opts, infos)
-        state = None
+        if span is None:
+            events, state = read_events(paths, opts, infos), None
+        else:
+            events, state = span_read(paths[0], span, opts, infos)
     else:
         rest, per_file, tiebreak, infos = resume
         events = rest.events(opts, infos)
+        if span is not None:
+            events = within(events, paths[0], span.end)
         state = rest.state()
 
     def tap(events: Iterable[Event]) -> Iterator[Event]:
@@ -573,6 +626,33 @@ def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_
             sink(trx)
     by_name = {fi.path: fi for fi in infos}
     return [FilePart(p, per_file[p], by_name.get(p)) for p in paths]
+
+
+def join_parts(parts: Sequence[FilePart], spans: Sequence[Span]) -> FilePart | None:
+    """One file's unfinished figures from its parts, each read alone by
+    :func:`accumulate_stats` with its span (:func:`repltool.binlog.split.split_spans`),
+    in file order: the figures one read of the file gives.
+
+    ``None`` when the parts cannot be joined exactly (the file must be read whole):
+    a part before the last ends inside a transaction, a later part has rows events
+    of a table no Table_map of its own named, the previous part's last
+    ``last_committed`` equals the boundary's (a commit window would cross it), or a
+    part has MariaDB commit-id groups.  The parts' accumulators are changed.
+    """
+    first = parts[0]
+    acc = first.acc
+    count = acc.trx
+    for i, (part, span) in enumerate(zip(parts[1:], spans[1:]), 1):
+        prev = parts[i - 1]
+        if (prev.open_end or part.unknown_tables or span.clock is None
+                or acc.clock.cur_lc == span.clock):
+            return None
+        part.acc.shift(count)
+        acc.extend(part.acc)
+        count += part.acc.trx
+    if any(p.acc.groups or p.acc._run_len for p in parts):
+        return None
+    return FilePart(first.path, acc, first.info)
 
 
 def finish_stats(parts: Sequence[FilePart], top: int = 5) -> LogStats:
@@ -676,5 +756,5 @@ def stats_to_dict(stats: LogStats, tz: tzinfo | None = None) -> dict[str, Any]:
 
 
 __all__ = ["ClockStats", "FilePart", "FileStats", "LogStats", "TopTransaction",
-           "accumulate_stats", "compute_stats", "finish_stats",
+           "accumulate_stats", "compute_stats", "finish_stats", "join_parts",
            "distance_bucket", "stats_to_dict", "EventType"]

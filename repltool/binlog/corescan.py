@@ -38,6 +38,8 @@ from .reader import (
     CHUNK, FileInfo, ReadOptions, apply_format_description, open_log, read_events,
     resume_events, structs_for,
 )
+if TYPE_CHECKING:                     # pragma: no cover
+    from .split import Span
 from .transactions import (
     GroupingState, Segments, Transaction, TransactionSummary, classify_query, event_roles,
     group_transactions,
@@ -177,7 +179,8 @@ class ClockTransaction(NamedTuple):
 def scan_clock_transactions(
         paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], options: ReadOptions,
         *, watch: Callable[[Iterable[Event]], Iterator[Event]] | None = None,
-        info: list[FileInfo] | None = None) -> Iterator[ClockTransaction | Transaction] | None:
+        info: list[FileInfo] | None = None,
+        span: Span | None = None) -> Iterator[ClockTransaction | Transaction] | None:
     """Every transaction of the logs, in order, as the compiled core reads them:
     :class:`ClockTransaction` tuples; where the logs leave the core's subset, the
     general reader goes on from the last transaction boundary (``options``) and
@@ -187,13 +190,15 @@ def scan_clock_transactions(
     :param watch: an event-stream watcher (``watch(events)`` yields them unchanged):
         it sees every Format_description and Rotate event, and every event the
         general reader reads.
+    :param span: one part of the (single) file, as :func:`scan_totals` reads it.
     """
     paths = _path_list(paths)
     core = compiled_core()
     if core is None:
         return None
-    return _clock_transactions(_CoreScan(core, paths, options.verify_checksum, watch),
-                               options, info)
+    scan = _CoreScan(core, paths, options.verify_checksum, watch)
+    scan.span = span
+    return _clock_transactions(scan, options, info)
 
 
 def _clock_transactions(scan: _CoreScan, options: ReadOptions, info: list[FileInfo] | None
@@ -210,6 +215,9 @@ def _clock_transactions(scan: _CoreScan, options: ReadOptions, info: list[FileIn
         rest = scan.handover(exc, info, None)
     yield from scan.records()           # what the core completed before it stopped
     events = rest.events(options, info)
+    if scan.span is not None:
+        from .split import within
+        events = within(events, scan.paths[0], scan.span.end)
     if scan.watch is not None:
         events = _watch_unseen(scan.watch, events, rest.index, rest.seen_to)
     yield from group_transactions(events, state=rest.state())
@@ -306,7 +314,8 @@ def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
                 counts: dict[str, tuple[Counter[int], Counter[int]]] | None = None,
                 progress: Callable[[int], None] | None = None,
                 clock_only: bool = False, count_rows: bool = False,
-                window: WindowCursor | None = None) -> CoreTotals | None:
+                window: WindowCursor | None = None,
+                span: Span | None = None) -> CoreTotals | None:
     """``stats``' per-file figures, added up by the compiled core (no per-transaction
     Python work); ``None`` when the pure-Python engine is active.
 
@@ -326,6 +335,9 @@ def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
     :param window: add up only the transactions this cursor takes (its window must not
         need events: no ``--database``/``--table``), and their events by type
         (``FileTotals.types``); the cursor's state says where a hand-over goes on.
+    :param span: one part of the (single) file (:mod:`repltool.binlog.split`): the
+        events from ``span.start`` to ``span.end`` after the file's Format_description,
+        which is read but not counted; a hand-over then says where the part ends.
     """
     paths = _path_list(paths)
     core = compiled_core()
@@ -345,6 +357,7 @@ def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
         scan.core.row_hook = counter.core_rows
         scan.core.tm_hook = counter.table_map_bytes
     scan.progress = progress
+    scan.span = span
     rest = None
     try:
         for i, path in enumerate(paths):
@@ -435,6 +448,7 @@ class _CoreScan:
         self.in_python: tuple[int, int] | None = None
         self.stop = 0
         self.counter: Any = None        # scan_totals(count_rows=True): its RowCounter
+        self.span: Span | None = None   # scan_totals(span=): one part of a single file
 
     # ---- one file ----
 
@@ -453,7 +467,8 @@ class _CoreScan:
             if fh.read(4) != BINLOG_MAGIC:
                 raise Unsupported("no binlog magic", Position(path, 0))
             core.start_file(idx)
-            win = _Window(fh, 4)
+            span = self.span
+            win = _Window(fh, 4, span.end if span is not None else None)
             feed = core.feed
             off = 0
             while True:
@@ -469,6 +484,12 @@ class _CoreScan:
                     self.python_event(fi, bytes(win.view[off:end]), win.base + off)
                     self.in_python = None
                     off = end
+                    if span is not None and span.start > win.base + off:
+                        # a later part: the Format_description is read, not counted
+                        core.take_counts()
+                        self.snapshots.clear()
+                        win.seek(span.start)
+                        off = 0
                     continue
                 if status == 3:                      # ST_UNSUPPORTED
                     raise Unsupported(core.reason, Position(path, win.base + off))
@@ -1020,12 +1041,17 @@ class _Window:
     """A file read through one reused buffer: ``view`` holds the bytes from file
     offset ``base`` on (no per-chunk allocation, only the unread tail moves)."""
 
-    def __init__(self, fh, base: int) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, fh, base: int,  # type: ignore[no-untyped-def]
+                 limit: int | None = None) -> None:
         self.fh = fh
         self.buf = bytearray(2 * CHUNK)
         self.base = base
-        n = fh.readinto(memoryview(self.buf)[:CHUNK])
+        self.limit = limit              # no byte at or past this offset is read
+        n = fh.readinto(memoryview(self.buf)[:self._cap(base, CHUNK)])
         self.view = memoryview(self.buf)[:n]
+
+    def _cap(self, at: int, need: int) -> int:
+        return need if self.limit is None else max(0, min(need, self.limit - at))
 
     def more(self, off: int, need: int) -> bool:
         """Drop the bytes before ``off``, read up to ``need`` more; False at the end of
@@ -1042,7 +1068,7 @@ class _Window:
             mv[:keep] = self.view[off:]         # memoryview assignment: memmove
             self.view.release()
         self.base += off
-        n = self.fh.readinto(mv[keep:keep + need])
+        n = self.fh.readinto(mv[keep:keep + self._cap(self.base + keep, need)])
         self.view = mv[:keep + n]
         return n > 0
 
@@ -1052,7 +1078,7 @@ class _Window:
         self.fh.seek(offset)
         self.base = offset
         mv = memoryview(self.buf)
-        n = self.fh.readinto(mv[:CHUNK])
+        n = self.fh.readinto(mv[:self._cap(offset, CHUNK)])
         self.view = mv[:n]
 
 

@@ -162,7 +162,8 @@ def spark_options(command):  # type: ignore[no-untyped-def]
     import functools
 
     @click.option("--spark", "use_spark", is_flag=True,
-                  help="Parse and analyse the files with PySpark, one task per file (needs "
+                  help="Parse and analyse the files with PySpark, one task per file, or per "
+                       "part of a large binlog (see --spark-split-size; needs "
                        "`pip install 'repltool[spark]'` and Java 17).  FILE may then also be a "
                        "directory, a quoted glob or an hdfs://, s3a:// or file:// URI.")
     @click.option("--spark-master", metavar="URL",
@@ -173,21 +174,29 @@ def spark_options(command):  # type: ignore[no-untyped-def]
     @click.option("--spark-quiet", is_flag=True,
                   help="With --spark: Spark logs errors only (spark.log.level=ERROR unless "
                        "--spark-conf sets it) and shows no progress bar.")
+    @click.option("--spark-split-size", metavar="SIZE",
+                  help="With --spark: stats and schedule read a local MySQL binlog larger "
+                       "than twice SIZE as parts of about SIZE, cut at transaction "
+                       "boundaries (default 128M; 0: one task per file; also Spark setting "
+                       "spark.repltool.splitSize).  Other commands read each file in one "
+                       "task (see README).")
     @click.option("--output-parquet", type=click.Path(file_okay=False), metavar="DIR",
                   help="With --spark: also write the transactions DataFrame to DIR as Parquet "
                        "(atomically: a temporary directory renamed).")
     @functools.wraps(command)
     def wrapper(*args, use_spark: bool, spark_master: str | None,  # type: ignore[no-untyped-def]
-                spark_conf: tuple[str, ...], spark_quiet: bool, output_parquet: str | None,
-                **kwargs):
+                spark_conf: tuple[str, ...], spark_quiet: bool, spark_split_size: str | None,
+                output_parquet: str | None, **kwargs):
         spark = None
         if use_spark:
-            from ..distributed import SparkOptions, parse_conf
-            spark = SparkOptions(master=spark_master, conf=parse_conf(spark_conf),
-                                 quiet=spark_quiet)
-        elif spark_master or spark_conf or output_parquet or spark_quiet:
-            raise click.UsageError("--spark-master, --spark-conf, --spark-quiet and "
-                                   "--output-parquet need --spark")
+            from ..distributed import SPLIT_CONF, SparkOptions, parse_conf, parse_size
+            conf = parse_conf(spark_conf)
+            if spark_split_size is not None:
+                conf += ((SPLIT_CONF, str(parse_size(spark_split_size))),)
+            spark = SparkOptions(master=spark_master, conf=conf, quiet=spark_quiet)
+        elif spark_master or spark_conf or output_parquet or spark_quiet or spark_split_size:
+            raise click.UsageError("--spark-master, --spark-conf, --spark-quiet, "
+                                   "--spark-split-size and --output-parquet need --spark")
         return command(*args, spark=spark, output_parquet=output_parquet, **kwargs)
 
     return wrapper

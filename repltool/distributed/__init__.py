@@ -65,6 +65,15 @@ totals); the driver merges them in input order.  On relay logs the driver
 runs the rule engine over replayed per-file event digests.  Payloads are streamed to the driver one unit
 at a time in input order (:func:`.driver.stream_results`).
 
+*Large files.*  ``stats`` and ``schedule`` read a local MySQL binlog larger than
+twice the part size (:data:`.driver.SPLIT_CONF`, ``--spark-split-size``, default
+128 MiB) as parts cut at transaction boundaries (:mod:`repltool.binlog.split`),
+one task each, and join the parts' results into the file's
+(:func:`repltool.stats.join_parts`; ``schedule``'s columns concatenated); a file
+whose parts do not join exactly is read again whole.  ``certify`` and ``check``
+read each file in one task: MySQL's write-set history runs through the whole
+binlog, and ``check``'s per-file rules compare neighbouring transactions.
+
 *Ordering guarantees.*  Results are put in input order by the unit index,
 never by arrival; ``seq`` in the DataFrame is the transaction's index in the
 single ordered read.
@@ -86,7 +95,8 @@ as if the failing ones had not been given.
 
 from __future__ import annotations
 
-from .driver import run_distributed, stream_results
+from .driver import (DEFAULT_SPLIT_SIZE, SPLIT_CONF, parse_size, run_distributed,
+                     split_size, stream_results)
 from .frame import COLUMNS, SCHEMA_DDL, transaction_row, write_parquet
 from .inputs import expand_inputs, expand_local, is_uri, natural_key
 from .jobs import logged_transactions, spark_schedule_report, spark_stats, transactions_dataframe
@@ -98,7 +108,8 @@ from .units import FileFailure
 from .pairs import spark_pairs  # noqa: E402
 from .checkjob import spark_check  # noqa: E402
 
-__all__ = ["BREAK_EVEN_BYTES", "COLUMNS", "FileFailure", "INSTALL_HINT", "SCHEMA_DDL",
+__all__ = ["BREAK_EVEN_BYTES", "COLUMNS", "DEFAULT_SPLIT_SIZE", "FileFailure", "INSTALL_HINT",
+           "SCHEMA_DDL", "SPLIT_CONF", "parse_size", "split_size",
            "SparkFailed", "SparkOptions", "SparkUnavailable", "spark_errors", "break_even_hint", "expand_inputs",
            "expand_local", "is_uri", "logged_transactions", "natural_key", "parse_conf",
            "require_pyspark", "run_distributed", "spark_check", "spark_pairs",

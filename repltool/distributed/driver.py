@@ -30,6 +30,10 @@ class SparkRun:
     row_rdds: list[Any] = field(default_factory=list)
     offsets: dict[int, int] = field(default_factory=dict)   # unit index -> first seq
     streamed: list[Any] = field(default_factory=list)       # RDDs holding the payloads
+    #: large files read in parts: file index -> parts joined (files read again whole
+    #: because their parts did not join are in ``reread``)
+    joined: dict[int, int] = field(default_factory=dict)
+    reread: list[int] = field(default_factory=list)
 
 
 def _light(result: UnitResult) -> UnitResult:
@@ -70,8 +74,142 @@ def _phase(spark: Any, task: Task, units: list[Unit]) -> tuple[list[UnitResult],
         results = rdd.map(_flags if task.stream else _light).collect()
     else:
         results = rdd.collect()
-    results.sort(key=lambda r: r.unit.index)
+    results.sort(key=lambda r: (r.unit.index, r.unit.part))
     return results, rdd
+
+
+# ---- large files in parts ----
+
+#: the Spark setting that holds the part size (``--spark-split-size``)
+SPLIT_CONF = "spark.repltool.splitSize"
+#: the part size without it: 128 MiB, Spark's own default input split
+DEFAULT_SPLIT_SIZE = 128 << 20
+#: the tasks whose per-file results join exactly from parts
+SPLIT_KINDS = frozenset({"stats", "sims"})
+
+
+def parse_size(text: str) -> int:
+    """``128M``, ``1g``, ``65536``, ``64MiB`` -> bytes (binary units); ``0``: never split.
+
+    >>> parse_size("64M"), parse_size("1G"), parse_size("0")
+    (67108864, 1073741824, 0)
+    """
+    import re
+    m = re.fullmatch(r"\s*(\d+)\s*([kmgt]?)(?:i?b)?\s*", text, re.IGNORECASE)
+    if m is None:
+        from ..errors import UsageError
+        raise UsageError(f"split size {text!r}: expected a number of bytes with an optional "
+                         "K, M, G or T suffix (e.g. 128M); 0 never splits")
+    return int(m.group(1)) << (10 * " kmgt".index(m.group(2).lower() or " "))
+
+
+def split_size(spark: Any) -> int:
+    """The part size the session asks for (:data:`SPLIT_CONF`, else :data:`DEFAULT_SPLIT_SIZE`)."""
+    value = spark.conf.get(SPLIT_CONF, None)
+    return DEFAULT_SPLIT_SIZE if value is None else parse_size(str(value))
+
+
+def _plan(spark: Any, names: Sequence[str], task: Task) -> list[Unit]:
+    """One unit per file; a large local binlog, for a task whose parts join exactly
+    (:data:`SPLIT_KINDS`), one unit per part (:func:`repltool.binlog.split.split_spans`)."""
+    units = [Unit(i, (n,)) for i, n in enumerate(names)]
+    if (task.kind not in SPLIT_KINDS or task.rows or task.stream or task.keep_going
+            or len(set(names)) != len(names)):
+        return units
+    size = split_size(spark)
+    if size <= 0:
+        return units
+    from ..binlog.split import split_spans
+    from ..errors import ReplToolError
+    out: list[Unit] = []
+    for u in units:
+        name = u.files[0]
+        spans = None
+        if not is_uri(name):
+            try:
+                spans = split_spans(name, size)
+            except (ReplToolError, OSError):
+                spans = None                # the task reports it, reading the whole file
+        if spans is None or len(spans) == 1:
+            out.append(u)
+        else:
+            out.extend(Unit(u.index, u.files, span, k) for k, span in enumerate(spans))
+    return out
+
+
+def _join_split(spark: Any, task: Task, results: list[UnitResult], joined_parts: dict[int, int],
+                reread: list[int]) -> list[UnitResult]:
+    """Each split file's parts joined into its result; a file whose parts do not join
+    exactly (or one of which failed) is read again whole (``joined_parts`` and
+    ``reread`` get the file indexes)."""
+    out: list[UnitResult] = []
+    redo: list[Unit] = []
+    i = 0
+    while i < len(results):
+        r = results[i]
+        if r.unit.span is None:
+            out.append(r)
+            i += 1
+            continue
+        j = i
+        while j < len(results) and results[j].unit.index == r.unit.index:
+            j += 1
+        parts = results[i:j]
+        i = j
+        joined: UnitResult | None = None
+        if all(p.failure is None for p in parts):
+            joined = (_join_stats if task.kind == "stats" else _join_sims)(parts)
+        if joined is None:
+            redo.append(Unit(r.unit.index, r.unit.files))
+            reread.append(r.unit.index)
+        else:
+            out.append(joined)
+            joined_parts[r.unit.index] = len(parts)
+    if redo:
+        again, _ = _phase(spark, task, redo)
+        out.extend(again)
+        out.sort(key=lambda r: r.unit.index)
+    return out
+
+
+def _joined_unit(parts: list[UnitResult]) -> Unit:
+    return Unit(parts[0].unit.index, parts[0].unit.files)
+
+
+def _join_stats(parts: list[UnitResult]) -> UnitResult | None:
+    from ..stats import join_parts
+    assert all(p.parts is not None and len(p.parts) == 1 for p in parts)
+    fp = join_parts([p.parts[0] for p in parts],   # type: ignore[index]
+                    [p.unit.span for p in parts])
+    if fp is None:
+        return None
+    return UnitResult(_joined_unit(parts), count=fp.acc.trx, open_end=fp.open_end,
+                      unknown_tables=fp.unknown_tables, parts=[fp])
+
+
+def _join_sims(parts: list[UnitResult]) -> UnitResult | None:
+    """``schedule``'s columns in file order: a later part's first transaction does not
+    begin a source file (one read of the binlog marks only the file's first)."""
+    from ..schedule.columns import SimColumns
+    from ..schedule.source import SourceStats
+    sims, stats = SimColumns(), SourceStats()
+    for k, r in enumerate(parts):
+        if k and parts[k - 1].open_end:
+            return None
+        part, st = r.payload
+        if st.relay_log:
+            return None
+        if len(sims) and len(part):
+            part.new_source_file[0] = 0
+            st.source_files -= 1
+        sims.extend_columns(part)
+        stats.transactions += st.transactions
+        stats.truncated_skipped += st.truncated_skipped
+        stats.without_clock += st.without_clock
+        stats.source_files += st.source_files
+        stats.warnings.extend(st.warnings)
+    return UnitResult(_joined_unit(parts), count=sum(p.count for p in parts),
+                      open_end=parts[-1].open_end, payload=(sims, stats))
 
 
 def _linked(prev: UnitResult, nxt: UnitResult, task: Task) -> bool:
@@ -98,14 +236,20 @@ def _mark_named(results: list[UnitResult]) -> None:
 
 
 def run_distributed(spark: Any, names: Sequence[str], task: Task) -> SparkRun:
-    """Run ``task`` over the files: one unit per file, then linked units read together.
+    """Run ``task`` over the files: one unit per file (per part of a large file, for the
+    tasks of :data:`SPLIT_KINDS`: the parts' results are joined into the file's), then
+    linked units read together.
 
     Rounds: each round reads the units whose results differ from what one
     ordered read would give (see :func:`_linked`) merged with their neighbour;
     every round has fewer units, so it ends, usually after the first.
     """
-    units = [Unit(i, (n,)) for i, n in enumerate(names)]
+    units = _plan(spark, names, task)
     results, rdd = _phase(spark, task, units)
+    joined: dict[int, int] = {}
+    reread: list[int] = []
+    if len(units) != len(names):
+        results = _join_split(spark, task, results, joined, reread)
     sources: list[tuple[Any, set[int]]] = []        # (rdd, units of it still current)
     if rdd is not None:
         sources.append((rdd, {u.index for u in units}))
@@ -132,7 +276,7 @@ def run_distributed(spark: Any, names: Sequence[str], task: Task) -> SparkRun:
             current -= gone
         sources.append((rdd, set(redone)))
         results = [redone[seg[0].unit.index] if len(seg) > 1 else seg[0] for seg in segments]
-    run = SparkRun(results, failures)
+    run = SparkRun(results, failures, joined=joined, reread=reread)
     seq = 0
     for r in results:
         run.offsets[r.unit.index] = seq

@@ -19,10 +19,12 @@ if TYPE_CHECKING:                     # pragma: no cover
 def spark_stats(spark: Any, names: Sequence[str], *, verify_checksum: bool = True,
                 top: int = 5, keep_going: bool = False,
                 output_parquet: str | None = None) -> tuple[LogStats, list[FileFailure]]:
-    """:func:`repltool.stats.compute_stats` with one Spark task per file.
+    """:func:`repltool.stats.compute_stats` with one Spark task per file (per part of a
+    large binlog: :data:`~repltool.distributed.driver.SPLIT_CONF`).
 
-    Per-file accumulators are computed on executors and merged on the driver
-    in input order, which gives exactly the single-process figures.
+    Per-file accumulators are computed on executors (a split file's parts joined,
+    :func:`repltool.stats.join_parts`) and merged on the driver in input order, which
+    gives exactly the single-process figures.
 
     :raises ReplToolError: the first failing file's error (unless ``keep_going``).
     """

@@ -143,7 +143,9 @@ def certify_unit(task: Task, unit: Unit) -> UnitResult:
     from ..certify.report import Certified
     from ..certify.source import iter_cert_pairs
     spec: CertifySpec = task.extra
-    result = pairs_unit(replace(task, extra=spec.pairs), unit)
+    result = _fused_pairs_unit(task, unit, spec)
+    if result is None:
+        result = pairs_unit(replace(task, extra=spec.pairs), unit)
     pairs = result.payload or []
     certified: list[Any] = []
     segments = [trx.segment or trx.start.file for trx, _ in pairs if not trx.truncated]
@@ -170,6 +172,38 @@ def certify_unit(task: Task, unit: Unit) -> UnitResult:
     result.payload = (_packed_certified(certified), report_columns(certified))
     result.headers = [(segments[0] if segments else None, segments[-1] if segments else None,
                        relay, sum(trx.truncated for trx, _ in pairs))]
+    return result
+
+
+def _fused_pairs_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult | None:
+    """Executor: the unit's pairs from the fused reader, as the single-process ``certify``
+    reads them (:func:`repltool.writeset.read_writesets`: the compiled core where it
+    applies; transactions without events, which ``writeset`` and ``commit-order``
+    certification do not read).  ``None`` (read the general way, :func:`pairs_unit`)
+    when a rows event names a table no Table_map of the unit named, so that the driver
+    can read the unit with the one before it."""
+    from ..certify.report import drops_past_limit
+    from ..writeset import read_writesets
+    pairs: list[tuple[Any, Any]] = []
+    result = UnitResult(unit, payload=pairs)
+    last = None
+    with captured_warnings(result):
+        try:
+            for trx, ws in read_writesets(list(unit.files), spec.pairs.schema,
+                                          verify_checksum=task.verify_checksum,
+                                          history_size=spec.pairs.history_size,
+                                          drop_past_limit=drops_past_limit(spec.mode,
+                                                                           unit.files)):
+                if any(name == "?" for name, _ in trx.rows_events):
+                    return None
+                pairs.append((trx, ws))
+                if last is None:
+                    result.first = trx
+                last = trx
+        except ReplToolError as exc:
+            result.failure = unit_failure(exc, unit)
+    result.count = len(pairs)
+    result.open_end = result.failure is None and last is not None and last.truncated
     return result
 
 
@@ -213,7 +247,8 @@ def _packed_certified(certified: list[Any]) -> Any:
     from .columns import pack
     if not certified:
         return certified
-    trxs = pack([replace(c.transaction, events=()) for c in certified], skip=("events",))
+    trxs = pack([replace(c.transaction, events=()) if c.transaction.events else c.transaction
+                 for c in certified], skip=("events",))
     return (trxs, pack([c.result for c in certified]))
 
 

@@ -63,6 +63,9 @@ class Task:
 class Unit:
     index: int                    # input index of the first file
     files: tuple[str, ...]
+    # one part of a single large file (repltool.binlog.split); None: the whole files
+    span: Any = None
+    part: int = 0                 # the span's place among the file's parts
 
 
 @dataclass
@@ -189,7 +192,8 @@ def _stats_unit(task: Task, unit: Unit) -> UnitResult:
     sink = row_sink(unit, rows) if rows is not None else None
     try:
         parts = accumulate_stats(unit.files, verify_checksum=task.verify_checksum,
-                                 top=task.top, keep_going=task.keep_going, sink=sink)
+                                 top=task.top, keep_going=task.keep_going, sink=sink,
+                                 span=unit.span)
     except ReplToolError as exc:
         result.failure = unit_failure(exc, unit)
         return result
@@ -249,6 +253,7 @@ def _sims_unit(task: Task, unit: Unit) -> UnitResult:
     """``schedule``: the unit's simulator input as int64/float64 columns, costs applied
     (``task.extra``: a per-transaction cost model), and its :class:`SourceStats`."""
     from ..binlog import ReadOptions, read_events
+    from ..binlog.corescan import scan_clock_transactions
     from ..binlog.transactions import GROUPING_TYPES, group_transactions
     from ..schedule.columns import SimColumns
     from ..schedule.source import SourceRotations, SourceStats, transactions_to_sim
@@ -264,9 +269,19 @@ def _sims_unit(task: Task, unit: Unit) -> UnitResult:
             last[0] = trx
             yield trx
     try:
-        events = rotations.watch(read_events(list(unit.files), opts))
-        sims = SimColumns(transactions_to_sim(tap(group_transactions(events)), task.extra,
-                                              relay=rotations, lenient=True, stats=stats))
+        # the compiled core's clock records, as the single-process schedule reads them
+        trxs = scan_clock_transactions(list(unit.files), opts, watch=rotations.watch,
+                                       span=unit.span)
+        if trxs is None:                # the pure-Python engine: the general reader
+            state = None
+            if unit.span is None:
+                events = read_events(list(unit.files), opts)
+            else:
+                from ..binlog.split import span_read
+                events, state = span_read(unit.files[0], unit.span, opts)
+            trxs = group_transactions(rotations.watch(events), state=state)
+        sims = SimColumns(transactions_to_sim(tap(trxs), task.extra, relay=rotations,
+                                              lenient=True, stats=stats))
     except ReplToolError as exc:
         result.failure = unit_failure(exc, unit)
         return result
