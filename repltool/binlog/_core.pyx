@@ -1723,3 +1723,7 @@ def join_ascii_weights(bytes data, list levels):
             memcpy(o + at, <const char*>w, len(w))
             at += len(w)
     return out
+
+
+# ---- certification (the source-side trackers) ----
+include "_certcore.pxi"
