@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import CertifyError
 from ._names import SeqNames
-from .dependency import LAST_WRITERS_MIN
+from . import dependency
 from .model import Baseline, CertifyOptions, CertResult, CertTransaction, Mode, Reason
 
 _MODES = {Mode.COMMIT_ORDER: 0, Mode.WRITESET: 1, Mode.WRITESET_SESSION: 2}
@@ -62,7 +62,7 @@ class CoreDependencyTracker:
         self.mode = mode
         self.options = options
         self._reasons = tuple(Reason)
-        guard = (max(LAST_WRITERS_MIN, 4 * options.history_size)
+        guard = (max(dependency.LAST_WRITERS_MIN, 4 * options.history_size)
                  if mode is not Mode.COMMIT_ORDER and options.baseline is Baseline.RECORDED
                  else 0)
         self._core = core.SourceTracker(_MODES[mode], options.baseline is Baseline.SERIAL,
