@@ -86,6 +86,26 @@ class CoreDependencyTracker:
 
     def get_dependency(self, trx: CertTransaction) -> CertResult:
         """Compute ``(last_committed, sequence_number)`` for the next transaction."""
+        value, seq, reason, key_index, text, raised = self.step(trx)
+        key_hash = key = None
+        if key_index >= 0:
+            key_hash = trx.writeset[key_index]
+            key = trx.key_at(key_index)
+        return CertResult(
+            trx=trx, computed=(value, seq), reason=reason,
+            depends_on=self._names.get(value) if value else None,
+            key=key, key_hash=key_hash, detail=text,
+            session_order=self._session_order, raised=raised)
+
+    def name(self, seq: int) -> str | None:
+        """The GTID of the transaction numbered ``seq`` in this segment, if remembered
+        (``CertResult.depends_on``)."""
+        return self._names.get(seq) if seq else None
+
+    def step(self, trx: CertTransaction) -> tuple[int, int, Reason, int, str, bool]:
+        """:meth:`get_dependency` without the :class:`CertResult`: ``(last_committed,
+        sequence_number, reason, index of the shared key in the write set or -1,
+        detail, raised)``."""
         recorded, ws, keys = trx.recorded, trx.writeset, trx.keys
         if type(recorded) is not tuple or len(recorded) != 2:
             trx.validate()
@@ -118,10 +138,6 @@ class CoreDependencyTracker:
         self._seq = seq
         value, reason, key_index, detail, arg, note, raised, raised_from = out
         self._names.record(seq, trx.gtid)
-        key_hash = key = None
-        if key_index >= 0:
-            key_hash = ws[key_index]
-            key = trx.key_at(key_index)
         if detail < _HISTORY_START:
             text = _TEXTS[detail]
         elif detail == _HISTORY_START:
@@ -140,11 +156,7 @@ class CoreDependencyTracker:
                     f"raised to {value} (MySQL would keep the logged value)")
         if note:
             text = (text + "; " if text else "") + _FULL
-        return CertResult(
-            trx=trx, computed=(value, seq), reason=self._reasons[reason],
-            depends_on=self._names.get(value) if value else None,
-            key=key, key_hash=key_hash, detail=text,
-            session_order=self._session_order, raised=raised)
+        return value, seq, self._reasons[reason], key_index, text, raised
 
 
 def iter_core_dependencies(transactions: Iterable[CertTransaction], mode: Mode,

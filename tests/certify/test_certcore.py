@@ -22,6 +22,7 @@ recorded-clock guard in C (``repltool/binlog/_certcore.pxi``).  Here:
 from __future__ import annotations
 
 import random
+import warnings
 from pathlib import Path
 from unittest import mock
 
@@ -147,11 +148,14 @@ def test_certify_takes_the_core_with_the_compiled_engine() -> None:
 def _run(cli_args: list[str], capsys, python: bool) -> tuple[int, str]:
     from repltool.cli import run
     capsys.readouterr()
-    if python:
-        with mock.patch.object(certify_pkg, "compiled_core", lambda: None):
+    # (warnings.warn prints a place once per process: both runs print every one)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        if python:
+            with mock.patch.object(certify_pkg, "compiled_core", lambda: None):
+                code = run(cli_args)
+        else:
             code = run(cli_args)
-    else:
-        code = run(cli_args)
     out, err = capsys.readouterr()
     return code, out + "\n--stderr--\n" + err
 
