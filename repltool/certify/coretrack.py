@@ -136,6 +136,7 @@ class CoreDependencyTracker:
             out = self._core.step(tuple(index(h) for h in ws), flags, rec_lc, rec_seq,
                                   trx.session, seq)
         self._seq = seq
+        _RAN[0] += 1
         value, reason, key_index, detail, arg, note, raised, raised_from = out
         self._names.record(seq, trx.gtid)
         if detail < _HISTORY_START:
@@ -164,8 +165,5 @@ def iter_core_dependencies(transactions: Iterable[CertTransaction], mode: Mode,
     """:func:`~repltool.certify.dependency.iter_source_dependencies` on the core."""
     tracker = CoreDependencyTracker(mode, options, core)
     get = tracker.get_dependency
-    try:
-        for trx in transactions:
-            yield get(trx)
-    finally:
-        _RAN[0] += tracker.steps
+    for trx in transactions:
+        yield get(trx)
