@@ -15,6 +15,7 @@
 # (repltool.certify.coretrack) turns the codes this returns into CertResult values.
 
 from libc.stdint cimport int32_t
+from libc.string cimport memmove
 cdef void* _grow_buf(void* p, size_t size) except NULL:
     cdef void* q = realloc(p, size)
     if q == NULL:
@@ -541,3 +542,108 @@ cdef class SourceTracker:
                         reason = CR_KEY
                     v, key_index, detail, note = value, kidx, CD_RAISED, False
         return (v, reason, key_index, detail, arg, note, raised, raised_from)
+
+
+cdef class ParallelismCore:
+    """``repltool.certify.summary._Accumulator`` over int64 clocks (the same rules, the
+    prefix-maximum steps in C arrays): work, windows, barriers and span of a stream of
+    ``(last_committed, sequence_number)`` pairs.  ``tests/certify/test_certcore.py``
+    compares both on generated streams."""
+
+    cdef public int64_t n, windows, barriers, span, approximate
+    cdef public dict distance
+    cdef int64_t window, prev_lc, prev_seq, floor
+    cdef bint has_prev, trimmed
+    cdef int64_t* seqs
+    cdef int64_t* depths
+    cdef Py_ssize_t nsteps, cap
+
+    def __cinit__(self, int64_t window):
+        self.window = window if window > 1 else 1
+        self.cap = 64
+        self.seqs = <int64_t*>malloc(self.cap * sizeof(int64_t))
+        self.depths = <int64_t*>malloc(self.cap * sizeof(int64_t))
+        if self.seqs == NULL or self.depths == NULL:
+            raise MemoryError()
+        self.distance = {}
+
+    def __dealloc__(self):
+        free(self.seqs)
+        free(self.depths)
+
+    @property
+    def steps(self):
+        return self.nsteps
+
+    cdef int add(self, int64_t lc, int64_t seq) except -1:
+        cdef bint new_segment, barrier
+        cdef int64_t depth, prior, d = seq - lc
+        cdef Py_ssize_t lo, hi, mid, drop
+        self.n += 1
+        key = d
+        self.distance[key] = self.distance.get(key, 0) + 1
+        new_segment = not self.has_prev or (seq != 0 and self.prev_seq != 0
+                                            and seq <= self.prev_seq)
+        if new_segment:
+            self.nsteps = 0
+            self.trimmed = False
+        if new_segment or not self.has_prev or lc != self.prev_lc:
+            self.windows += 1
+        if lc == 0:
+            self.barriers += 1
+        barrier = (new_segment or lc == 0 or seq == 0 or not self.has_prev
+                   or self.prev_seq == 0 or seq > self.prev_seq + 1)
+        if barrier:
+            depth = self.span + 1
+            self.floor = depth
+            self.nsteps = 0
+            self.trimmed = False
+        else:
+            lo, hi = 0, self.nsteps        # bisect.bisect_right(seqs, lc)
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if lc < self.seqs[mid]:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            if lo:
+                prior = self.depths[lo - 1]
+            elif self.trimmed:
+                prior = self.depths[0]
+                self.approximate += 1
+            else:
+                prior = 0
+            depth = (prior if prior > self.floor else self.floor) + 1
+        if seq != 0 and (self.nsteps == 0 or depth > self.depths[self.nsteps - 1]):
+            if self.nsteps == self.cap:
+                self.cap *= 2
+                self.seqs = <int64_t*>_grow_buf(self.seqs, self.cap * sizeof(int64_t))
+                self.depths = <int64_t*>_grow_buf(self.depths, self.cap * sizeof(int64_t))
+            self.seqs[self.nsteps] = seq
+            self.depths[self.nsteps] = depth
+            self.nsteps += 1
+            if self.nsteps > 2 * self.window:
+                drop = self.nsteps - self.window - 1
+                memmove(self.seqs, self.seqs + drop, (self.nsteps - drop) * sizeof(int64_t))
+                memmove(self.depths, self.depths + drop, (self.nsteps - drop) * sizeof(int64_t))
+                self.nsteps -= drop
+                self.trimmed = True
+        if depth > self.span:
+            self.span = depth
+        self.prev_lc, self.prev_seq, self.has_prev = lc, seq, True
+        return 0
+
+    def add_pair(self, int64_t lc, int64_t seq):
+        self.add(lc, seq)
+
+    def add_flat(self, const int64_t[::1] flat, bint skip_negative):
+        """Add the pairs of ``flat`` (``lc0, seq0, lc1, ...``); with ``skip_negative``
+        a pair with ``lc < 0`` (no computed clock) is left out and counted: returns how
+        many were."""
+        cdef Py_ssize_t i, n = flat.shape[0] // 2, skipped = 0
+        for i in range(n):
+            if skip_negative and flat[2 * i] < 0:
+                skipped += 1
+            else:
+                self.add(flat[2 * i], flat[2 * i + 1])
+        return skipped

@@ -250,3 +250,26 @@ def test_python_engine_certifies(tmp_path: Path, capsys, monkeypatch) -> None:
         assert run(args) == 0
         assert capsys.readouterr().out == python_out
         assert core_transactions() > before
+
+
+# ---- the summary's accumulator ----
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(-1, 12), st.integers(0, 14)), max_size=80),
+       st.sampled_from([1, 2, 3, 1 << 16]))
+def test_parallelism_core_equals_the_python_accumulator(pairs, window) -> None:
+    """``ParallelismCore`` (Summariser with the compiled engine) against ``_Accumulator``:
+    barriers, gaps, repeats, new segments, the trimmed prefix maximum (small windows)."""
+    from array import array
+    from repltool.certify.summary import _Accumulator, parallelism_of
+    python = _Accumulator(window)
+    skipped = 0
+    for lc, seq in pairs:
+        if lc < 0:
+            skipped += 1
+        else:
+            python.add(lc, seq)
+    core = _core().ParallelismCore(window)
+    assert core.add_flat(array("q", [v for p in pairs for v in p]), True) == skipped
+    assert parallelism_of(core) == parallelism_of(python)
+    assert core.steps == python.steps
