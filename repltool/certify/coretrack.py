@@ -102,10 +102,12 @@ class CoreDependencyTracker:
         (``CertResult.depends_on``)."""
         return self._names.get(seq) if seq else None
 
-    def step(self, trx: CertTransaction) -> tuple[int, int, Reason, int, str, bool]:
+    def step(self, trx: CertTransaction, explain: bool = True
+             ) -> tuple[int, int, Reason, int, str, bool]:
         """:meth:`get_dependency` without the :class:`CertResult`: ``(last_committed,
         sequence_number, reason, index of the shared key in the write set or -1,
-        detail, raised)``."""
+        detail, raised)``.  ``explain=False`` (a whole run's choice): no detail text
+        (``""``) and no GTID names kept (:meth:`name` then knows none)."""
         recorded, ws, keys = trx.recorded, trx.writeset, trx.keys
         if type(recorded) is not tuple or len(recorded) != 2:
             trx.validate()
@@ -138,6 +140,8 @@ class CoreDependencyTracker:
         self._seq = seq
         _RAN[0] += 1
         value, reason, key_index, detail, arg, note, raised, raised_from = out
+        if not explain:
+            return value, seq, self._reasons[reason], key_index, "", raised
         self._names.record(seq, trx.gtid)
         if detail < _HISTORY_START:
             text = _TEXTS[detail]

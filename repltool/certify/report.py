@@ -233,6 +233,7 @@ class CertifyRun:
     def _lane(self, tracker: CoreDependencyTracker, writers: Sequence[Callable[[str], Any]]
               ) -> Iterator[ReportColumns]:
         schema, step, name = self.schema, tracker.step, tracker.name
+        explain = bool(writers)     # the lines name parents and say why; the columns do not
         builder = ColumnsBuilder()
         previous: str | None = None
         for trx, ws in self._pairs():
@@ -242,24 +243,20 @@ class CertifyRun:
             cert = to_cert_transaction(trx, ws, schema=schema,
                                        new_file=previous is not None and segment != previous)
             previous = segment
-            value, seq, reason, key_index, detail, raised = step(cert)
-            builder.add(trx, cert, (value, seq), reason, raised)
-            if writers:
+            value, seq, reason, key_index, detail, raised = step(cert, explain)
+            computed = (value, seq)
+            builder.add(trx, cert, computed, reason, raised)
+            if explain:
                 key = cert.key_at(key_index) if key_index >= 0 else None
                 depends = name(value)
-
-                def certified(cert: CertTransaction = cert, value: int = value, seq: int = seq,
-                              reason: Reason = reason, key_index: int = key_index,
-                              key: KeyRef | None = key, depends: str | None = depends,
-                              detail: str = detail, raised: bool = raised) -> Certified:
-                    return Certified(trx, CertResult(
-                        trx=cert, computed=(value, seq), reason=reason, depends_on=depends,
+                line = line_of(trx, computed, reason, depends, key, detail, None,
+                               cert.fallback, raised, None)
+                if line is None:        # an unusual field type: json.dumps of the row
+                    line = result_line(Certified(trx, CertResult(
+                        trx=cert, computed=computed, reason=reason, depends_on=depends,
                         key=key, key_hash=cert.writeset[key_index] if key_index >= 0 else None,
                         detail=detail, session_order=self.mode is Mode.WRITESET_SESSION,
-                        raised=raised))
-
-                line = line_of(trx, (value, seq), reason, depends, key, detail, None,
-                               cert.fallback, raised, certified)
+                        raised=raised)))
                 for write in writers:
                     write(line)
             if len(builder) >= LANE_PART:
@@ -303,6 +300,16 @@ def key_dict(key: KeyRef | None) -> dict[str, Any] | None:
     if key is None:
         return None
     return {"db": key.db, "table": key.table, "index": key.index, "values": list(key.values)}
+
+
+def _key_json(key: KeyRef) -> str:
+    """``json.dumps(key_dict(key), ensure_ascii=False)``, built without the dict."""
+    db, table, index, values = key.db, key.table, key.index, key.values
+    if type(db) is str and type(table) is str and type(index) is str \
+            and all(type(v) is str for v in values):
+        return "".join(('{"db": ', _str(db), ', "table": ', _str(table), ', "index": ',
+                        _str(index), ', "values": [', ", ".join(map(_str, values)), "]}"))
+    return json.dumps(key_dict(key), ensure_ascii=False)
 
 
 def recorded_clock(trx: Transaction) -> tuple[int, int] | None:
@@ -352,7 +359,10 @@ def _clock_json(clock: Any) -> str | None:
     a, b = clock
     if type(a) is not int or type(b) is not int:
         return None
-    return f"[{int.__repr__(a)}, {int.__repr__(b)}]"
+    return "[%d, %d]" % (a, b)
+
+
+_REASON_JSON = {r: _str(r.value) for r in Reason}
 
 
 def result_line(c: Certified) -> str:
@@ -361,14 +371,14 @@ def result_line(c: Certified) -> str:
     ``json.dumps``."""
     trx, r = c
     return line_of(trx, r.computed, r.reason, r.depends_on, r.key, r.detail, r.conflict,
-                   r.trx.fallback, r.raised, lambda: c)
+                   r.trx.fallback, r.raised, c)  # type: ignore[return-value]
 
 
 def line_of(trx: Transaction, computed: Any, reason: Reason, depends_on: str | None,
             key: KeyRef | None, detail: Any, conflict: Any, fallback: tuple[str, ...],
-            raised: bool, certified: Callable[[], Certified]) -> str:
-    """:func:`result_line` from the values of a :class:`CertResult` (``certified``
-    makes the pair, for an unusual field type: ``json.dumps(result_row(...))``)."""
+            raised: bool, certified: Certified | None) -> str | None:
+    """:func:`result_line` from the values of a :class:`CertResult`; for an unusual
+    field type ``json.dumps(result_row(certified))``, or None without ``certified``."""
     start = trx.start
     recorded = recorded_clock(trx)
     rec, comp = _clock_json(recorded), _clock_json(computed)
@@ -378,19 +388,23 @@ def line_of(trx: Transaction, computed: Any, reason: Reason, depends_on: str | N
             or type(segment) is not str or not (gtid is None or type(gtid) is str) \
             or not (depends is None or type(depends) is str) \
             or not (detail is None or type(detail) is str):
-        return json.dumps(result_row(certified()), ensure_ascii=False)
+        return None if certified is None else json.dumps(result_row(certified),
+                                                          ensure_ascii=False)
     parts = ['{"file": ', _str(file), ', "pos": ', int.__repr__(offset), ', "gtid": ',
              "null" if gtid is None else _str(gtid), ', "segment": ', _str(segment),
              ', "recorded": ', rec, ', "computed": ', comp, ', "changed": ',
              "true" if computed != recorded else "false",
              ', "depends_on": {"gtid": ', "null" if depends is None else _str(depends),
-             ', "reason": ', _str(reason.value), ', "key": ',
-             "null" if key is None else json.dumps(key_dict(key), ensure_ascii=False),
+             ', "reason": ', _REASON_JSON.get(reason) or _str(reason.value), ', "key": ',
+             "null" if key is None else _key_json(key),
              ', "detail": ', "null" if detail is None else _str(detail), "}"]
     if conflict is not None:
         parts += [', "conflict": ', json.dumps(conflict, ensure_ascii=False)]
     if fallback:
-        parts += [', "missing_keys": ', json.dumps(list(fallback), ensure_ascii=False)]
+        parts += [', "missing_keys": ',
+                  "[" + ", ".join(map(_str, fallback)) + "]"
+                  if all(type(f) is str for f in fallback)
+                  else json.dumps(list(fallback), ensure_ascii=False)]
     if raised:
         parts.append(', "raised": true')
     parts.append("}")
@@ -682,7 +696,7 @@ class ColumnsBuilder:
     def __init__(self) -> None:
         from array import array
         self.recorded, self.computed = array("q"), array("q")
-        self.reasons = Counter[str]()
+        self.reasons = Counter[Any]()
         self.fallbacks: dict[tuple[str, ...], int] = {}
         self.changed = self.without_clock = self.raised = self.no_session = 0
         self.replicated = 0
@@ -692,7 +706,7 @@ class ColumnsBuilder:
             reason: Reason, raised: bool) -> None:
         self.recorded.extend(cert.recorded)
         self.computed.extend(computed if computed is not None else (-1, -1))
-        self.reasons[Reason(reason).value] += 1
+        self.reasons[reason] += 1               # (made Reason values in columns())
         self.changed += computed is not None and computed != cert.recorded
         self.without_clock += trx.last_committed is None or trx.sequence_number is None
         self.raised += raised
@@ -709,9 +723,13 @@ class ColumnsBuilder:
     def columns(self) -> ReportColumns:
         import zlib
         commit_ids = self.commit_ids
+        reasons: dict[str, int] = {}
+        for reason, count in self.reasons.items():
+            value = Reason(reason).value
+            reasons[value] = reasons.get(value, 0) + count
         return ReportColumns(
             n=len(commit_ids), recorded=zlib.compress(self.recorded.tobytes(), 1),
-            computed=zlib.compress(self.computed.tobytes(), 1), reasons=dict(self.reasons),
+            computed=zlib.compress(self.computed.tobytes(), 1), reasons=reasons,
             changed=self.changed, without_clock=self.without_clock, raised=self.raised,
             fallback_transactions=sum(self.fallbacks.values()),
             fallbacks=tuple(self.fallbacks.items()), no_session=self.no_session,

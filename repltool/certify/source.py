@@ -89,8 +89,10 @@ def cert_gtid(gtid: str | None) -> str | None:
     """
     if gtid is None or gtid == "ANONYMOUS":
         return None
+    if ":" in gtid:
+        return gtid
     parts = gtid.split("-")
-    if ":" in gtid or len(parts) != 3 or not all(x.isdigit() for x in parts):
+    if len(parts) != 3 or not all(x.isdigit() for x in parts):
         return gtid
     domain, server, seq = (int(x) for x in parts)
     if seq < 1:
@@ -112,7 +114,8 @@ def is_view_change(trx: Transaction) -> bool:
 
     Needs the events (``read_transactions(..., keep_events=True)``).
     """
-    return any(ev.type_code == _VIEW_CHANGE_EVENT for ev in trx.events)
+    events = trx.events
+    return bool(events) and any(ev.type_code == _VIEW_CHANGE_EVENT for ev in events)
 
 
 def is_ctas(trx: Transaction) -> bool:

@@ -166,10 +166,10 @@ def _tree(d: Path) -> dict[str, bytes]:
 
 def compare_outputs(files: list[Path], schema: Path | None, tmp_path: Path, capsys,
                     modes=(None, "writeset-session", "commit-order"),
-                    formats=("text", "json", "jsonl")) -> int:
+                    formats=("text", "json", "jsonl"), options: tuple[str, ...] = ()) -> int:
     """Run each command with both trackers; equal bytes; return the core's transaction count."""
     _core()
-    extra = ["--schema", str(schema)] if schema is not None else []
+    extra = [*(["--schema", str(schema)] if schema is not None else []), *options]
     names = [str(f) for f in files]
     ran = 0
     for mode in modes:
@@ -228,6 +228,15 @@ def test_certify_outputs_equal_on_a_synth_log(tmp_path: Path, capsys) -> None:
     assert files
     ran = compare_outputs(files, out / "schema.sql", tmp_path, capsys)
     assert ran > 1000
+    # a history of 4 hashes: write sets past it are dropped (MySQL's write-set limit,
+    # write_set_limit_reached) and the history overflows and is cleared
+    small = tmp_path / "small-history"
+    small.mkdir()
+    assert compare_outputs(files, out / "schema.sql", small, capsys,
+                           options=("--history-size", "4")) > 1000
+    _, lines = _run(["certify", "--format", "jsonl", "--history-size", "4", "--schema",
+                     str(out / "schema.sql"), *map(str, files)], capsys, python=False)
+    assert '"reason": "history-full"' in lines and "history full: cleared" in lines
 
 
 def test_python_engine_certifies(tmp_path: Path, capsys, monkeypatch) -> None:
