@@ -11,6 +11,7 @@ import itertools
 import os
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import timezone, tzinfo
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from .binlog.constants import EventType, type_name
@@ -26,7 +27,7 @@ from .binlog.transactions import (
 from .paths import Paths, path_list
 
 if TYPE_CHECKING:
-    from .binlog.window import Window
+    from .binlog.window import Window, WindowCursor
 
 
 def distance_bucket(distance: int) -> str:
@@ -386,16 +387,51 @@ def accumulate_stats(paths: Paths, *, verify_checksum: bool = True,
     :param sink: also called with every transaction, in order.
     :param progress: called now and then with the bytes of input read so far.
     :param window: only the transactions in this window
-        (:meth:`repltool.binlog.window.Window.select`), read by the general reader;
-        the events by type are then those of these transactions.
+        (:meth:`repltool.binlog.window.Window.select`); the events by type are then
+        those of these transactions.  Positions, datetimes and GTIDs are served by the
+        compiled core (its per-group verdicts); ``--database``/``--table`` (and the
+        pure-Python engine, ``sink``, ``keep_going``) by the general reader.
 
     :raises ReplToolError: as :func:`~repltool.binlog.read_events` does.
     """
     paths = path_list(paths)
     if window is not None and window.active:
+        if sink is None and not keep_going and not window.needs_events:
+            cursor = window.cursor(paths)
+            parts = _accumulate_window_core(paths, verify_checksum, top, progress, cursor)
+            if parts is not None:
+                return parts
         return _accumulate_general(paths, verify_checksum, top, keep_going, sink, progress,
                                    window=window)
     return _accumulate(paths, verify_checksum, top, keep_going, sink, progress)
+
+
+def _accumulate_window_core(paths: list[str], verify_checksum: bool, top: int,
+                            progress: Callable[[int], None] | None,
+                            cursor: WindowCursor) -> list[FilePart] | None:
+    """The compiled core's figures of the window's transactions (None: the pure-Python
+    engine is active); where the core hands over, the general reader goes on with the
+    cursor's state."""
+    infos: list[FileInfo] = []
+    tiebreak = itertools.count()
+    per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
+    core = scan_totals(paths, top=top, verify_checksum=verify_checksum, info=infos,
+                       counts={}, progress=progress, count_rows=True, window=cursor)
+    if core is None:
+        return None
+    for path, t in core.totals.items():
+        acc = per_file[path]
+        acc.absorb(t)
+        for tc, n, nbytes in t.types or ():
+            acc.types[tc] += n
+            acc.bytes[tc] += nbytes
+    next(itertools.islice(tiebreak, core.transactions, None), None)
+    parts = _parts(paths, per_file, {}, infos, top, tiebreak)
+    if core.rest is None or cursor.stopped:
+        return parts
+    return _accumulate_general(paths, verify_checksum, top, False, None, progress,
+                               resume=(core.rest, per_file, tiebreak, infos),
+                               window=cursor.window, cursor=cursor)
 
 
 def _accumulate(paths: list[str], verify_checksum: bool, top: int, keep_going: bool,
@@ -480,10 +516,12 @@ def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_
                         progress: Callable[[int], None] | None, clock_only: bool = False,
                         resume: tuple[Handover, dict[str, _FileAcc], Iterator[int],
                                       list[FileInfo]] | None = None,
-                        window: Window | None = None) -> list[FilePart]:
+                        window: Window | None = None,
+                        cursor: WindowCursor | None = None) -> list[FilePart]:
     """The general reader's figures; ``resume``: go on from where the compiled core
     handed over, with its accumulators, transaction numbers and file infos;
-    ``window``: only the window's transactions (and their events) count."""
+    ``window``: only the window's transactions (and their events) count (``cursor``:
+    with the verdicts so far of the read handed over)."""
     opts = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES, keep_raw=True,
                        keep_going=keep_going)
     if resume is None:
@@ -520,7 +558,7 @@ def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_
 
     trxs = group_transactions(tap(events), keep_events=bool(window), state=state,
                               count_rows=not clock_only)
-    for trx in window.select(trxs, paths) if window else trxs:
+    for trx in window.select(trxs, paths, cursor) if window else trxs:
         if window:                      # only the events of the window's transactions
             acc = per_file[trx.start.file]
             for ev in trx.events:
@@ -614,11 +652,27 @@ def _merge(accs: list[_FileAcc], top: int) -> _FileAcc:
     return total
 
 
-def stats_to_dict(stats: LogStats) -> dict[str, Any]:
-    """JSON-ready form of :class:`LogStats` (what ``stats --format json`` prints)."""
+def stats_to_dict(stats: LogStats, tz: tzinfo | None = None) -> dict[str, Any]:
+    """JSON-ready form of :class:`LogStats` (what ``stats --format json`` prints).
+
+    ``first_timestamp``/``last_timestamp`` stay Unix seconds; each is followed by
+    ``first_datetime``/``last_datetime``, the same instant in ISO 8601 with the UTC
+    offset of ``tz`` (UTC when not given), or None.
+    """
     import dataclasses
-    return {"files": [dataclasses.asdict(f) for f in stats.files],
-            "total": dataclasses.asdict(stats.total)}
+    from .binlog.window import iso_datetime
+    zone = timezone.utc if tz is None else tz
+
+    def one(f: FileStats) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        for k, v in dataclasses.asdict(f).items():
+            d[k] = v
+            if k in ("first_timestamp", "last_timestamp"):
+                d[k[:-len("timestamp")] + "datetime"] = (
+                    None if v is None else iso_datetime(v, zone))
+        return d
+
+    return {"files": [one(f) for f in stats.files], "total": one(stats.total)}
 
 
 __all__ = ["ClockStats", "FilePart", "FileStats", "LogStats", "TopTransaction",

@@ -296,6 +296,11 @@ cdef struct Acc:
     int64_t first_ts, last_ts, has_first_g
     int64_t first_g[NFIELDS]
     int64_t last_g[NFIELDS]
+    # window mode: events and bytes by type of the transactions taken, in first-seen order
+    uint64_t wt_count[256]
+    uint64_t wt_bytes[256]
+    uint8_t wt_order[256]
+    int64_t wt_n
 
 
 cdef inline int _bitlen(uint64_t v) noexcept nogil:
@@ -430,6 +435,15 @@ cdef class Scanner:
     # bytes from offset 8 to the rows, kind index, first, second program); Rows events
     # of that layout are walked here without a call (bounded: cleared past 4096 ids)
     cdef dict tm_bodies, row_progs
+    # window mode (stats with a window): ``win_hook(record bytes) -> bool`` decides per
+    # group whether it is accumulated; the group's events by type are held until then
+    cdef public object win_hook
+    cdef bint win_on
+    cdef int cur_tc
+    cdef uint64_t gt_count[256]
+    cdef uint64_t gt_bytes[256]
+    cdef uint8_t gt_order[256]
+    cdef int gt_n
 
     def __cinit__(self):
         memset(self.role, 0, sizeof(self.role))
@@ -444,6 +458,17 @@ cdef class Scanner:
         if self.recs is NULL or self.rows is NULL:
             raise MemoryError()
         self.nrec = self.nrows = 0
+        memset(self.gt_count, 0, sizeof(self.gt_count))
+        memset(self.gt_bytes, 0, sizeof(self.gt_bytes))
+        self.gt_n = 0
+        self.win_on = False
+
+    def window(self, hook):
+        """Window mode (with :meth:`accumulate`): ``hook(record)`` (NFIELDS int64 as
+        bytes) is asked for every group; only the groups it takes are accumulated, and
+        :meth:`acc_result` then holds their events by type (``types``)."""
+        self.win_hook = hook
+        self.win_on = hook is not None
 
     def __dealloc__(self):
         free(self.recs)
@@ -604,7 +629,9 @@ cdef class Scanner:
             times=(a.first_ts, a.last_ts) if a.trx else None,
             gtids=(PyBytes_FromStringAndSize(<char*>a.first_g, NFIELDS * 8),
                    PyBytes_FromStringAndSize(<char*>a.last_g, NFIELDS * 8))
-                  if a.has_first_g else None)
+                  if a.has_first_g else None,
+            types=[(a.wt_order[j], a.wt_count[a.wt_order[j]], a.wt_bytes[a.wt_order[j]])
+                   for j in range(a.wt_n)] if self.win_on else None)
 
     def live_objects(self):
         """Driver-decoded GTID objects the top lists (or the open group) still refer to."""
@@ -684,6 +711,12 @@ cdef class Scanner:
         if self.g_open:
             self._emit(True)
         cdef int64_t* g = self.g
+        cdef int i
+        if self.win_on:         # a group re-opened without being emitted: tally anew
+            for i in range(self.gt_n):
+                self.gt_count[self.gt_order[i]] = 0
+                self.gt_bytes[self.gt_order[i]] = 0
+            self.gt_n = 0
         memset(g, 0, NFIELDS * sizeof(int64_t))
         g[F_FILE] = self.file_idx
         g[F_START] = start
@@ -704,6 +737,14 @@ cdef class Scanner:
 
     cdef inline void _add(self, int64_t start, int64_t size, uint32_t ts):
         cdef int64_t* g = self.g
+        cdef int tc
+        if self.win_on:
+            tc = self.cur_tc
+            if self.gt_count[tc] == 0:
+                self.gt_order[self.gt_n] = tc
+                self.gt_n += 1
+            self.gt_count[tc] += 1
+            self.gt_bytes[tc] += size
         g[F_COUNT] += 1
         g[F_SIZE] += size
         g[F_END_FILE] = self.file_idx
@@ -726,7 +767,8 @@ cdef class Scanner:
             g[F_KIND] = K_EMPTY
         g[F_ROWS_N] = self.nrows - g[F_ROWS_FROM]
         if self.acc_on:
-            self._accumulate(g)
+            if not self.win_on or self._win_take(g):
+                self._accumulate(g)
             self.nrows = g[F_ROWS_FROM]
             self.g_open = False
             return 0
@@ -737,6 +779,28 @@ cdef class Scanner:
         self.nrec += 1
         self.g_open = False
         return 0
+
+    cdef int _win_take(self, int64_t* g) except -1:
+        """Window mode: whether ``win_hook`` takes the group; if so its events by type go
+        into its accumulator.  The group's tally is cleared either way."""
+        cdef int i, tc
+        cdef Acc* a
+        taken = self.win_hook(PyBytes_FromStringAndSize(<char*>g, NFIELDS * 8))
+        if taken:
+            a = &self.accs[self.acc_of_file[g[F_FILE]]]
+            for i in range(self.gt_n):
+                tc = self.gt_order[i]
+                if a.wt_count[tc] == 0:
+                    a.wt_order[a.wt_n] = tc
+                    a.wt_n += 1
+                a.wt_count[tc] += self.gt_count[tc]
+                a.wt_bytes[tc] += self.gt_bytes[tc]
+        for i in range(self.gt_n):
+            tc = self.gt_order[i]
+            self.gt_count[tc] = 0
+            self.gt_bytes[tc] = 0
+        self.gt_n = 0
+        return 1 if taken else 0
 
     cdef int _accumulate(self, int64_t* g) except -1:
         """stats._FileAcc.transaction (or clock_record) of one group, in C."""
@@ -1157,6 +1221,7 @@ cdef class Scanner:
                 self.norder += 1
             self.tcount[tc] += 1
             self.tbytes[tc] += size
+            self.cur_tc = tc
             _walked += 1
             ts = _rd32(e + H_TIMESTAMP)
             sid = _rd32(e + H_SERVER_ID)
@@ -1471,6 +1536,27 @@ cdef class ImageProgram:
     cdef Py_ssize_t walk(self, object data, const uint8_t* d, Py_ssize_t n, Py_ssize_t p,
                          list slots) except -1:
         """One image at ``p``: fills ``slots`` (None: NULL), returns the offset after it."""
+        cdef Py_ssize_t k
+        cdef Py_ssize_t small[32]
+        cdef Py_ssize_t* at = &small[0]
+        if self.nslots > 16:
+            at = <Py_ssize_t*>malloc(2 * self.nslots * sizeof(Py_ssize_t))
+        if at is NULL:
+            raise MemoryError()
+        try:
+            p = self.span(data, d, n, p, at)
+            for k in range(self.nslots):
+                slots[k] = None if at[2 * k] < 0 else \
+                    PyBytes_FromStringAndSize(<const char*>d + at[2 * k], at[2 * k + 1] - at[2 * k])
+        finally:
+            if at is not &small[0]:
+                free(at)
+        return p
+
+    cdef Py_ssize_t span(self, object data, const uint8_t* d, Py_ssize_t n, Py_ssize_t p,
+                         Py_ssize_t* spans) except -1:
+        """One image at ``p``: ``spans[2k], spans[2k+1]`` the start and end of slot ``k``'s
+        stored bytes (start -1: NULL or absent); returns the offset after the image."""
         cdef Py_ssize_t nb = (self.ncols + 7) >> 3
         cdef Py_ssize_t bm = p, k, q, j, g, gi, at
         cdef int64_t* c
@@ -1482,7 +1568,7 @@ cdef class ImageProgram:
             raise IndexError("row image past the end")
         p += nb
         for k in range(self.nslots):
-            slots[k] = None
+            spans[2 * k] = -1
         for k in range(self.ncols):
             if d[bm + (k >> 3)] >> (k & 7) & 1:
                 continue                    # NULL
@@ -1526,7 +1612,8 @@ cdef class ImageProgram:
             if q > n:
                 raise IndexError("column past the end")
             if c[1] >= 0:
-                slots[c[1]] = PyBytes_FromStringAndSize(<const char*>d + p, q - p)
+                spans[2 * c[1]] = p
+                spans[2 * c[1] + 1] = q
             p = q
         return p
 
@@ -1640,12 +1727,12 @@ def xxh64(const uint8_t[::1] data):
     return _xxh64(&data[0] if data.shape[0] else NULL, data.shape[0])
 
 
-cdef int _int_key(bytes raw, int width, bint signed, int top, bytes prefix, bytes tail,
-                  int64_t* value, uint64_t* hash, uint8_t* buf, Py_ssize_t* size) except -1:
+cdef int _int_key(const uint8_t* r, Py_ssize_t rlen, int width, bint signed, int top,
+                  bytes prefix, bytes tail, int64_t* value, uint64_t* hash, uint8_t* buf,
+                  Py_ssize_t* size) except -1:
     cdef Py_ssize_t np = len(prefix), nt = len(tail), n, k
-    cdef const uint8_t* r = <const uint8_t*>(<const char*>raw)
     cdef uint64_t u = 0
-    if len(raw) != width or width < 1 or width > 8:
+    if rlen != width or width < 1 or width > 8:
         raise ValueError("short integer")
     n = np + width + nt
     if n > 512:
@@ -1672,7 +1759,8 @@ def int_key(bytes raw, int width, bint signed, int top, bytes prefix, bytes tail
     cdef int64_t v
     cdef uint64_t h
     cdef Py_ssize_t n
-    _int_key(raw, width, signed, top, prefix, tail, &v, &h, buf, &n)
+    _int_key(<const uint8_t*>(<const char*>raw), len(raw), width, signed, top, prefix, tail,
+             &v, &h, buf, &n)
     if not signed and width == 8:
         return <uint64_t>v, PyBytes_FromStringAndSize(<const char*>buf, n), h
     return v, PyBytes_FromStringAndSize(<const char*>buf, n), h
@@ -1685,7 +1773,8 @@ def int_key_text(bytes raw, int width, bint signed, int top, bytes prefix, bytes
     cdef int64_t v
     cdef uint64_t h
     cdef Py_ssize_t n
-    _int_key(raw, width, signed, top, prefix, tail, &v, &h, buf, &n)
+    _int_key(<const uint8_t*>(<const char*>raw), len(raw), width, signed, top, prefix, tail,
+             &v, &h, buf, &n)
     if not signed and width == 8:
         return f'{head}{<uint64_t>v}], "hash": {h}{end}'
     return f'{head}{v}], "hash": {h}{end}'
@@ -1724,6 +1813,9 @@ def join_ascii_weights(bytes data, list levels):
             at += len(w)
     return out
 
+
+include "_textcore.pxi"
+include "_wsdispatch.pxi"
 
 # ---- certification (the source-side trackers) ----
 include "_certcore.pxi"

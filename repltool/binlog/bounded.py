@@ -25,7 +25,8 @@ class BoundedCache(Generic[K, V]):
     """A mapping that keeps at most ``max_entries`` entries of total ``weigh`` at most
     ``max_weight``; inserting past either bound drops the oldest entries first."""
 
-    __slots__ = ("get", "_data", "_weights", "max_entries", "max_weight", "weight", "_weigh")
+    __slots__ = ("get", "touch", "_data", "_weights", "max_entries", "max_weight", "weight",
+                 "_weigh")
 
     def __init__(self, max_entries: int, max_weight: int | None = None,
                  weigh: Callable[[K, V], int] | None = None) -> None:
@@ -35,6 +36,9 @@ class BoundedCache(Generic[K, V]):
         self._weights: dict[K, int] = {}
         #: the dict's own ``get``: a hit costs what a dict lookup costs
         self.get = self._data.get
+        #: ``touch(key)``: what setting a key to the value it already holds does (it
+        #: becomes the newest), at the cost of the dict's own ``move_to_end``
+        self.touch = self._data.move_to_end
         self.max_entries = max_entries
         self.max_weight = max_weight if max_weight is not None else max_entries
         self._weigh = weigh

@@ -8,7 +8,7 @@ C; this module reads the files in chunks, hands it every Format_description and
 Rotate event through the general code (:func:`~repltool.binlog.reader.apply_format_description`,
 :class:`~repltool.binlog.transactions.Segments`) and decodes the GTID layouts the core
 leaves to the general decoders.  With the pure-Python engine the fused Python scan
-(:func:`repltool.binlog.fastpath.scan_transactions`) runs instead.
+(:func:`repltool.binlog.fastpath.scan_light_transactions`) runs instead.
 
 Either engine raises :class:`~repltool.binlog.engine.Unsupported` where the input
 leaves its subset (another event type, a damaged or truncated event, an unusual
@@ -23,7 +23,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Callable, Iterable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple
 from uuid import UUID
 
 from ..errors import ReplToolError
@@ -33,7 +33,7 @@ from .decode import DecodeContext
 from .engine import Unsupported, compiled_core
 from .events import Event, GtidBody, MariaGtidBody
 from .fastdecode import FAST_DECODERS
-from .fastpath import scan_transactions
+from .fastpath import scan_light_transactions
 from .reader import (
     CHUNK, FileInfo, ReadOptions, apply_format_description, open_log, read_events,
     resume_events, structs_for,
@@ -42,6 +42,9 @@ from .transactions import (
     GroupingState, Segments, Transaction, TransactionSummary, classify_query, event_roles,
     group_transactions,
 )
+
+if TYPE_CHECKING:
+    from .window import WindowCursor
 
 _MASK64 = (1 << 64) - 1
 _GTID_CODES = frozenset({EventType.GTID_LOG_EVENT, EventType.ANONYMOUS_GTID_LOG_EVENT,
@@ -126,8 +129,8 @@ def scan_summary_batches(paths: str | os.PathLike[str] | Iterable[str | os.PathL
     paths = [os.fspath(p) for p in paths]
     core = compiled_core()
     if core is None:
-        it = scan_transactions(paths, verify_checksum=verify_checksum, info=info,
-                               counts=counts, light=True, count_rows=count_rows)
+        it = scan_light_transactions(paths, verify_checksum=verify_checksum, info=info,
+                                     counts=counts, count_rows=count_rows)
         while batch := list(islice(it, 1024)):
             yield batch
         return
@@ -143,6 +146,16 @@ def scan_summary_batches(paths: str | os.PathLike[str] | Iterable[str | os.PathL
         yield scan.records()
     except ReplToolError as exc:
         raise Unsupported(str(exc)) from exc
+
+
+class TransactionStart(NamedTuple):
+    """Where a transaction starts, its GTID and kind (:class:`WritesetGroups` with
+    ``starts_only``: what a ``dump --writesets`` line needs): the fields of
+    :class:`~repltool.binlog.transactions.Transaction` of the same names."""
+
+    start: Position
+    gtid: str | None
+    kind: str
 
 
 class ClockTransaction(NamedTuple):
@@ -256,6 +269,26 @@ class FileTotals(NamedTuple):
     #: rows per table (``count_rows``): (db.table, inserted, updated, deleted, unwalked
     #: Rows events), in first-seen order
     row_counts: list[tuple[str, int, int, int, int]] = []
+    #: with a window: (type code, events, bytes) of the window's transactions, in
+    #: first-seen order (None without a window: the file's counts say it)
+    types: list[tuple[int, int, int]] | None = None
+
+
+class _WindowStop(Exception):
+    """The window's cursor stopped: the read ends there, as the general reader's does."""
+
+
+class WindowView(NamedTuple):
+    """What :class:`~repltool.binlog.window.WindowCursor` reads of a transaction the
+    core accumulates (the fields of :class:`~repltool.binlog.transactions.Transaction`
+    of the same names)."""
+
+    gtid: str | None
+    maria_flags: int | None
+    start: Position
+    end: Position
+    end_offset: int
+    timestamp: int
 
 
 class CoreTotals(NamedTuple):
@@ -272,7 +305,8 @@ def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
                 top: int, verify_checksum: bool = True, info: list[FileInfo] | None = None,
                 counts: dict[str, tuple[Counter[int], Counter[int]]] | None = None,
                 progress: Callable[[int], None] | None = None,
-                clock_only: bool = False, count_rows: bool = False) -> CoreTotals | None:
+                clock_only: bool = False, count_rows: bool = False,
+                window: WindowCursor | None = None) -> CoreTotals | None:
     """``stats``' per-file figures, added up by the compiled core (no per-transaction
     Python work); ``None`` when the pure-Python engine is active.
 
@@ -289,6 +323,9 @@ def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
     :param count_rows: add up rows per table and kind (every row image walked,
         :class:`repltool.binlog.rowcount.RowCounter` called by the core per Table_map
         and Rows event).
+    :param window: add up only the transactions this cursor takes (its window must not
+        need events: no ``--database``/``--table``), and their events by type
+        (``FileTotals.types``); the cursor's state says where a hand-over goes on.
     """
     paths = _path_list(paths)
     core = compiled_core()
@@ -298,6 +335,10 @@ def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
     unique = list(dict.fromkeys(paths))
     where = {p: i for i, p in enumerate(unique)}
     scan.core.accumulate([where[p] for p in paths], max(top, 0), clock_only)
+    if window is not None:
+        if window.window.needs_events:
+            raise ValueError("a window with --database/--table needs the general reader")
+        scan.core.window(scan.window_hook(window))
     if count_rows:
         from .rowcount import RowCounter
         scan.counter = counter = RowCounter()
@@ -310,6 +351,8 @@ def scan_totals(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
             for _ in scan.file(i, info, counts):
                 pass
         scan.core.finish()
+    except _WindowStop:
+        pass                        # nothing after the window's end is read
     except (Unsupported, ReplToolError) as exc:
         rest = scan.handover(exc, info, counts)
     return CoreTotals({p: scan.totals(i) for i, p in enumerate(unique)},
@@ -371,6 +414,7 @@ class _CoreScan:
             bytes(roles), classify_query, _CLASSES)
         self.segment_names: list[str] = []
         self.light = False          # capture mode: summaries instead of transactions
+        self.starts_only = False    # capture mode: TransactionStart tuples instead
         self.paths = paths
         self.verify = verify
         self.seg = Segments()
@@ -564,15 +608,20 @@ class _CoreScan:
     # ---- handing over ----
 
     def handover(self, exc: Exception, info: list[FileInfo] | None,
-                 counts: dict[str, tuple[Counter[int], Counter[int]]] | None) -> Handover:
+                 counts: dict[str, tuple[Counter[int], Counter[int]]] | None,
+                 at: tuple[int, int] | None = None) -> Handover:
         """Where and in what state the general reader continues after the core
         stopped with ``exc``; ``info`` and ``counts`` are cut back to what lies
-        before that point."""
+        before that point.  ``at``: (file index, offset) of an earlier transaction
+        boundary to continue from (capture mode: a transaction of the batch being
+        consumed, which never spans a Format_description or Rotate); default: the
+        start of the transaction the core left open, or its stop."""
         cur = len(self.infos) - 1
         # the stop: the event python_event failed on (the core counted it) or the one
         # the core stopped at (not counted)
         counted_end = self.in_python[1] if self.in_python is not None else self.stop
-        at = self.core.open_start()
+        if at is None:
+            at = self.core.open_start()
         index, offset = at if at is not None else (cur, self.stop)
         # the state at (index, offset): the first snapshot at or after it was taken
         # before anything changed it; none in that file: the file's own state is
@@ -631,7 +680,33 @@ class _CoreScan:
             r["groups"], tables, self._top(r["biggest"]), self._top(r["longest"]),
             r["times"], r["gtids"] and (self._record_gtid(r["gtids"][0]),
                                         self._record_gtid(r["gtids"][1])),
-            [(names[n] if n >= 0 else "?", *c) for n, *c in r["rows"]])
+            [(names[n] if n >= 0 else "?", *c) for n, *c in r["rows"]], r["types"])
+
+    def window_hook(self, cursor: WindowCursor) -> Callable[[bytes], bool]:
+        """Accumulate mode with a window: the core's question for each group."""
+        F = self.mod.FIELDS.index
+        i_file, i_start, i_end_file, i_end_pos, i_end_off, i_ts, i_gk, i_sid, i_gno, \
+            i_domain, i_server, i_flags, i_mflags = map(F, (
+                "file", "start", "end_file", "end_pos", "end_offset", "timestamp",
+                "gtid_kind", "sid", "gno", "domain_id", "server_id", "flags", "maria_flags"))
+        has_maria = self.mod.HAS_MARIA
+        paths = self.paths
+        gtid_of = self._gtid
+        take = cursor.take
+
+        def hook(raw: bytes) -> bool:
+            r = memoryview(raw).cast("q")
+            if take(WindowView(
+                    gtid_of(r[i_gk], r[i_sid], r[i_gno], r[i_domain], r[i_server]),
+                    r[i_mflags] if r[i_flags] & has_maria else None,
+                    Position(paths[r[i_file]], r[i_start], None),
+                    Position(paths[r[i_end_file]], r[i_end_pos], None), r[i_end_off],
+                    r[i_ts])):
+                return True
+            if cursor.stopped:
+                raise _WindowStop()
+            return False
+        return hook
 
     def _record_gtid(self, raw: bytes) -> str | None:
         rec = memoryview(raw).cast("q").tolist()
@@ -674,11 +749,44 @@ class _CoreScan:
         see :meth:`captured`)."""
         recs, rows = self.core.take()
         if self.capture:
+            if self.starts_only:
+                groups = self.core.take_groups()
+                return list(zip(self.starts(recs), (ev for ev, _ in groups)))
             if self.light:
                 groups = self.core.take_groups()
                 return list(zip(self.summaries(recs, rows), (ev for ev, _ in groups)))
             return self.captured(recs, rows)  # type: ignore[return-value]
         return self.summaries(recs, rows)
+
+    def starts(self, recs: bytes) -> list[TransactionStart]:
+        """The :class:`TransactionStart` of each record of ``recs``."""
+        if not recs:
+            return []
+        m = self.mod
+        nf = len(m.FIELDS)
+        vals = memoryview(recs).cast("q").tolist()
+        F = m.FIELDS.index
+        sids, objects, paths, kinds = self.core.sids, self.objects, self.paths, m.KINDS
+        prefixes = self.prefixes
+        if len(prefixes) < len(sids):
+            prefixes.extend(f"{UUID(bytes=s)}:" for s in sids[len(prefixes):])
+        out: list[TransactionStart] = []
+        add = out.append
+        for f_file, start, kind, gk, sid_i, gno, server_id, domain in zip(*(
+                vals[F(name)::nf] for name in ("file", "start", "kind", "gtid_kind", "sid", "gno",
+                                               "server_id", "domain_id"))):
+            if gk == 1:
+                gtid = "ANONYMOUS" if gno == 0 and sids[sid_i] == _ZERO_SID else \
+                    f"{prefixes[sid_i]}{gno}"
+            elif gk == 2:
+                gtid = f"{domain}-{server_id}-{gno & _MASK64}"
+            elif gk == 3:
+                gtid = objects.pop(sid_i).gtid_text
+            else:
+                gtid = None
+            add(_new(TransactionStart, (_new(Position, (paths[f_file], start, None)), gtid,
+                                        kinds[kind])))
+        return out
 
     def summaries(self, recs: bytes, rows: bytes) -> list[TransactionSummary]:
         """The summaries of the records ``recs`` (and their ``rows`` pairs)."""
@@ -834,36 +942,78 @@ def scan_writeset_groups(paths: str | os.PathLike[str] | Iterable[str | os.PathL
                          verify_checksum: bool = True, summaries: bool = False
                          ) -> Iterator[tuple[Any, list[tuple[Any, list[Any]]]]]:
     """The transactions of the logs with their Table_map and Rows events, grouped
-    by the compiled core (the ``dump --writesets`` / ``certify`` hot loop).
-
-    Yields ``(structs, batch)``: ``structs`` the
-    :class:`~repltool.binlog.structs.BinlogStructs` of the Format_description the
-    batch's events were written under, ``batch`` a list of ``(transaction,
-    events)`` (:meth:`_CoreScan.captured`), in log order.  The transactions equal
-    ``group_transactions(read_events(...))``'s, without their events; with
-    ``summaries``, their :class:`~repltool.binlog.transactions.TransactionSummary`.
+    by the compiled core (the ``dump --writesets`` / ``certify`` hot loop):
+    :class:`WritesetGroups`' batches.
 
     :raises Unsupported: where the logs leave the core's subset (the caller reads
         them with the general reader), or when the compiled engine is not active.
     """
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    paths = [os.fspath(p) for p in paths]
-    core = compiled_core()
-    if core is None:
-        raise Unsupported("the compiled engine is not active")
-    scan = _CoreScan(core, paths, verify_checksum, capture=True)
-    scan.light = summaries
-    try:
-        for i, _ in enumerate(paths):
-            for batch in scan.file(i, None, None):
-                yield scan.structs, batch
-        scan.core.finish()
-        batch = scan.records()
+    groups = WritesetGroups(paths, verify_checksum=verify_checksum, summaries=summaries)
+    yield from groups
+    if groups.error is not None:
+        exc = groups.error
+        if isinstance(exc, Unsupported):
+            raise exc
+        raise Unsupported(str(exc)) from exc
+
+
+class WritesetGroups:
+    """The transactions of the logs with their Table_map and Rows events, grouped
+    by the compiled core; iterating yields ``(structs, batch)``: ``structs`` the
+    :class:`~repltool.binlog.structs.BinlogStructs` of the Format_description the
+    batch's events were written under, ``batch`` a list of ``(transaction,
+    events)`` (:meth:`_CoreScan.captured`), in log order.  The transactions equal
+    ``group_transactions(read_events(...))``'s, without their events; with
+    ``summaries``, their :class:`~repltool.binlog.transactions.TransactionSummary`;
+    with ``starts_only``, their :class:`TransactionStart`.
+
+    Where the logs leave the core's subset the iteration ends after the
+    transactions completed before that point, and :attr:`rest` says where the
+    general reader continues (:class:`Handover`: the start of the transaction the
+    core could not finish).  A consumer that cannot finish a transaction of the
+    batch it holds (a Rows event its keying rejects) asks :meth:`hand_over` for
+    the hand-over at that transaction's start instead.
+
+    :raises Unsupported: when the compiled engine is not active.
+    """
+
+    def __init__(self, paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
+                 verify_checksum: bool = True, summaries: bool = False,
+                 starts_only: bool = False) -> None:
+        self.paths = _path_list(paths)
+        core = compiled_core()
+        if core is None:
+            raise Unsupported("the compiled engine is not active")
+        self.scan = _CoreScan(core, self.paths, verify_checksum, capture=True)
+        self.scan.light = summaries
+        self.scan.starts_only = starts_only
+        #: where the general reader continues, once the iteration stopped early, and
+        #: what stopped it
+        self.rest: Handover | None = None
+        self.error: Exception | None = None
+
+    def __iter__(self) -> Iterator[tuple[Any, list[tuple[Any, list[Any]]]]]:
+        scan = self.scan
+        try:
+            for i, _ in enumerate(self.paths):
+                for batch in scan.file(i, None, None):
+                    yield scan.structs, batch
+            scan.core.finish()
+        except (Unsupported, ReplToolError) as exc:
+            self.rest = scan.handover(exc, None, None)
+            self.error = exc
+        batch = scan.records()      # what the core completed (before it stopped)
         if batch:
             yield scan.structs, batch
-    except ReplToolError as exc:
-        raise Unsupported(str(exc)) from exc
+
+    def hand_over(self, trx: Any, file_index: int, reason: str) -> Handover:
+        """The hand-over at the start of ``trx``, a transaction of the batch last
+        yielded, whose events lie in file ``file_index`` or before."""
+        path, offset = trx.start.file, trx.start.offset
+        index = file_index
+        while self.paths[index] != path:
+            index -= 1
+        return self.scan.handover(Unsupported(reason), None, None, at=(index, offset))
 
 
 class _Window:

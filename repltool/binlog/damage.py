@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+import dataclasses
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from .events import DAMAGED_TYPE, DamagedBody, Event
+
+if TYPE_CHECKING:
+    from .transactions import Transaction
 
 #: How many damaged regions a :class:`DamageLog` keeps (it counts them all).
 KEPT = 50
@@ -36,4 +40,23 @@ class DamageLog:
             yield ev
 
 
-__all__ = ["DamageLog", "KEPT"]
+def cut_tails(transactions: Iterable[Transaction]) -> Iterator[Transaction]:
+    """The transactions of a ``keep_going`` read, the rest of each group a damaged region
+    cut marked truncated too.
+
+    A damaged region ends the group it cuts (truncated); the events after the region,
+    up to that group's end, come as groups without a GTID event: they are the same
+    group's tail, which an applier that lost the group's start never runs.  Only after
+    a cut group that had a GTID (in a log without GTIDs nothing tells a tail from a
+    transaction).
+    """
+    cut = False
+    for trx in transactions:
+        if cut and trx.gtid is None:
+            trx = dataclasses.replace(trx, truncated=True)
+        else:
+            cut = trx.truncated and trx.gtid is not None
+        yield trx
+
+
+__all__ = ["DamageLog", "KEPT", "cut_tails"]

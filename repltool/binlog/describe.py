@@ -7,6 +7,7 @@ out.  Nothing here prints; :mod:`repltool.cli` renders.
 from __future__ import annotations
 
 import dataclasses
+from datetime import timezone, tzinfo
 from typing import Any
 from uuid import UUID
 
@@ -33,13 +34,25 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def event_to_dict(ev: Event) -> dict[str, Any]:
+#: Body fields holding a time, and whether they count microseconds (else seconds).
+_TIMES = {"create_timestamp": False, "original_commit_timestamp": True,
+          "immediate_commit_timestamp": True}
+
+
+def event_to_dict(ev: Event, tz: tzinfo | None = None) -> dict[str, Any]:
     """One JSON-ready object per event: header fields, then the body's fields.
 
     GTID events add ``gtid`` (``uuid:gno``, ``uuid:tag:gno``, ``ANONYMOUS`` or
     MariaDB ``domain-server-seq``); events inside a Transaction_payload add
     ``payload_pos``.  Large encoded blobs (row images, metadata) are left out.
+    Every time keeps its number (``timestamp``: Unix seconds; the commit timestamps:
+    microseconds) and is followed by the same instant in ISO 8601 with the UTC offset
+    of ``tz`` (UTC when not given): ``datetime``, ``create_datetime`` (None when the
+    FDE's field is 0, not set), ``original_commit_datetime``,
+    ``immediate_commit_datetime`` (microseconds kept).
     """
+    from .window import iso_datetime
+    zone = timezone.utc if tz is None else tz
     out: dict[str, Any] = {
         "file": ev.pos.file,
         "pos": ev.pos.offset,
@@ -47,6 +60,7 @@ def event_to_dict(ev: Event) -> dict[str, Any]:
         "type_code": ev.type_code,
         "type": ev.type_name,
         "timestamp": ev.timestamp,
+        "datetime": iso_datetime(ev.timestamp, zone),
         "server_id": ev.server_id,
         "size": ev.event_size,
         "flags": ev.flags,
@@ -65,7 +79,11 @@ def event_to_dict(ev: Event) -> dict[str, Any]:
     for f in dataclasses.fields(body):
         if f.name in _OMIT:
             continue
-        out[f.name] = _plain(getattr(body, f.name))
+        value = out[f.name] = _plain(getattr(body, f.name))
+        micros = _TIMES.get(f.name)
+        if micros is not None:
+            out[f.name[:-len("timestamp")] + "datetime"] = (
+                iso_datetime(value, zone, micros=micros) if value else None)
     if isinstance(body, QueryBody):
         out["query"] = body.text
     elif isinstance(body, RowsQueryBody):

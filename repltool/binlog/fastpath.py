@@ -32,7 +32,8 @@ _U32 = struct.Struct("<I")
 
 __all__ = ["FAST_DECODERS", "Body", "FastPathUnsupported", "LightTransaction", "SCAN_TYPES",
            "decoder_for", "fast_gtid", "fast_maria_gtid", "fast_query", "fast_rows",
-           "fast_table_map", "fast_xid", "scan_transactions"]
+           "fast_table_map", "fast_xid", "scan_transactions", "scan_light_transactions",
+           "FusedScan", "LightScan"]
 
 
 # ---- fused read + group scan (what `repltool stats` needs, without per-event objects) ----
@@ -51,13 +52,12 @@ SCAN_TYPES = frozenset({
 })
 
 
-#: the summary tuples ``scan_transactions(light=True)`` yields
+#: the summary tuples ``scan_light_transactions`` yields
 LightTransaction = TransactionSummary
 
 
 def scan_transactions(paths, *, verify_checksum: bool = True,  # type: ignore[no-untyped-def]
-                      info=None, counts=None, light: bool = False,
-                      count_rows: bool = False):
+                      info=None, counts=None, count_rows: bool = False):
     """``group_transactions(read_events(paths, ReadOptions(types=GROUPING_TYPES)))``, fused.
 
     Yields the very :class:`~repltool.binlog.transactions.Transaction` objects the
@@ -76,17 +76,28 @@ def scan_transactions(paths, *, verify_checksum: bool = True,  # type: ignore[no
     :param counts: a dict filled with ``path -> (types Counter, bytes Counter)``:
         the events (and their bytes) by type code, in first-seen order, as
         ``stats`` counts them.
-    :param light: yield :class:`LightTransaction` tuples instead.
     :param count_rows: fill ``row_counts`` (every row image walked,
         :class:`repltool.binlog.rowcount.RowCounter`).
     """
+    return _scan_transactions(paths, verify_checksum, info, counts, False, count_rows)
+
+
+def scan_light_transactions(paths, *, verify_checksum: bool = True,  # type: ignore[no-untyped-def]
+                            info=None, counts=None, count_rows: bool = False):
+    """:func:`scan_transactions` yielding :class:`LightTransaction` tuples (the fields
+    ``stats`` reads, with the general path's values) instead of transactions."""
+    return _scan_transactions(paths, verify_checksum, info, counts, True, count_rows)
+
+
+def _scan_transactions(paths, verify_checksum, info, counts, light,  # type: ignore[no-untyped-def]
+                       count_rows):
     import os
 
     from ..errors import ReplToolError
 
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    scan = _Scan(verify_checksum, light)
+    scan = LightScan(verify_checksum) if light else FusedScan(verify_checksum)
     if count_rows:
         from .rowcount import RowCounter
         scan.counter = RowCounter()
@@ -105,12 +116,14 @@ def scan_transactions(paths, *, verify_checksum: bool = True,  # type: ignore[no
 _TID = struct.Struct("<IH")
 
 
-class _Scan:
+class FusedScan:
     """State of :func:`scan_transactions` across files (segments, table names, open group)."""
 
-    def __init__(self, verify: bool, light: bool = False) -> None:
+    #: yield :class:`LightTransaction` tuples (:class:`LightScan`) instead of transactions
+    light = False
+
+    def __init__(self, verify: bool) -> None:
         self.verify = verify
-        self.light = light
         self.opts = ReadOptions(verify_checksum=verify)
         self.seg = Segments()
         self.table_names: dict[int, str] = {}
@@ -437,6 +450,12 @@ class _Scan:
             for tc in order:
                 types[tc] += tcount[tc]
                 nbytes[tc] += tbytes[tc]
+
+
+class LightScan(FusedScan):
+    """A :class:`FusedScan` that yields :class:`LightTransaction` tuples."""
+
+    light = True
 
 
 def _count(counter, tc: int, data: bytes, name: str,  # type: ignore[no-untyped-def]

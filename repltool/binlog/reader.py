@@ -159,6 +159,42 @@ def resume_events(fi: FileInfo, start: int, options: ReadOptions | None = None
         yield from _read_stream(fi, fh, opts, start, st)
 
 
+def events_in(fi: FileInfo, data: bytes, start: int, options: ReadOptions | None = None
+              ) -> Iterator[Event]:
+    """The events of ``data``, whole events of ``fi.path`` from file offset ``start``
+    on, read as :func:`read_events` reads them after the file's events before
+    ``start`` (``fi``: what another engine learnt from those, as for
+    :func:`resume_events`; ``fi.fde`` None: ``start`` is the file's first event).
+
+    For a printer that takes most events itself and hands single events here
+    (:func:`repltool.cli.render_replay.print_logs`): the bytes are not read again.
+    """
+    opts = options or ReadOptions()
+    st = _StreamState(fi, opts)
+    if fi.fde is not None:
+        st.fde, st.structs = fi.fde, structs_for(fi.fde)
+        st.crc_on = fi.fde.checksum_alg == ChecksumAlg.CRC32
+        st.first = False
+    yield from _read_stream(fi, _Window(data, start), opts, start, st)
+
+
+class _Window:
+    """``data`` as a file whose bytes start at offset ``start`` (seek/read only)."""
+
+    def __init__(self, data: bytes, start: int) -> None:
+        self.data, self.start, self.at = data, start, 0
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.at = offset - self.start
+        return offset
+
+    def read(self, size: int = -1) -> bytes:
+        at = self.at
+        out = self.data[at:] if size < 0 else self.data[at:at + size]
+        self.at = at + len(out)
+        return out
+
+
 def open_log(path: str) -> tuple[BinaryIO, int]:
     """Open a log file for reading: a regular file only (a FIFO, a pipe such as
     ``<(cat F)`` or a device is refused at once, never waited on).  An error

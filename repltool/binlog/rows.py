@@ -61,13 +61,14 @@ from .constants import type_name
 from .events import RowsBody
 from .jsonb import JsonDiffList, JsonError, decode_json, decode_json_diff
 from .temporal import (
-    EPOCH, BadValue, decimal_from_groups, decimal_plan, decimal_size, decode_decimal,
-    format_time, frac_text, make_date, make_datetime, time_from_packed,
+    EPOCH, BadValue, datetime2_fields, decimal_from_groups, decimal_plan, decimal_size,
+    decode_decimal, format_time, frac_text, make_date, make_datetime, time_from_packed,
+    timestamp2_fields,
 )
 
 __all__ = ["RowChange", "RowImage", "Geometry", "BadValue", "iter_row_changes", "format_time",
            "decode_decimal", "decimal_size", "ROW_KINDS", "INT_FORMATS", "PARTIAL_UPDATE_ROWS",
-           "frac_layout"]
+           "frac_layout", "prefixed_span"]
 
 Decoder = Callable[[bytes, int], "tuple[Any, int]"]
 
@@ -206,14 +207,21 @@ def _varlen(lenbytes: int, conv: Callable[[bytes], Any]) -> Decoder:
         return dec2
 
     def decn(d: bytes, p: int) -> tuple[Any, int]:
-        s = p + lenbytes
-        if s > len(d):
-            raise IndexError
-        q = s + int.from_bytes(d[p:s], "little")
-        if q > len(d):
-            raise IndexError
+        s, q = prefixed_span(d, p, lenbytes)
         return conv(d[s:q]), q
     return decn
+
+
+def prefixed_span(d: bytes, p: int, lenbytes: int) -> tuple[int, int]:
+    """(start, end) of the data of a value at ``p`` with a ``lenbytes``-byte
+    little-endian length prefix; IndexError when it does not fit in ``d``."""
+    s = p + lenbytes
+    if s > len(d):
+        raise IndexError
+    q = s + int.from_bytes(d[p:s], "little")
+    if q > len(d):
+        raise IndexError
+    return s, q
 
 
 def _bytes_of(n: int, conv: Callable[[bytes], Any]) -> Decoder:
@@ -295,16 +303,7 @@ def _datetime2(fsp: int) -> Decoder:
         q = p + n
         if q > len(d):
             raise IndexError
-        intpart = int.from_bytes(d[p:p + 5], "big") - 0x8000000000
-        if intpart < 0:
-            raise BadValue("negative DATETIME2 value")
-        us = int.from_bytes(d[p + 5:q], "big") * mul if fb else 0
-        if us > 999999:
-            raise BadValue(f"fractional seconds {us} out of range")
-        ymd, hms = intpart >> 17, intpart % (1 << 17)
-        ym = ymd >> 5
-        return make_datetime(ym // 13, ym % 13, ymd % 32, hms >> 12, (hms >> 6) % 64,
-                             hms % 64, us, fsp), q
+        return make_datetime(*datetime2_fields(d, p, fb, mul), fsp), q
     return dec
 
 
@@ -316,10 +315,7 @@ def _timestamp2(fsp: int) -> Decoder:
         q = p + n
         if q > len(d):
             raise IndexError
-        secs = int.from_bytes(d[p:p + 4], "big")
-        us = int.from_bytes(d[p + 4:q], "big") * mul if fb else 0
-        if us > 999999:
-            raise BadValue(f"fractional seconds {us} out of range")
+        secs, us = timestamp2_fields(d, p, fb, mul)
         if secs == 0 and us == 0:
             return "0000-00-00 00:00:00" + frac_text(0, fsp), q
         return EPOCH + timedelta(seconds=secs, microseconds=us), q

@@ -9,9 +9,10 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 
-__all__ = ["BadValue", "EPOCH", "datetime_from_packed", "decimal_from_groups", "decimal_plan",
-           "decimal_size", "decode_decimal", "format_time", "frac_text", "make_date",
-           "make_datetime", "time_from_packed"]
+__all__ = ["BadValue", "EPOCH", "datetime_from_packed", "datetime2_fields",
+           "decimal_digits", "decimal_from_groups", "decimal_plan", "decimal_size",
+           "decode_decimal", "format_time", "frac_text", "make_date", "make_datetime",
+           "time_from_packed", "timestamp2_fields"]
 
 
 class BadValue(ValueError):
@@ -69,6 +70,17 @@ def decimal_from_groups(raw: bytes, size: int, groups: tuple[tuple[int, int], ..
                         n_int: int) -> Decimal:
     """:func:`decode_decimal` with the size and :func:`decimal_plan` computed
     beforehand (once per column, by the row decoders)."""
+    negative, ip, fp = decimal_digits(raw, size, groups, n_int)
+    return Decimal(("-" if negative else "") + (ip or "0") + ("." + fp if fp else ""))
+
+
+def decimal_digits(raw: bytes, size: int, groups: tuple[tuple[int, int], ...],
+                   n_int: int) -> tuple[bool, str, str]:
+    """bin2decimal's reading of a binary DECIMAL's ``size`` bytes: (negative, the
+    integer digits with their leading zeros, the fraction digits).
+
+    :raises BadValue: for a digit group beyond its number of digits.
+    """
     v = int.from_bytes(raw, "big") ^ (0x80 << (8 * (size - 1)))
     negative = not raw[0] & 0x80
     if negative:
@@ -82,9 +94,39 @@ def decimal_from_groups(raw: bytes, size: int, groups: tuple[tuple[int, int], ..
         if g >= _POW10[ndigits]:
             raise BadValue(f"DECIMAL group {g} has more than {ndigits} digits")
         parts.append(str(g).zfill(ndigits))
-    ip = "".join(parts[:n_int]) or "0"
-    fp = "".join(parts[n_int:])
-    return Decimal(("-" if negative else "") + ip + ("." + fp if fp else ""))
+    return negative, "".join(parts[:n_int]), "".join(parts[n_int:])
+
+
+def datetime2_fields(d: bytes, p: int, fb: int, mul: int
+                     ) -> tuple[int, int, int, int, int, int, int]:
+    """A DATETIME2 at ``p`` (5 bytes, then ``fb`` fraction bytes worth ``mul``
+    microseconds each; the caller checked they are there): year, month, day, hour,
+    minute, second, microseconds (my_datetime_packed_from_binary).
+
+    :raises BadValue: for a negative value or a fraction beyond 999999.
+    """
+    intpart = int.from_bytes(d[p:p + 5], "big") - 0x8000000000
+    if intpart < 0:
+        raise BadValue("negative DATETIME2 value")
+    us = int.from_bytes(d[p + 5:p + 5 + fb], "big") * mul if fb else 0
+    if us > 999999:
+        raise BadValue(f"fractional seconds {us} out of range")
+    ymd, hms = intpart >> 17, intpart & 0x1FFFF
+    ym = ymd >> 5
+    return ym // 13, ym % 13, ymd & 31, hms >> 12, (hms >> 6) & 63, hms & 63, us
+
+
+def timestamp2_fields(d: bytes, p: int, fb: int, mul: int) -> tuple[int, int]:
+    """A TIMESTAMP2 at ``p`` (4 bytes, then ``fb`` fraction bytes; the caller checked
+    they are there): (seconds since the epoch, microseconds) (my_timestamp_from_binary).
+
+    :raises BadValue: for a fraction beyond 999999.
+    """
+    secs = int.from_bytes(d[p:p + 4], "big")
+    us = int.from_bytes(d[p + 4:p + 4 + fb], "big") * mul if fb else 0
+    if us > 999999:
+        raise BadValue(f"fractional seconds {us} out of range")
+    return secs, us
 
 
 _POW10 = tuple(10 ** i for i in range(10))

@@ -32,6 +32,7 @@ Timestamps are whole seconds since the epoch, as the event headers hold them;
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 import calendar
 import time
 from datetime import datetime, timedelta, timezone, tzinfo
@@ -58,49 +59,169 @@ _FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
 
 
 class LocalTime(tzinfo):
-    """The machine's local time zone, with its daylight-saving rules (the C library's,
-    as mysqlbinlog's ``localtime_r``), for ``--timezone local``."""
+    """The process's local time zone as the C library computes it (mysqlbinlog's
+    ``localtime_r``), for a ``TZ`` the time-zone database does not name (a POSIX rule
+    such as ``IST-5:30`` or ``EST5EDT,M3.2.0,M11.1.0``).
 
-    def _local(self, dt: datetime) -> time.struct_time:
-        stamp = time.mktime((dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second, 0, 0,
-                             -1))
-        return time.localtime(stamp)
+    It follows :pep:`495`: a wall time that occurs twice (the hour a clock is set
+    back) is the earlier instant with ``fold=0`` and the later with ``fold=1``; a wall
+    time that does not occur (the hour skipped) is read with the offset before the
+    change (``fold=0``) or after it (``fold=1``), as :class:`zoneinfo.ZoneInfo` does.
+    """
+
+    @staticmethod
+    def _offset(stamp: int) -> int:
+        return time.localtime(stamp).tm_gmtoff
+
+    def _instants(self, dt: datetime) -> tuple[list[int], int, int]:
+        """The instants whose local wall time is ``dt`` (0, 1 or 2), and the offsets a
+        day before and after it."""
+        wall = calendar.timegm((dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second))
+        before, after = self._offset(wall - 86400), self._offset(wall + 86400)
+        found = sorted({wall - o for o in (before, after) if self._offset(wall - o) == o})
+        return found, before, after
 
     def utcoffset(self, dt: datetime | None) -> timedelta:
-        return timedelta(seconds=self._local(dt).tm_gmtoff) if dt is not None else \
-            timedelta(seconds=-time.timezone)
+        if dt is None:
+            return timedelta(seconds=-time.timezone)
+        found, before, after = self._instants(dt)
+        if found:
+            stamp = found[-1] if dt.fold and len(found) > 1 else found[0]
+            return timedelta(seconds=self._offset(stamp))
+        return timedelta(seconds=after if dt.fold else before)
 
     def dst(self, dt: datetime | None) -> timedelta:
-        if dt is None or not self._local(dt).tm_isdst:
+        if dt is None:
             return timedelta(0)
-        return timedelta(seconds=time.timezone - time.altzone)
+        offset = self.utcoffset(dt)
+        standard = -time.timezone
+        return offset - timedelta(seconds=standard) if offset.total_seconds() != standard \
+            else timedelta(0)
 
     def tzname(self, dt: datetime | None) -> str:
-        return self._local(dt).tm_zone if dt is not None else time.tzname[0]
+        if dt is None:
+            return time.tzname[0]
+        stamp = calendar.timegm(dt.replace(tzinfo=None).timetuple()) - int(
+            self.utcoffset(dt).total_seconds())
+        return time.localtime(stamp).tm_zone
 
     def fromutc(self, dt: datetime) -> datetime:
-        stamp = calendar.timegm(dt.utctimetuple())
-        return dt + timedelta(seconds=time.localtime(stamp).tm_gmtoff)
+        stamp = calendar.timegm((dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second))
+        local = dt + timedelta(seconds=self._offset(stamp))
+        found, _, _ = self._instants(local)
+        return local.replace(fold=1) if len(found) > 1 and stamp == found[-1] else local
 
     def __repr__(self) -> str:
         return "LocalTime()"
 
 
+def _zone_key(path: str) -> str:
+    """The IANA name of a zone file (``/etc/localtime`` links to ``.../zoneinfo/NAME``;
+    Debian also writes the name to ``/etc/timezone``)."""
+    import os
+    target = os.path.realpath(path)
+    if "/zoneinfo/" in target:
+        return target.split("/zoneinfo/", 1)[1]
+    if path == "/etc/localtime":
+        try:
+            with open("/etc/timezone", encoding="ascii") as f:
+                name = f.read().strip()
+            if name:
+                return name
+        except (OSError, ValueError):
+            pass
+    return path
+
+
+def local_timezone() -> tzinfo:
+    """The process's local time zone, the one mysqlbinlog prints and reads datetimes in
+    (the C library's ``localtime_r``): the ``TZ`` environment variable, else
+    ``/etc/localtime``, else UTC.
+
+    A zone the time-zone database names is returned as a :class:`zoneinfo.ZoneInfo`
+    (its ``key`` is the name: ``Asia/Kolkata``); a POSIX rule in ``TZ`` as
+    :class:`LocalTime` (the C library's rules).
+    """
+    import os
+    from zoneinfo import ZoneInfo
+    tz = os.environ.get("TZ")
+    if tz is None:
+        try:
+            with open("/etc/localtime", "rb") as f:
+                return ZoneInfo.from_file(f, key=_zone_key("/etc/localtime"))
+        except (OSError, ValueError):
+            return timezone.utc         # the C library's default without a zone file
+    name = tz[1:] if tz.startswith(":") else tz
+    if not name or name.upper() in ("UTC", "UTC0", "GMT", "GMT0"):
+        return timezone.utc
+    try:
+        if name.startswith("/"):
+            with open(name, "rb") as f:
+                return ZoneInfo.from_file(f, key=_zone_key(name))
+        return ZoneInfo(name)
+    except (ValueError, OSError, LookupError):
+        return LocalTime()
+
+
+def zone_name(tz: tzinfo) -> str:
+    """How text output names a zone: ``UTC``, an IANA name (``Asia/Kolkata``), or
+    ``local (TZ=...)`` for a POSIX rule."""
+    import os
+    if tz is timezone.utc:
+        return "UTC"
+    key = getattr(tz, "key", None)
+    if key:
+        return str(key)
+    if isinstance(tz, LocalTime):
+        return f"local (TZ={os.environ.get('TZ', '')})"
+    return str(tz)
+
+
 def resolve_timezone(name: str) -> tzinfo:
-    """``UTC``, ``local`` (:class:`LocalTime`) or an IANA name (``Europe/Paris``).
+    """``local`` (:func:`local_timezone`, mysqlbinlog's zone), ``UTC`` or an IANA name
+    (``Europe/Paris``).
 
     :raises UsageError: for a name the time-zone database does not know.
     """
     if name.upper() == "UTC":
         return timezone.utc
     if name.lower() == "local":
-        return LocalTime()
+        return local_timezone()
     from zoneinfo import ZoneInfo
     try:
         return ZoneInfo(name)
     except (ValueError, OSError, LookupError):
-        raise UsageError(f"--timezone {name}: not a time zone (UTC, local or an IANA name "
+        raise UsageError(f"--timezone {name}: not a time zone (local, UTC or an IANA name "
                          "such as Europe/Paris)") from None
+
+
+def iso_datetime(ts: int | float, tz: tzinfo = timezone.utc, micros: bool = False
+                 ) -> str | None:
+    """Epoch seconds as ISO 8601 in ``tz`` with its UTC offset
+    (``2022-11-24T19:37:30+05:30``); ``micros``: ``ts`` is in microseconds and the text
+    keeps them (``...:30.123456+05:30``).  None for a time no calendar date holds.
+
+    Example::
+
+        >>> iso_datetime(1669298850, resolve_timezone("Asia/Kolkata"))
+        '2022-11-24T19:37:30+05:30'
+    """
+    if not micros:
+        return _iso_second(int(ts), tz)
+    try:
+        secs, us = divmod(int(ts), 1_000_000)
+        return datetime.fromtimestamp(secs, tz).replace(microsecond=us).isoformat(
+            timespec="microseconds")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+@lru_cache(maxsize=1024)            # a log's events share their seconds
+def _iso_second(ts: int, tz: tzinfo) -> str | None:
+    try:
+        return datetime.fromtimestamp(ts, tz).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def format_datetime(ts: int, tz: tzinfo = timezone.utc, fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
@@ -108,9 +229,62 @@ def format_datetime(ts: int, tz: tzinfo = timezone.utc, fmt: str = "%Y-%m-%d %H:
     return datetime.fromtimestamp(ts, tz).strftime(fmt)
 
 
+def _wall_diff(wall: datetime, local: datetime) -> int:
+    """Seconds from ``local``'s wall time to ``wall``'s, days as mysqlbinlog counts them
+    (a month wrap is one day)."""
+    days = wall.day - local.day
+    if days < -1:
+        days = 1
+    elif days > 1:
+        days = -1
+    return (3600 * (days * 24 + wall.hour - local.hour) + 60 * (wall.minute - local.minute)
+            + wall.second - local.second)
+
+
+def _system_gmt_sec(wall: datetime, tz: tzinfo, zone_guess: int) -> tuple[int, int]:
+    """mysqlbinlog's ``my_system_gmt_sec`` (mysys/my_time.c, sql-common/my_time.c in
+    MariaDB): the instant of the local wall time ``wall`` in ``tz``, found from the
+    guess ``wall + zone_guess - 3600`` with at most two corrections; a wall time the
+    clock skips (the hour set forward) moves to the start of the next real hour.
+    Returns the instant and the zone offset it settled on (the next guess)."""
+    def local(stamp: int) -> datetime:
+        return datetime.fromtimestamp(stamp, tz)
+    naive = calendar.timegm((wall.year, wall.month, wall.day, wall.hour, wall.minute,
+                             wall.second))
+    stamp = naive + zone_guess - 3600
+    current = zone_guess
+    now = local(stamp)
+    loop = 0
+    while loop < 2 and (wall.hour, wall.minute, wall.second) != (now.hour, now.minute,
+                                                                  now.second):
+        diff = _wall_diff(wall, now)
+        current += diff + 3600
+        stamp += diff
+        now = local(stamp)
+        loop += 1
+    if loop == 2 and wall.hour != now.hour:
+        diff = _wall_diff(wall, now)
+        if diff == 3600:
+            stamp += 3600 - wall.minute * 60 - wall.second
+        elif diff == -3600:
+            stamp -= wall.minute * 60 + wall.second
+    return stamp, current
+
+
+def _zone_guess(tz: tzinfo, now: float | None = None) -> int:
+    """``my_init_time``: the guess mysqlbinlog starts from, computed at start-up from the
+    current wall time (``now``: Unix seconds, the present when None)."""
+    wall = datetime.fromtimestamp(int(time.time() if now is None else now), tz)
+    return _system_gmt_sec(wall, tz, 3600)[1]
+
+
 def parse_datetime(value: str | None, name: str = "datetime",
-                   tz: tzinfo = timezone.utc) -> int | None:
-    """Seconds since the epoch of ``'YYYY-MM-DD hh:mm:ss'`` (or ``YYYY-MM-DD``) in ``tz``.
+                   tz: tzinfo = timezone.utc, now: float | None = None) -> int | None:
+    """Seconds since the epoch of ``'YYYY-MM-DD hh:mm:ss'`` (or ``YYYY-MM-DD``) in ``tz``,
+    as mysqlbinlog reads ``--start-datetime``/``--stop-datetime`` (``my_system_gmt_sec``
+    with the guess of ``my_init_time`` at ``now``): a wall time that occurs twice (the
+    hour a clock is set back) is what that search finds, one the clock skips (the hour
+    set forward) is the start of the next real hour.
 
     Example::
 
@@ -124,7 +298,9 @@ def parse_datetime(value: str | None, name: str = "datetime",
             dt = datetime.strptime(value, fmt)
         except ValueError:
             continue
-        return int(dt.replace(tzinfo=tz).timestamp())
+        if tz is timezone.utc:
+            return calendar.timegm(dt.timetuple())
+        return _system_gmt_sec(dt, tz, _zone_guess(tz, now))[0]
     raise UsageError(f"{name}: cannot read {value!r} as 'YYYY-MM-DD hh:mm:ss'")
 
 
@@ -219,37 +395,28 @@ class Window:
         """mysqlbinlog's event-by-event selection over the events of ``files``."""
         return EventFilter(self, files)
 
-    def select(self, transactions: Iterable[Transaction], files: Sequence[str]
-               ) -> Iterator[Transaction]:
-        """The transactions of ``files`` (read in this order) that are in the window."""
+    def select(self, transactions: Iterable[Transaction], files: Sequence[str],
+               cursor: WindowCursor | None = None) -> Iterator[Transaction]:
+        """The transactions of ``files`` (read in this order) that are in the window.
+
+        ``cursor``: go on with the state of a :meth:`cursor` that judged the
+        transactions before these (a read handed over in the middle)."""
         if not self.active:
             yield from transactions
             return
-        first, last = (files[0], files[-1]) if files else (None, None)
-        reached: set[int] = set()
+        cur = self.cursor(files) if cursor is None else cursor
+        if cur.stopped:
+            return
         for trx in transactions:
-            maria = _maria_gtid(trx.gtid) if trx.maria_flags is not None else None
-            if self.stop_gtids and maria is not None:
-                if reached >= self.stop_gtids.keys():
-                    return
-                if maria[0] in self.stop_gtids and maria[2] >= self.stop_gtids[maria[0]]:
-                    reached.add(maria[0])
-            if (self.stop_position is not None and trx.end.file == last
-                    and trx.end_offset > self.stop_position):
+            if cur.take(trx):
+                yield trx
+            elif cur.stopped:
                 return
-            if self.stop_datetime is not None and trx.timestamp and \
-                    trx.timestamp >= self.stop_datetime:
-                return
-            if (self.start_position is not None and trx.start.file == first
-                    and trx.start.offset < self.start_position):
-                continue
-            if self.start_datetime is not None and trx.timestamp < self.start_datetime:
-                continue
-            if not self.gtid_ok(trx.gtid, maria):
-                continue
-            if self.needs_events and not self._touches(trx):
-                continue
-            yield trx
+
+    def cursor(self, files: Sequence[str]) -> WindowCursor:
+        """The verdicts of :meth:`select`, one transaction at a time (its state: the GTID
+        domains that reached their stop position, whether reading has stopped)."""
+        return WindowCursor(self, files)
 
     def gtid_ok(self, gtid: str | None, maria: tuple[int, int, int] | None) -> bool:
         """The GTID options' verdict on a transaction with this GTID."""
@@ -298,7 +465,7 @@ class Window:
             return table in self.tables or f"{db}.{table}" in self.tables
         return True
 
-    def _touches(self, trx: Transaction) -> bool:
+    def touches(self, trx: Transaction) -> bool:
         """Whether a rows event of the transaction is of a selected table (in a selected
         database), or, with --database alone, one of its statements runs in one."""
         for ev in trx.events:
@@ -324,6 +491,50 @@ def _maria_gtid(gtid: str | None) -> tuple[int, int, int] | None:
     if len(parts) != 3 or not all(p.isdigit() for p in parts):
         return None
     return int(parts[0]), int(parts[1]), int(parts[2])
+
+
+class WindowCursor:
+    """:meth:`Window.select`'s verdict on each transaction in read order
+    (:meth:`take`); after a stop (``stopped``) no transaction is taken.  What it
+    reads of a transaction: ``gtid``, ``maria_flags``, ``start``, ``end``,
+    ``end_offset``, ``timestamp`` and, with ``--database``/``--table``, ``events``."""
+
+    __slots__ = ("window", "first", "last", "reached", "stopped")
+
+    def __init__(self, window: Window, files: Sequence[str]) -> None:
+        self.window = window
+        self.first, self.last = (files[0], files[-1]) if files else (None, None)
+        self.reached: set[int] = set()
+        self.stopped = False
+
+    def take(self, trx: Transaction) -> bool:
+        """Whether ``trx`` (the next transaction of the read) is in the window."""
+        if self.stopped:
+            return False
+        w = self.window
+        maria = _maria_gtid(trx.gtid) if trx.maria_flags is not None else None
+        if w.stop_gtids and maria is not None:
+            if self.reached >= w.stop_gtids.keys():
+                self.stopped = True
+                return False
+            if maria[0] in w.stop_gtids and maria[2] >= w.stop_gtids[maria[0]]:
+                self.reached.add(maria[0])
+        if (w.stop_position is not None and trx.end.file == self.last
+                and trx.end_offset > w.stop_position):
+            self.stopped = True
+            return False
+        if w.stop_datetime is not None and trx.timestamp and \
+                trx.timestamp >= w.stop_datetime:
+            self.stopped = True
+            return False
+        if (w.start_position is not None and trx.start.file == self.first
+                and trx.start.offset < w.start_position):
+            return False
+        if w.start_datetime is not None and trx.timestamp < w.start_datetime:
+            return False
+        if not w.gtid_ok(trx.gtid, maria):
+            return False
+        return not w.needs_events or w.touches(trx)
 
 
 class EventFilter:
@@ -402,5 +613,5 @@ class EventFilter:
 
 
 __all__ = ["CONTROL_TYPES", "EventFilter", "GTID_TYPES", "LocalTime", "Window",
-           "format_datetime", "parse_datetime", "parse_ids", "parse_position",
-           "resolve_timezone"]
+           "WindowCursor", "format_datetime", "iso_datetime", "local_timezone", "parse_datetime", "parse_ids",
+           "parse_position", "resolve_timezone", "zone_name"]

@@ -160,9 +160,10 @@ class CertifyRun:
                 self._transactions = read_transactions(self.paths, opts, keep_events=True)
             else:
                 from dataclasses import replace
-                self._transactions = group_transactions(
+                from ..binlog.damage import cut_tails
+                self._transactions = cut_tails(group_transactions(
                     damage.count(read_events(self.paths, replace(opts, keep_going=True))),
-                    keep_events=True)
+                    keep_events=True))
             if windowed:
                 assert window is not None
                 self._transactions = window.select(self._transactions, self.paths)

@@ -144,8 +144,9 @@ def dump(files: tuple[str, ...], **o: Any) -> None:
 
     The text output is what mysqlbinlog / mariadb-binlog print and can be piped
     into a server (point-in-time recovery): `repltool dump LOGS | mariadb`.
-    FILE `-` reads a log from standard input.  Times are shown in --timezone
-    (UTC unless given; mysqlbinlog uses local time: --timezone local).  Events
+    FILE `-` reads a log from standard input.  Times are shown and read in
+    --timezone: local time unless given, as mysqlbinlog (TZ, else
+    /etc/localtime); a comment line names the zone.  Events
     inside a Transaction_payload are shown after it with their offset inside the
     payload (`payload_pos`).
     """
@@ -246,8 +247,10 @@ def _dump(files: tuple[str, ...], out: BinaryIO, o: dict[str, Any]) -> None:
         from .render_rows import RowsRenderer
         rows = RowsRenderer(verbose, numbered=o["numbered_columns"])
     if fmt == "jsonl":
+        from .render import current_timezone
+        zone = current_timezone()
         for ev in events:
-            d = event_to_dict(ev)
+            d = event_to_dict(ev, zone)
             if rows is not None:
                 rows.observe(ev)
                 if isinstance(ev.body, RowsBody):
@@ -255,12 +258,17 @@ def _dump(files: tuple[str, ...], out: BinaryIO, o: dict[str, Any]) -> None:
             out.write(json_safe(json.dumps(d, ensure_ascii=False)).encode("utf-8"))
             out.write(b"\n")
     else:
-        from .render_replay import ReplayPrinter, print_events, print_flashback
+        from .render_replay import ReplayPrinter, print_events, print_flashback, print_logs
         printer = ReplayPrinter(out, base64_output=o["base64_output"], rows=rows,
                                 terminal=o["terminal"], skip_gtids=o["skip_gtids"],
                                 short_form=o["short_form"], hexdump=o["hexdump"],
                                 table_metadata=o["print_table_metadata"])
-        if o["flashback"]:
+        if not (rewrite or flt.active or window.needs_events or o["flashback"] or keep_going):
+            # no selection: the logs straight to the printer (the compiled one when it
+            # covers the options), every event as read_events gives it
+            print_logs(printer, files, ReadOptions(verify_checksum=verify_checksum,
+                                                   keep_going=keep_going))
+        elif o["flashback"]:
             from ..binlog.flashback import invert_window
             fde, trxs = invert_window(events)
             print_flashback(printer, fde, trxs)
@@ -276,9 +284,9 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: DamageLog,
     """``--writesets``: one JSON line per transaction (always JSON, whatever ``--format``).
 
     Without selection options the logs go through the fused reader
-    (:func:`repltool.writeset.read_writesets`), which falls back to the
-    general path below, filters and damage counting included, on anything it
-    does not take itself.
+    (:func:`repltool.writeset.fused.read_writeset_lines`), which hands what it does
+    not take itself to the general reader (``--keep-going`` and damage counting
+    included); with them, through the general path below.
     """
     import dataclasses
 
@@ -305,8 +313,8 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: DamageLog,
                                         general(), schema, default_collation=default_collation))
         else:
             lines = read_writeset_lines(files, schema, verify_checksum=verify_checksum,
-                                        general=general, writer=writer,
-                                        default_collation=default_collation)
+                                        keep_going=keep_going, watch=damage.count,
+                                        writer=writer, default_collation=default_collation)
         batch: list[str] = []           # lines, written 256 at a time
         try:
             with _few_collections():

@@ -42,8 +42,8 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
          "repltool schedule --workers 1,2,4,8 binlog.000001"),
         ("every way of computing the clocks side by side (MariaDB logs too)",
          "repltool schedule --compare all --schema schema.sql mysql-bin.000001"),
-        ("the transactions since a time given in this machine's zone, as mysqlbinlog reads it",
-         "repltool schedule --timezone local --start-datetime '2022-01-01 00:00:00' "
+        ("the transactions since a time in UTC (without --timezone: local time, as mysqlbinlog)",
+         "repltool schedule --timezone UTC --start-datetime '2022-01-01 00:00:00' "
          "binlog.000001"),
     ],
     "certify": [

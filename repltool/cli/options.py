@@ -254,10 +254,12 @@ def window_options(command):  # type: ignore[no-untyped-def]
     @click.option("--stop-datetime", metavar="DATETIME",
                   help="Stop at the first event (other commands: transaction) at or after "
                        "this time, read in the time zone of the timezone option.")
-    @click.option("--timezone", "zone_name", default="UTC", show_default=True, metavar="ZONE",
+    @click.option("--timezone", "zone_name", default="local", show_default=True, metavar="ZONE",
                   help="The time zone of --start-datetime/--stop-datetime and of the "
-                       "datetimes dump prints: UTC, local (the machine's, as mysqlbinlog "
-                       "uses) or an IANA name such as Europe/Paris.")
+                       "datetimes printed (text names the zone; JSON adds ISO 8601 times "
+                       "with their UTC offset): local, as mysqlbinlog (the TZ environment "
+                       "variable, else /etc/localtime), UTC, or an IANA name such as "
+                       "Europe/Paris.")
     @click.option("--include-gtids", metavar="GTIDS",
                   help="Only transactions in this GTID set (uuid:1-5,uuid:tag:3 or MariaDB "
                        "0-1-5).")

@@ -12,6 +12,7 @@ from ..binlog.events import (
     RotateBody, RowsBody, RowsQueryBody, StartV3Body, TableMapBody, TransactionPayloadBody,
     UserVarBody, XaPrepareBody, XidBody,
 )
+from ..binlog.window import zone_name
 from ..escape import has_controls, printable, printable_lines, sql_identifier, sql_string
 
 
@@ -164,6 +165,18 @@ def set_timezone(zone: tzinfo) -> None:
     _zone = zone
 
 
+def current_timezone() -> tzinfo:
+    """The zone datetimes are shown in (the last :func:`set_timezone`)."""
+    return _zone
+
+
+def zone_comment() -> str:
+    """dump's line naming the zone of the ``#YYMMDD hh:mm:ss`` dates that follow (a SQL
+    comment: a replay is unchanged)."""
+    return (f"# repltool: the dates of the '#YYMMDD hh:mm:ss' lines are in time zone "
+            f"{printable(zone_name(_zone))} (--timezone)\n")
+
+
 def _when(ts: int) -> str:
     return _when_in(ts, _zone)
 
@@ -172,6 +185,16 @@ def _when(ts: int) -> str:
 def _when_in(ts: int, zone: tzinfo) -> str:
     t = datetime.fromtimestamp(ts, zone)
     return t.strftime("%y%m%d") + f" {t.hour:2d}:{t.minute:02d}:{t.second:02d}"
+
+
+def when_text(ts: int) -> str:
+    """An event timestamp as the ``#YYMMDD hh:mm:ss`` of its header line (``--timezone``)."""
+    return _when_in(ts, _zone)
+
+
+def usec_text(ts: int) -> str:
+    """A commit timestamp in microseconds as the GTID comment lines show it."""
+    return _usec(ts)
 
 
 def _usec(ts: int | None) -> str:
@@ -304,7 +327,7 @@ def describe(ev: Event) -> tuple[str, list[str]]:
         return f"Binlog checkpoint {printable(b.file)}", []
     if isinstance(b, RowsQueryBody):
         return ("Annotate_rows:" if ev.type_code == 160 else "Rows_query",
-                [f"#Q> {printable(line)}" for line in _lines(b.text)])
+                _query_comment(b.text))
     if isinstance(b, TransactionPayloadBody):
         kind = {0: "ZSTD", 255: "NONE"}.get(b.compression_type, str(b.compression_type))
         return (f"Transaction_Payload\tpayload_size={b.payload_size}\tcompression_type={kind}"
@@ -324,6 +347,16 @@ def describe(ev: Event) -> tuple[str, list[str]]:
         return f"Incident: {b.incident} {printable(b.message)}", []
     name = ev.type_name
     return name, [] if b is not None else []
+
+
+def _query_comment(text: str) -> list[str]:
+    return [f"#Q> {printable(line)}" for line in _lines(text)]
+
+
+def annotate_text(query: bytes) -> str:
+    """The ``#Q>`` comment lines of an Annotate_rows / Rows_query event's query bytes
+    (each line made :func:`~repltool.escape.printable`, each ending with a line feed)."""
+    return "".join(line + "\n" for line in _query_comment(query.decode("utf-8", "replace")))
 
 
 def _gtid(b: GtidBody) -> tuple[str, list[str]]:
@@ -463,7 +496,7 @@ def stats_tables(stats: Any) -> list[Any]:
     out.append(files)
     if any(f.first_timestamp is not None for f in rows):
         ranges = Table(title="GTID and time range per file (transactions starting in it; "
-                             + ("UTC)" if _zone is timezone.utc else "--timezone)"))
+                             f"times in {printable(zone_name(_zone))})")
         for col in ("file", "first GTID", "last GTID", "first transaction",
                     "last transaction ends"):
             ranges.add_column(col)

@@ -51,10 +51,10 @@ from ..binlog.events import (
 from ..binlog.rows import decode_decimal
 from ..errors import ReplToolError, UsageError
 from ..escape import printable, sql_identifier, sql_string
-from .render import event_header, terminal_sql
+from .render import event_header, terminal_sql, zone_comment
 
 __all__ = ["ReplayPrinter", "BASE64_MODES", "charset_name", "collation_name", "print_events",
-           "print_flashback", "base64_lines", "hexdump_lines"]
+           "print_flashback", "print_logs", "base64_lines", "hexdump_lines"]
 
 BASE64_MODES = ("auto", "never", "decode-rows")
 DELIM = "/*!*/;"
@@ -185,6 +185,7 @@ class ReplayPrinter:
         self.printed_fde = False
         self._buf: list[str] = []           # text not yet written to out (see _w)
         self._buffered = 0
+        self.core_events = 0                # events the compiled printer printed (print_logs)
 
     # ---- output ----
 
@@ -225,6 +226,8 @@ class ReplayPrinter:
             self._w("/*!40019 SET @@session.max_delayed_threads=0*/;\n")
         self._w("/*!50003 SET @OLD_COMPLETION_TYPE=@@COMPLETION_TYPE,COMPLETION_TYPE=0*/;\n"
                 f"DELIMITER {DELIM}\n")
+        if not self.short_form:
+            self._w(zone_comment())
 
     def finish(self) -> None:
         """The epilogue (call once, after the last event, also after an error), then
@@ -656,3 +659,155 @@ def print_events(printer: ReplayPrinter, events: Iterable[Event]) -> None:
     finally:
         printer.finish()
 
+
+
+def print_logs(printer: ReplayPrinter, paths: Iterable[str], options: Any) -> None:
+    """Print the logs ``paths`` (read with :class:`~repltool.binlog.ReadOptions`
+    ``options``) as :func:`print_events` over :func:`~repltool.binlog.read_events`
+    does, with the compiled printer (``_textcore.pxi``) taking the common events
+    (MySQL and MariaDB GTIDs, Query, Table_map, Rows, Xid, Annotate_rows) when the
+    engine is built and the printer's options are the ones it covers (``-v``/``-vv``,
+    ``--base64-output`` auto or decode-rows, no other text option).  Every other event
+    is printed by ``printer`` at exactly its place in the log, decoded from the bytes
+    already read; the compiled printer goes on after it (nothing is read twice).
+    ``printer.core_events`` counts the events the compiled printer printed."""
+    from ..binlog.engine import compiled_core
+    from ..binlog.reader import read_events
+    core = compiled_core()
+    if core is None or options.keep_going or not _core_covers(printer):
+        print_events(printer, read_events(paths, options))
+        return
+    from .render import usec_text, when_text
+    from .render_rows import core_text_program
+    rows = printer.rows
+    verbosity, numbered = rows.verbosity, rows.numbered
+
+    def program(table: Any, bitmap: bytes, width: int) -> Any:
+        return core_text_program(table, bitmap, width, verbosity, numbered, core.RowText)
+
+    tp = core.TextPrinter(printer, rows, when_text, usec_text, program,
+                          options.verify_checksum, printer.base64_output == "auto")
+    try:
+        for path in paths:
+            _print_file(printer, tp, core, str(path), options)
+        tp.hand_over()
+    except BaseException:
+        tp.write()
+        tp.drop_pending()
+        printer.pending.clear()
+        printer.pending_rows.clear()
+        printer.in_trx = True
+        raise
+    finally:
+        printer.core_events += tp.taken
+        printer.finish()
+
+
+def _core_covers(printer: ReplayPrinter) -> bool:
+    return (printer.base64_output in ("decode-rows", "auto") and printer.rows is not None
+            and printer.row_count and not (printer.terminal or printer.skip_gtids
+                                           or printer.short_form or printer.hexdump
+                                           or printer.table_metadata))
+
+
+def _print_file(printer: ReplayPrinter, tp: Any, core: Any, path: str, options: Any) -> None:
+    from ..binlog.reader import (
+        CHUNK, FileInfo, check_magic, events_in, open_log, resume_events,
+    )
+    fi = FileInfo(path, 0)
+    fh, fi.size = open_log(path)
+    with fh:
+        check_magic(fi, fh.read(4), fh)
+        buf, base, off = b"", 4, 0
+        fde: Any = None
+        while True:
+            if fi.fde is not fde:
+                fde = fi.fde
+                _configure(printer, tp, fde)
+            status, off = tp.feed(buf, off, base, fi.size)
+            if status == core.TP_DONE:
+                more = fh.read(CHUNK)
+                if not more:
+                    if off < len(buf):          # a cut event: the reader says what is wrong
+                        tp.hand_over()
+                        _general(printer, tp, resume_events(fi, base + off, options))
+                    return
+                buf = buf[off:] + more
+                base += off
+                off = 0
+                continue
+            tp.hand_over()
+            if status == core.TP_REST:
+                _general(printer, tp, resume_events(fi, base + off, options))
+                return
+            size = int.from_bytes(buf[off + 9:off + 13], "little")
+            _general(printer, tp, events_in(fi, buf[off:off + size], base + off, options))
+            tp.take_over()
+            off += size
+
+
+def _general(printer: ReplayPrinter, tp: Any, events: Iterable[Event]) -> None:
+    """Events printed by the general printer; a Table_map it printed is taught to the
+    compiled printer (the next Table_maps with the same bytes are printed there)."""
+    for ev in events:
+        b = ev.body
+        if isinstance(b, TableMapBody):
+            printer.observe_table_map(ev)
+            printer.event(ev)
+            rows = printer.rows
+            if rows is not None and rows.tables.get(b.table_id) is not None and ev.raw \
+                    and ev.pos.payload_offset is None:
+                from .render import describe
+                end = len(ev.raw) - (CHECKSUM_LEN if ev.crc is not None else 0)
+                tp.learn_table_map(ev.raw[HEADER_LEN:end], b.table_id,
+                                   rows.tables.get(b.table_id), describe(ev)[0])
+        else:
+            printer.event(ev)
+            if isinstance(b, QueryBody):       # (inside a payload too: it sets the session)
+                sv = _status_vars(b.status_vars)
+                usec = sv.get("hrnow", sv.get("microseconds"))
+                db = printer.s.db
+                tp.learn_query(b.status_vars, None if db is None else db.encode(),
+                               f".{usec:06d}" if usec else "")
+
+
+#: Rows event types the compiled printer takes, with their post-header length
+_CORE_ROWS = {23: 8, 24: 8, 25: 8, 30: 10, 31: 10, 32: 10}
+
+
+def _configure(printer: ReplayPrinter, tp: Any, fde: FormatDescriptionBody | None) -> None:
+    """What the compiled printer takes under ``fde`` (nothing before the first FDE or
+    under a layout the fast decoders do not read)."""
+    from ..binlog.reader import structs_for
+    from .render import ROWS_EVENT_NAMES
+    roles: dict[int, int] = {}
+    names: dict[int, bytes] = {}
+    crc_on = False
+    if fde is not None and printer.started:
+        structs = structs_for(fde)
+        crc_on = fde.checksum_alg == 1
+        if not structs.lenient:
+            def plain(tc: int, post_header: int | None) -> bool:
+                return tc not in structs.opaque and (
+                    post_header is None or structs.post_header(tc, post_header) == post_header)
+            for tc, ph in _CORE_ROWS.items():
+                if plain(tc, ph):
+                    roles[tc] = 3
+                    name = ROWS_EVENT_NAMES[tc]
+                    if printer.mariadb and tc in (23, 24, 25):
+                        name = name.replace("_rows_v1", "_rows")
+                    names[tc] = (name + ": table id ").encode()
+            if plain(EventType.TABLE_MAP_EVENT, 8):
+                roles[EventType.TABLE_MAP_EVENT] = 2
+            for tc in (EventType.GTID_LOG_EVENT, EventType.ANONYMOUS_GTID_LOG_EVENT):
+                if plain(tc, None):
+                    roles[tc] = 1
+            if plain(EventType.XID_EVENT, None):
+                roles[EventType.XID_EVENT] = 4
+            if plain(EventType.QUERY_EVENT, 13):
+                roles[EventType.QUERY_EVENT] = 5
+            if plain(EventType.MARIADB_GTID_EVENT, None):
+                roles[EventType.MARIADB_GTID_EVENT] = 6
+            if plain(EventType.ANNOTATE_ROWS_EVENT, None):
+                roles[EventType.ANNOTATE_ROWS_EVENT] = 7
+    tp.configure(roles, crc_on, names)

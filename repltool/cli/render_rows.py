@@ -27,9 +27,11 @@ from ..binlog.events import Event, RowsBody, TableMapBody
 from ..binlog.jsonb import JsonDiffList, JsonOpaque, json_to_text
 from ..binlog.rows import (
     INT_FORMATS, PARTIAL_UPDATE_ROWS, ROW_KINDS, BadValue, Geometry, RowChange, RowImage,
-    format_time, frac_layout, iter_row_changes,
+    format_time, frac_layout, iter_row_changes, prefixed_span,
 )
-from ..binlog.temporal import decimal_plan, decimal_size
+from ..binlog.temporal import (
+    datetime2_fields, decimal_digits, decimal_plan, decimal_size, timestamp2_fields,
+)
 from ..escape import BIDI_CONTROLS, printable, sql_identifier
 
 _INT_BITS: dict[int, int] = {T.TINY: 8, T.SHORT: 16, T.INT24: 24, T.LONG: 32, T.LONGLONG: 64}
@@ -211,6 +213,78 @@ def text_program(table: TableDef, bitmap: bytes, width: int, verbosity: int,
 _MISS = object()
 
 
+def core_text_program(table: TableDef, bitmap: bytes, width: int, verbosity: int,
+                      numbered: bool, row_text: Callable[..., Any]) -> Any:
+    """:func:`text_program` for the compiled printer (``row_text``: the core's
+    ``RowText``): per present column the kind of writer the core runs for it
+    (:func:`core_step_kind`; ``X_CALL`` runs the Python maker) with the same line
+    prefix, suffix and NULL line, cached on ``table``; None when no column is present."""
+    key = ("core-text", bitmap, width, verbosity, numbered)
+    hit = table.plans.get(key, _MISS)
+    if hit is _MISS:
+        steps = text_program(table, bitmap, width, verbosity, numbered)
+        if steps is None:
+            hit = None
+        else:
+            mask = int.from_bytes(bitmap, "little") & ((1 << width) - 1)
+            present = [i for i in range(width) if mask >> i & 1]
+            name = printable(f"{sql_identifier(table.db)}.{sql_identifier(table.table)}")
+            hit = row_text(
+                [(*core_step_kind(table.columns[i], table.decoders[i]),
+                  _utf8(pre), _utf8(post), _utf8(null_line), make)
+                 for i, (pre, make, post, null_line) in zip(present, steps)],
+                _utf8(f"### INSERT INTO {name}\n### SET\n"),
+                _utf8(f"### DELETE FROM {name}\n### WHERE\n"),
+                _utf8(f"### UPDATE {name}\n### WHERE\n"), b"### SET\n")
+        table.plans[key] = hit
+    return hit
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+#: writer kinds of the compiled text programs (``_textcore.pxi``'s X_* codes)
+(X_INT, X_STR, X_DECIMAL, X_DATETIME2, X_TIMESTAMP2, X_DATE, X_DOUBLE, X_ENUM, X_CALL,
+ X_BITS) = range(10)
+
+
+def core_step_kind(col: ColumnDef, dec: Callable[[bytes, int], tuple[Any, int]]
+                   ) -> tuple[int, Any]:
+    """(kind, arguments) of the compiled writer of a column: the same choice
+    :func:`value_text_maker` makes, the same text."""
+    t = col.real_type
+    if getattr(dec, "unsupported", False):
+        return X_CALL, None
+    if t in INT_FORMATS or t == T.INT24:
+        size = 3 if t == T.INT24 else struct.calcsize(INT_FORMATS[t][0])
+        return X_INT, (size, 0 if col.unsigned else 1, 1 if col.unsigned is None else 0)
+    if t in (T.VARCHAR, T.VAR_STRING, T.STRING, T.VARCHAR_COMPRESSED):
+        return X_STR, 1 if (col.max_length or 0) < 256 else 2
+    if t in BLOB_TYPES:
+        return X_STR, col.pack_length or 0
+    if t == T.NEWDECIMAL:
+        groups, n_int = decimal_plan(col.precision or 0, col.scale or 0)
+        return X_DECIMAL, (decimal_size(col.precision or 0, col.scale or 0), groups, n_int)
+    if t == T.DATETIME2:
+        return X_DATETIME2, col.fsp or 0
+    if t == T.TIMESTAMP2:
+        return X_TIMESTAMP2, col.fsp or 0
+    if t in (T.DATE, T.NEWDATE):
+        return X_DATE, None
+    if t == T.ENUM:
+        return X_ENUM, col.pack_length or 0
+    if t in (T.SET, T.BIT):                 # as _bits_text
+        size = ((col.metadata >> 8) + (1 if col.metadata & 0xFF else 0) if t == T.BIT
+                else col.pack_length or 0)
+        if size <= 8 and (t == T.SET or col.bits is not None):
+            return X_BITS, (size, 1 if t == T.BIT else 0, col.bits if t == T.BIT else size * 8)
+        return X_CALL, None
+    if t == T.DOUBLE:
+        return X_DOUBLE, None
+    return X_CALL, None
+
+
 def _image_text(program: tuple[_Step, ...] | None, data: bytes, p: int, out: list[str]) -> int:
     """Append the lines of the image at ``p`` to ``out``; returns where it ends."""
     if program is None:                # no column present: only the NULL bitmap (0 bytes)
@@ -329,51 +403,23 @@ def _quoted(lenbytes: int) -> Callable[[bytes, int], tuple[str, int]]:
         return text1
 
     def textn(d: bytes, p: int) -> tuple[str, int]:
-        s = p + lenbytes
-        if s > len(d):
-            raise IndexError
-        q = s + int.from_bytes(d[p:s], "little")
-        if q > len(d):
-            raise IndexError
+        s, q = prefixed_span(d, p, lenbytes)
         return quote_bytes(d[s:q]), q
     return textn
 
 
 def _decimal_text(precision: int, scale: int) -> Callable[[bytes, int], tuple[str, int]]:
-    """bin2decimal's digits as ``format(Decimal, 'f')`` writes them."""
+    """bin2decimal's digits (:func:`~repltool.binlog.temporal.decimal_digits`) as
+    ``format(Decimal, 'f')`` writes them."""
     size = decimal_size(precision, scale)
     groups, n_int = decimal_plan(precision, scale)
-    sign_bit = 0x80 << (8 * (size - 1))
-    ones = (1 << (8 * size)) - 1
-    shifts = []
-    at = 0
-    for nbytes, ndigits in groups:
-        at += nbytes
-        shifts.append((8 * (size - at), (1 << 8 * nbytes) - 1, 10 ** ndigits, ndigits))
-    int_steps, frac_steps = tuple(shifts[:n_int]), tuple(shifts[n_int:])
 
     def text(d: bytes, p: int) -> tuple[str, int]:
         q = p + size
         if q > len(d):
             raise IndexError
-        v = int.from_bytes(d[p:q], "big") ^ sign_bit
-        negative = not d[p] & 0x80
-        if negative:
-            v ^= ones
-        ip = ""
-        for shift, mask, limit, ndigits in int_steps:
-            g = v >> shift & mask
-            if g >= limit:
-                raise BadValue(f"DECIMAL group {g} has more than {ndigits} digits")
-            ip += str(g).zfill(ndigits)
-        fp = ""
-        for shift, mask, limit, ndigits in frac_steps:
-            g = v >> shift & mask
-            if g >= limit:
-                raise BadValue(f"DECIMAL group {g} has more than {ndigits} digits")
-            fp += str(g).zfill(ndigits)
-        ip = ip.lstrip("0") or "0"
-        return ("-" if negative else "") + ip + ("." + fp if fp else ""), q
+        negative, ip, fp = decimal_digits(d[p:q], size, groups, n_int)
+        return ("-" if negative else "") + (ip.lstrip("0") or "0") + ("." + fp if fp else ""), q
     return text
 
 
@@ -385,16 +431,8 @@ def _datetime2_text(fsp: int) -> Callable[[bytes, int], tuple[str, int]]:
         q = p + n
         if q > len(d):
             raise IndexError
-        intpart = int.from_bytes(d[p:p + 5], "big") - 0x8000000000
-        if intpart < 0:
-            raise BadValue("negative DATETIME2 value")
-        us = int.from_bytes(d[p + 5:q], "big") * mul if fb else 0
-        if us > 999999:
-            raise BadValue(f"fractional seconds {us} out of range")
-        ymd, hms = intpart >> 17, intpart & 0x1FFFF
-        ym = ymd >> 5
-        s = (f"'{ym // 13:04d}-{ym % 13:02d}-{ymd & 31:02d} "
-             f"{hms >> 12:02d}:{(hms >> 6) & 63:02d}:{hms & 63:02d}")
+        y, mo, day, h, mi, sec, us = datetime2_fields(d, p, fb, mul)
+        s = f"'{y:04d}-{mo:02d}-{day:02d} {h:02d}:{mi:02d}:{sec:02d}"
         return (s + f".{us:06d}"[:fsp + 1] + "'" if fsp else s + "'"), q
     return text
 
@@ -407,13 +445,8 @@ def _timestamp2_text(fsp: int) -> Callable[[bytes, int], tuple[str, int]]:
         q = p + n
         if q > len(d):
             raise IndexError
-        secs = str(int.from_bytes(d[p:p + 4], "big"))
-        if not fb:
-            return secs, q
-        us = int.from_bytes(d[p + 4:q], "big") * mul
-        if us > 999999:
-            raise BadValue(f"fractional seconds {us} out of range")
-        return secs + f".{us:06d}"[:fsp + 1], q
+        secs, us = timestamp2_fields(d, p, fb, mul)
+        return (str(secs) + f".{us:06d}"[:fsp + 1] if fb else str(secs)), q
     return text
 
 

@@ -150,15 +150,14 @@ def schedule(ctx: click.Context, files: tuple[str, ...], workers_text: str, poli
     if retag is None and compare_text is None:
         from ..schedule.mariadb import is_mariadb_log
         if is_mariadb_log(files):
-            if keep_going:
-                raise UsageError("--keep-going is not available for MariaDB logs' applier "
-                                 "simulation (add --retag MODE)")
             if spark is not None or crash_text or plot_path:
                 raise UsageError("--spark, --crash-at and --plot are for MySQL's LOGICAL_CLOCK "
                                  "applier: not with MariaDB logs (or add --retag MODE)")
+            damage = damage_log(keep_going)
             _schedule_mariadb(ctx, files, workers, cost_spec, fmt, schema_paths, schema_db,
                               mode_text, domain_threads, max_queued, measured_path,
-                              verify_checksum, window)
+                              verify_checksum, window, damage)
+            report_damage(damage)
             return
     if mode_text is not None or measured_path is not None:
         raise UsageError("--parallel-mode and --measured simulate MariaDB's applier: only for "
@@ -233,7 +232,7 @@ def _schedule_mariadb(ctx: click.Context, files: tuple[str, ...], workers: list[
                       schema_db: str | None,
                       mode_text: str | None, domain_threads: int, max_queued: int,
                       measured_path: str | None, verify_checksum: bool,
-                      window: Any = None) -> None:
+                      window: Any = None, damage: Any = None) -> None:
     """``schedule`` on MariaDB logs: MariaDB's applier in each requested mode."""
     from ..schedule.mariadb import (DEFAULT_MODE, MariaConfig, maria_report_to_dict,
                                     maria_reports, read_measurements)
@@ -244,7 +243,7 @@ def _schedule_mariadb(ctx: click.Context, files: tuple[str, ...], workers: list[
     config = MariaConfig(domain_threads=domain_threads, max_queued=max_queued)
     reports = maria_reports(files, workers, modes, parse_cost(cost_spec), config=config,
                             verify_checksum=verify_checksum, schema_paths=schema_paths,
-                            schema_db=schema_db, window=window,
+                            schema_db=schema_db, window=window, damage=damage,
                             measurements=measurements)
     if fmt == "json":
         doc = (maria_report_to_dict(reports[0]) if len(reports) == 1

@@ -49,8 +49,9 @@ def stats(ctx: click.Context, files: tuple[str, ...], fmt: str, top: int, clock_
     cannot be read at all are listed and left out.
 
     With a window (--start-position, --include-gtids, --database, ...), every
-    figure is of the transactions in it (events by type: their events), read
-    by the general reader.
+    figure is of the transactions in it (events by type: their events);
+    positions, datetimes and GTIDs are read by the compiled engine, --database
+    and --table by the general reader (the same figures).
     """
     if clock_only and keep_going:
         raise click.UsageError("--keep-going needs the event-by-event reader, not --clock-only")
@@ -77,7 +78,8 @@ def stats(ctx: click.Context, files: tuple[str, ...], fmt: str, top: int, clock_
             result = compute_stats(files, verify_checksum=verify_checksum, top=top,
                                    keep_going=keep_going, progress=progress, window=window)
     if fmt == "json":
-        json.dump(stats_to_dict(result), sys.stdout, indent=2, default=str)
+        from .render import current_timezone
+        json.dump(stats_to_dict(result, current_timezone()), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
         _report_damage(result, failures)
         return

@@ -225,6 +225,9 @@ def _recorded_source(files: Sequence[str], verify_checksum: bool,
     events = rotations.watch(read_events(list(files), options))
     trxs = group_transactions(damage.count(events) if damage is not None else events,
                               keep_events=window is not None and window.needs_events)
+    if damage is not None:
+        from ..binlog.damage import cut_tails
+        trxs = cut_tails(trxs)
     return (window.select(trxs, files) if window is not None else trxs), rotations
 
 

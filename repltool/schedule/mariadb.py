@@ -73,6 +73,7 @@ from ..positions import Position
 from .sweep import knee
 
 if TYPE_CHECKING:
+    from ..binlog.damage import DamageLog
     from ..binlog.transactions import Transaction
     from ..binlog.window import Window
     from ..writeset import TrxWriteset
@@ -548,7 +549,8 @@ def maria_transactions(paths: Sequence[str | os.PathLike[str]], *,
                        schema_paths: Sequence[str | os.PathLike[str]] = (),
                        warnings: list[str] | None = None,
                        schema_db: str | None = None,
-                       window: Window | None = None) -> Iterator[MariaTransaction]:
+                       window: Window | None = None,
+                       damage: DamageLog | None = None) -> Iterator[MariaTransaction]:
     """Read MariaDB logs into :class:`MariaTransaction` values (costs 0).
 
     ``domain_id`` comes from the GTID, ``flags2`` / ``commit_id`` as logged,
@@ -560,17 +562,28 @@ def maria_transactions(paths: Sequence[str | os.PathLike[str]], *,
     side: a parent S-lock only conflicts with a writer).  Truncated groups
     are skipped (the applier discards them).  With a ``window``
     (:meth:`repltool.binlog.window.Window.select`), only its groups, as if the logs
-    held only them.
+    held only them.  With ``damage`` (``--keep-going``) damaged regions are skipped and
+    recorded in it; a group they cut is skipped as the applier discards a group without
+    its end (its part after the region too, which has no GTID event).
     """
     names = [os.fspath(p) for p in paths]
-    if window is not None and window.active:
+    windowed = window is not None and window.active
+    if windowed or damage is not None:
         from dataclasses import replace
 
-        from ..binlog import read_transactions
+        from ..binlog import read_events
+        from ..binlog.transactions import group_transactions
         from ..writeset import READ_OPTIONS, iter_writesets, load_schema
-        trxs = window.select(read_transactions(
-            names, replace(READ_OPTIONS, verify_checksum=verify_checksum),
-            keep_events=True), names)
+        events = read_events(names, replace(READ_OPTIONS, verify_checksum=verify_checksum,
+                                            keep_going=damage is not None))
+        trxs = group_transactions(events if damage is None else damage.count(events),
+                                  keep_events=True)
+        if damage is not None:
+            from ..binlog.damage import cut_tails
+            trxs = cut_tails(trxs)
+        if windowed:
+            assert window is not None
+            trxs = window.select(trxs, names)
         schema = load_schema([os.fspath(p) for p in schema_paths], default_db=schema_db) \
             if schema_paths and conflicts else None
         pairs: Iterable[tuple[Transaction, TrxWriteset | None]] = (
@@ -759,12 +772,15 @@ def maria_reports(paths: Sequence[str | os.PathLike[str]], threads: Sequence[int
                   schema_paths: Sequence[str | os.PathLike[str]] = (),
                   measurements: Sequence[Measurement] = (),
                   threshold: float = 0.05, schema_db: str | None = None,
-                  window: Window | None = None) -> list[MariaReport]:
+                  window: Window | None = None,
+                  damage: DamageLog | None = None) -> list[MariaReport]:
     """Read MariaDB logs once and sweep ``threads`` in each of ``modes``.
 
     :param cost_model: a :class:`~repltool.schedule.cost.CostModel`.
     :param measurements: the user's replica measurements; the report of each
         mode carries the comparisons of that mode's rows.
+    :param damage: read with ``keep_going``: damaged regions are skipped and recorded
+        in it, the groups they cut are left out (as the applier discards them).
     :raises ReplToolError: from reading, the cost model or the simulation.
     """
     import warnings as _w
@@ -772,7 +788,7 @@ def maria_reports(paths: Sequence[str | os.PathLike[str]], threads: Sequence[int
         _w.simplefilter("always")
         sims = list(cost_model.apply(maria_transactions(  # type: ignore[attr-defined]
             paths, verify_checksum=verify_checksum, schema_paths=schema_paths,
-            schema_db=schema_db, window=window)))
+            schema_db=schema_db, window=window, damage=damage)))
     notes = tuple(dict.fromkeys(str(c.message) for c in caught))
     groups = 0
     previous: tuple[int, int | None] | None = None

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from ..binlog import ReadOptions, read_events, read_transactions
 from ..binlog.constants import EventFlag, EventType
 from ..binlog.corescan import ClockTransaction, scan_clock_transactions
+from ..binlog.damage import cut_tails
 from ..binlog.events import Event
 from ..binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
 from ..errors import SimulationError, UsageError
@@ -255,6 +256,8 @@ def read_sim_transactions(paths: Paths,
             events = damage.count(events)
         transactions = group_transactions(
             events, keep_events=window is not None and window.needs_events)
+        if damage is not None:
+            transactions = cut_tails(transactions)
         if window is not None:
             transactions = window.select(transactions, names)
     return transactions_to_sim(transactions, cost_model, relay=rotations,

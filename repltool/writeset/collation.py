@@ -234,12 +234,20 @@ def sort_key_function(coll: Collation, *, fixed: bool, max_length: int,  # type:
             if pad and len(out) < end:
                 out += bytes(end - len(out))
             return out
+        # read by repltool.writeset.fastkeys: the compiled core builds the sort keys of
+        # ASCII values itself, by this rule (levels, ("w", cut, pad), CHAR)
+        key.ascii_plan = (levels, ("w", end, pad), fixed)  # type: ignore[attr-defined]
     elif kind == "uca900" and fixed:
         def key(data: bytes) -> bytes:
             return xfrm(data.rstrip(b" "), dstlen, nchars, pad)
     else:
         def key(data: bytes) -> bytes:
             return xfrm(data, dstlen, nchars, pad)
+        if kind in ("unicase", "utf8mb3_bin") and not fixed:
+            # ASCII values under _unicode: a 2-byte weight per character (upper case
+            # under unicase), then its padding; the core follows the same rule
+            key.ascii_plan = (None, ("u", dstlen, nchars, pad,  # type: ignore[attr-defined]
+                                     kind == "unicase"), False)
     return key
 
 

@@ -62,7 +62,7 @@ from ..binlog.coltypes import ColumnDef, ColumnType, TableDef, decode_table_map,
 from ..binlog.constants import ROWS_TYPES, EventType
 from ..binlog.events import Event, RowsBody, TableMapBody
 from ..binlog.rows import BadValue, iter_row_changes
-from ..binlog.transactions import GROUPING_TYPES, group_transactions
+from ..binlog.transactions import GROUPING_TYPES, GroupingState, group_transactions
 from ..errors import ReplToolError
 from ..positions import Position
 from .collation import UNKNOWN, Collation, collation_by_id, collation_by_name
@@ -75,7 +75,8 @@ from .plan import Fk, Key, Part, Plan, add_image, key_string
 from .schema import IndexSchema, KeyPart, Schema, TableSchema
 from .sortkey import sort_key_builder, string_key_problem
 
-__all__ = ["writeset_of", "iter_writesets", "stream_writesets", "WritesetExtractor", "READ_OPTIONS",
+__all__ = ["writeset_of", "iter_writesets", "stream_writesets", "WritesetExtractor",
+           "GeneralWritesetExtractor", "KEY_WALK_ERRORS", "READ_OPTIONS",
            "key_string", "xxh64", "writeset_record", "SPILL_AT"]
 
 #: pending keys of a transaction move into its compact :class:`KeyList` in batches
@@ -137,9 +138,6 @@ class WritesetExtractor:
     :param history_size: MySQL's ``binlog_transaction_dependency_history_size``.
     :param table_maps: ``table_id -> TableDef``, updated in place.
     :param strict: raise :class:`SchemaMismatch` instead of warning.
-    :param key_only: decode only the key columns of each row image
-        (:mod:`repltool.writeset.fastkeys`; same writesets and errors, several
-        times faster); ``False``: decode every column (the general path).
     :param default_collation: the collation of string key columns whose
         collation neither the log (``binlog_row_metadata=MINIMAL``, MySQL 5.7,
         MariaDB's default) nor the schema gives; ``None``: such columns have an
@@ -154,12 +152,14 @@ class WritesetExtractor:
 
     def __init__(self, schema: Schema | None = None, *, history_size: int = 25000,
                  table_maps: dict[int, TableDef] | None = None, strict: bool = False,
-                 key_only: bool = True, default_collation: str | None = None,
-                 drop_past_limit: bool = False) -> None:
+                 default_collation: str | None = None, drop_past_limit: bool = False) -> None:
         self.schema = schema
         self.drop_past_limit = drop_past_limit
         self.default_collation = default_collation
-        self.key_only = key_only
+        #: decode only the key columns of each row image (:mod:`repltool.writeset.fastkeys`;
+        #: same writesets and errors, several times faster); False in
+        #: :class:`GeneralWritesetExtractor`
+        self.key_only = True
         #: Rows events the key-only walk handed to the general decoder
         self.fallbacks = 0
         self._fast_keys: dict[int, TableKeys] = {}
@@ -172,6 +172,12 @@ class WritesetExtractor:
         self._plans: dict[int, tuple[TableDef, Plan]] = {}
         self._warned: set[Any] = schema._warned if schema is not None else set()
         self.begin()
+
+    def table_keys(self, td: TableDef) -> TableKeys | None:
+        """The key-only extractor of ``td``, once a Rows event of it went through
+        :meth:`rows` (which makes its plan); else None."""
+        fast = self._fast_keys.get(id(td))
+        return fast if fast is not None and fast.td is td else None
 
     # ---- transactions ----
 
@@ -227,14 +233,18 @@ class WritesetExtractor:
             raise error
         return self.result(acc, kind)
 
-    def pairs(self, events: Iterable[Event]) -> Iterator[tuple[Transaction, TrxWriteset]]:
+    def pairs(self, events: Iterable[Event], state: GroupingState | None = None
+              ) -> Iterator[tuple[Transaction, TrxWriteset]]:
         """``(transaction, writeset)`` of every group of ``events`` (read with
         :data:`READ_OPTIONS`), grouped by :func:`~repltool.binlog.group_transactions`
         with this extractor as its tap: no transaction's events are kept, so memory
         follows the write set (its keys), not the events (a payload of millions of
         tiny Rows events).  The transactions carry no events, except a GR
         View_change transaction: its View_change event
-        (:func:`repltool.certify.source.is_view_change`)."""
+        (:func:`repltool.certify.source.is_view_change`).
+
+        :param state: the grouper's state where ``events`` begin (a read the compiled
+            core began: :class:`~repltool.binlog.corescan.Handover`)."""
         seen: list[Event] = []
 
         def tap(ev: Event, opens: bool) -> None:
@@ -244,7 +254,7 @@ class WritesetExtractor:
                 seen.append(ev)
             self.event(ev, opens)
 
-        for trx in group_transactions(events, tap=tap):
+        for trx in group_transactions(events, tap=tap, state=state):
             ws = self.take(trx.kind)
             if seen:
                 trx = dataclasses.replace(trx, events=tuple(seen))
@@ -346,7 +356,7 @@ class WritesetExtractor:
             try:
                 acc.rows += fast.event(body, type_code, skip_fk, acc.keys)
                 return
-            except _FAST_ERRORS:
+            except KEY_WALK_ERRORS:
                 self.fallbacks += 1
                 del acc.keys[n:]        # the general decoder below gives the exact outcome
         if not plan.usable:
@@ -558,6 +568,15 @@ class WritesetExtractor:
         self._warned.add(tag)       # after: a warning turned into an error is not lost
 
 
+class GeneralWritesetExtractor(WritesetExtractor):
+    """A :class:`WritesetExtractor` that decodes every column of every row image (the
+    general path: the reference the key-only extraction is tested against)."""
+
+    def __init__(self, schema: Schema | None = None, **kw: Any) -> None:
+        super().__init__(schema, **kw)
+        self.key_only = False
+
+
 _ROWS = frozenset(int(t) for t in ROWS_TYPES)
 _VIEW_CHANGE = int(EventType.VIEW_CHANGE_EVENT)
 
@@ -606,8 +625,10 @@ def _gipk(td: TableDef, ts: TableSchema, mapping: dict[str, int]) -> int | None:
     return None
 
 
-_FAST_ERRORS = (IndexError, struct.error, BadValue, ValueError, OverflowError, KeyError,
-                TypeError)
+#: what the key-only walks raise for an event shape or bytes they leave to the
+#: general decoder (which then gives the exact result or error)
+KEY_WALK_ERRORS = (IndexError, struct.error, BadValue, ValueError, OverflowError, KeyError,
+                   TypeError)
 
 
 def _collation(col: ColumnDef, sc: Any, default: str | None = None) -> Collation:

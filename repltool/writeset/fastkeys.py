@@ -120,10 +120,90 @@ class TableKeys:
             run = self._events[ek] = self._compile(kind, before, after, width)
         return run
 
+    def core_keys(self, core: Any, before: bytes, after: bytes | None, width: int
+                  ) -> tuple[Any, Any, list[tuple[bool, tuple[int, ...], dict[Any, Any], Any]]]:
+        """What the compiled core's ``RowsShape`` needs to key one event shape itself:
+        the image programs (before; after for an UPDATE: ``after`` given) and, per key
+        (unique keys, then foreign keys), ``(is foreign key, slots of its parts, entry
+        cache, miss)`` - the caches and misses :meth:`runner`'s code uses.
+
+        :raises ValueError: (``_Unsupported``) a shape left to the general decoder."""
+        ek = ("core", before, after, width)
+        hit = self._events.get(ek)
+        if hit is None:
+            self._check_present(before, after, width)
+            wanted = self.wanted
+            first = image_program(core, self.td, before, width, wanted)
+            second = image_program(core, self.td, after, width, wanted) \
+                if after is not None else None
+            if first is None or (after is not None and second is None):
+                raise _Unsupported("an image without any present column")
+            slot = {c: k for k, c in enumerate(wanted)}
+            names = self._names
+            specs = [(False, tuple(slot[p.column] for p in key.parts), names[f"C{n}"],
+                      names[f"M{n}"], self._int_text(
+                          [(p.column, p.sort_key) for p in key.parts], key.prefix, key.name,
+                          False, self.td.db, self.td.table) if not key.has_prefix else None,
+                      self._str_text(key))
+                     for n, key in enumerate(self.plan.keys)]
+            specs += [(True, tuple(slot[c] for c in fk.columns), names[f"F{n}"], names[f"G{n}"],
+                       self._int_text(list(zip(fk.columns, fk.sort_keys)), fk.prefix, fk.index,
+                                      True, fk.db, fk.table), None)
+                      for n, fk in enumerate(self.plan.fks)]
+            hit = self._events[ek] = (first, second, specs)
+        return hit  # type: ignore[no-any-return]
+
+    def _int_text(self, parts: list[tuple[int, Any]], prefix: bytes, index: str, parent: bool,
+                  db: str, table: str) -> tuple[Any, ...] | None:
+        """Text mode, a key (or FK) of whole integer columns (``parts``: column, sort
+        key): what the core's ``RowsShape`` needs to build the JSON of its entry -
+        ``encode_key`` of :func:`~repltool.writeset.plan.key_entries`' (or ``fk_entry``'s)
+        entry, :func:`_int_text_miss`'s for one part - itself; else None."""
+        if not self.text:
+            return None
+        layouts = []
+        for column, sort_key in parts:
+            layout = self._int_layout(column, sort_key)
+            if layout is None:
+                return None
+            width, signed, tail, _ = _int_parts(layout)
+            layouts.append((width, signed, layout[2] >> (8 * width - 8), tail))
+        head, end = key_head(db, table, index, parent)
+        return (prefix, head, end, tuple(layouts))
+
+    def _str_text(self, key: Key) -> tuple[Any, ...] | None:
+        """Text mode, a one-part unique key over a VARCHAR column whose sort keys take
+        a rule the core knows for ASCII values (``ascii_plan`` of
+        :func:`repltool.writeset.collation.sort_key_function`: the 0900 collations'
+        ASCII weight tables, the ``_unicode`` collations' 2-byte weights): what the
+        core's ``RowsShape`` needs to build the JSON of :func:`_text_miss1`'s entries
+        itself for ASCII values (``(prefix, head, end, length bytes, weight levels,
+        rule per entry, separator)``), else None."""
+        if not self.text or len(key.parts) != 1:
+            return None
+        part = key.parts[0]
+        plan = getattr(part.sort_key, "ascii_plan", None)
+        if plan is None or plan[1][2]:               # CHAR (spaces stripped): not here
+            return None
+        lb, (levels, entry, _) = plan
+        cuts = [entry]
+        if part.full_key is not None:
+            full = getattr(part.full_key, "ascii_plan", None)
+            if full is None or full[0] != lb or full[1][0] != levels or full[1][2]:
+                return None
+            cuts.append(full[1][1])
+        dec = self.td.decoders[part.column]
+        if getattr(dec, "unsupported", False) or lb not in (1, 2):
+            return None
+        probe = bytes([1] + [0] * (lb - 1)) + b"a"     # an ASCII value decodes to itself
+        if dec(probe, 0) != ("a", len(probe)):
+            return None
+        head, end = key_head(self.td.db, self.td.table, key.name, False)
+        return (key.prefix, head, end, lb, levels, tuple(cuts), SEP)
+
     # ---- code generation ----
 
-    def _compile(self, kind: str, before: bytes, after: bytes | None, width: int) -> Any:
-        """See :meth:`runner`: every image walked and keyed inline."""
+    def _check_present(self, before: bytes, after: bytes | None, width: int) -> None:
         need = sum(1 << c for c in self.wanted)
         for bitmap in (before, after):
             if bitmap is not None and need & ~int.from_bytes(bitmap, "little") & ((1 << width) - 1) \
@@ -131,6 +211,10 @@ class TableKeys:
                 raise _Unsupported("a key column absent from the image (left to the general "
                                    "path, which fills an UPDATE's after image or books the "
                                    "table as missing keys)")
+
+    def _compile(self, kind: str, before: bytes, after: bytes | None, width: int) -> Any:
+        """See :meth:`runner`: every image walked and keyed inline."""
+        self._check_present(before, after, width)
         env: dict[str, Any] = dict(self._names)
         core = compiled_core()
         if core is not None:

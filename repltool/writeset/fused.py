@@ -8,25 +8,33 @@ gives (checksums verified unless told otherwise), several times faster on the
 common shape of MySQL 5.7+ and MariaDB binlogs and relay logs.
 
 With the compiled engine the core groups the transactions (the one grouper of
-``repltool stats``: :func:`repltool.binlog.corescan.scan_writeset_groups`) and
-hands back the Table_map and Rows bodies of each; the key-only extractor
-(:mod:`repltool.writeset.fastkeys`) keys them, the row images walked to the key
-columns by the core too (``_core.walk_rows``).  With the pure-Python engine the
-fused scanner (:func:`repltool.binlog.fastpath.scan_transactions`) groups them and
-calls the same hooks; its row walks are generated Python
+``repltool stats``: :class:`repltool.binlog.corescan.WritesetGroups`) and keeps the
+Table_map and Rows bodies of each; its ``KeyDispatch`` then keys a whole
+transaction in one call (``_wsdispatch.pxi``): the TableDef a table id means, the
+shape of each Rows header (v1 and v2), the walk of every row image to its key
+columns, the entry caches of the key-only extractor
+(:mod:`repltool.writeset.fastkeys`) and, for ``dump --writesets``, the JSON text of
+keys of integer columns.  Python is entered per transaction, and per event only for
+what the core does not know yet (a new Table_map body or header shape, a cache
+miss, an event left to the general route).  With the pure-Python engine the fused
+scanner (:func:`repltool.binlog.fastpath.scan_transactions`) groups them and calls
+the same hooks per event; its row walks are generated Python
 (:mod:`repltool.binlog.rowwalk`).
 
 Where the core or the scanner meets anything outside its subset
 (Transaction_payload, an unknown event type, a CRC mismatch, a truncated or
 malformed event, a file that cannot be opened ...) it raises
 :class:`~repltool.binlog.engine.Unsupported` (an error of the log - a
-:class:`~repltool.errors.ReplToolError` - is turned into one), and
-:func:`read_writesets` starts over on the general path, skipping the pairs
-already yielded: the sequence is the general path's, element by element,
+:class:`~repltool.errors.ReplToolError` - is turned into one).  With the compiled
+engine the general reader then continues from the start of the first transaction
+not yielded, in the grouper's state there (:class:`~repltool.binlog.corescan.Handover`,
+as ``stats`` and ``schedule`` do); the pure-Python scanner does not say where, so
+:func:`read_writesets` starts over on the general path, skipping the pairs already
+yielded.  Either way the sequence is the general path's, element by element,
 including its errors and warnings.  The transactions of the fast path carry no
 events (``Transaction.events == ()``); everything else about them, and every
-writeset, equals the general path's (``tests/writeset/test_fused.py``, corpus
-and synthetic logs).
+writeset, equals the general path's (``tests/writeset/test_fused.py``,
+``test_hand_over.py``, corpus and synthetic logs).
 """
 
 from __future__ import annotations
@@ -35,23 +43,27 @@ import os
 import struct
 from typing import Any, Callable, Iterable, Iterator
 
-from ..binlog import Event, Transaction, read_events
+from dataclasses import replace
+
+from ..binlog import Event, ReadOptions, Transaction, read_events
 from ..binlog.coltypes import TableDef, decode_table_map, table_def_cache
 from ..binlog.constants import EventType
-from ..binlog.corescan import scan_writeset_groups
+from ..binlog.corescan import Handover, WritesetGroups
 from ..binlog.decode import DecodeContext
 from ..binlog.engine import compiled_core
 from ..binlog.events import TableMapBody
-from ..binlog.fastpath import FastPathUnsupported, _Scan, fast_rows, fast_table_map
+from ..binlog.fastdecode import FAST_DECODERS
+from ..binlog.fastpath import FastPathUnsupported, FusedScan, LightScan, fast_table_map
 from ..errors import ReplToolError
 from ..positions import Position
-from .extract import _FAST_ERRORS, READ_OPTIONS, SPILL_AT, Acc, WritesetExtractor, book, note_missing
+from .extract import KEY_WALK_ERRORS, READ_OPTIONS, SPILL_AT, Acc, WritesetExtractor, book, note_missing
 from .fastkeys import TableKeys
 from .jsonl import RecordWriter, encode_key
-from .model import TrxWriteset
+from .model import MissingKey, TrxWriteset
 from .schema import Schema
 
-__all__ = ["read_writesets", "iter_fast_writesets", "read_writeset_lines"]
+__all__ = ["read_writesets", "read_writeset_summaries", "iter_fast_writesets",
+           "read_writeset_lines", "resume_general"]
 
 Pair = tuple[Transaction, TrxWriteset]
 _TMAP = int(EventType.TABLE_MAP_EVENT)
@@ -59,58 +71,72 @@ _new = tuple.__new__
 _ROWS_HEAD = struct.Struct("<IHHH")          # table id low 32, high 16, flags, var_header_len
 _ROWS_V2 = (int(EventType.WRITE_ROWS_EVENT), int(EventType.UPDATE_ROWS_EVENT),
             int(EventType.DELETE_ROWS_EVENT))
+_ROWS_V1 = (int(EventType.WRITE_ROWS_EVENT_V1), int(EventType.UPDATE_ROWS_EVENT_V1),
+            int(EventType.DELETE_ROWS_EVENT_V1))
 _UPDATE = int(EventType.UPDATE_ROWS_EVENT)
 _KIND = dict(zip(_ROWS_V2, ("insert", "update", "delete")))
+#: the compiled dispatch's kinds (v1 and v2 Rows events: the same images after the width)
+_CORE_KIND = {**_KIND, **dict(zip(_ROWS_V1, ("insert", "update", "delete")))}
 
 
 def read_writesets(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
                    schema: Schema | None = None, *, verify_checksum: bool = True,
-                   general: Callable[[], Iterable[Event]] | None = None,
-                   light: bool = False, **kw: Any) -> Iterator[Pair]:
+                   **kw: Any) -> Iterator[Pair]:
     """``(transaction, writeset)`` for every transaction of the logs, in order.
 
     :param schema: key definitions (:func:`~repltool.writeset.load_schema`).
     :param verify_checksum: verify every CRC32 (as ``ReadOptions``).
-    :param general: the general path's events, if the caller reads them
-        differently (``repltool dump`` counts damage on the way): a callable
-        returning the events of the same files and checksum setting, with
-        :data:`~repltool.writeset.READ_OPTIONS`' bodies.  Default:
-        ``read_events(paths, READ_OPTIONS)``.
-    :param light: the fast path yields
-        :class:`~repltool.binlog.fastpath.LightTransaction` tuples (the fields
-        ``stats`` reads - ``start``, ``gtid``, the clock, ``kind`` ... - with the
-        general path's values) instead of full transactions; a quarter of the
-        scan's time.  After a fallback the transactions are full ones.
     :param kw: :class:`~repltool.writeset.WritesetExtractor` options
         (``history_size``, ``table_maps``, ``strict``).
     """
-    return _read(paths, schema, verify_checksum, general, light, kw, None)
+    return _read(paths, schema, replace(READ_OPTIONS, verify_checksum=verify_checksum), None,
+                 False, kw, None)
+
+
+def read_writeset_summaries(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+                            schema: Schema | None = None, *, verify_checksum: bool = True,
+                            **kw: Any) -> Iterator[tuple[Any, TrxWriteset]]:
+    """:func:`read_writesets` with, where the fast path reads, a
+    :class:`~repltool.binlog.transactions.TransactionSummary` (or
+    :class:`~repltool.binlog.fastpath.LightTransaction`: the fields ``stats`` reads
+    - ``start``, ``gtid``, the clock, ``kind`` ... - with the general path's values)
+    instead of the full transaction: a quarter of the scan's time.  Where the
+    general reader reads, the transactions are full ones."""
+    return _read(paths, schema, replace(READ_OPTIONS, verify_checksum=verify_checksum), None,
+                 True, kw, None)
 
 
 def read_writeset_lines(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
                         schema: Schema | None = None, *, verify_checksum: bool = True,
-                        general: Callable[[], Iterable[Event]] | None = None,
+                        keep_going: bool = False,
+                        watch: Callable[[Iterable[Event]], Iterable[Event]] | None = None,
                         writer: RecordWriter | None = None, **kw: Any) -> Iterator[str]:
-    """``writer.line(trx, ws)`` for every ``(trx, ws)`` of :func:`read_writesets`
-    (``light=True``): the lines of ``repltool dump --writesets``.
+    """``writer.line(trx, ws)`` for every ``(trx, ws)`` of :func:`read_writeset_summaries`:
+    the lines of ``repltool dump --writesets``.
 
     The fast path builds the JSON text of each key where it would build the
     :class:`~repltool.writeset.model.WriteKey` (:class:`TableKeys` with
     ``text=True``), and no ``TrxWriteset``; the lines are the same
     (``tests/writeset/test_jsonl.py``).
+
+    :param keep_going: the general reader's ``ReadOptions.keep_going`` (it reads
+        whatever the fast path leaves to it).
+    :param watch: sees the general reader's events (``watch(events)`` yields them):
+        ``repltool dump`` counts damage there.
     """
-    return _read(paths, schema, verify_checksum, general, True, kw,
+    options = replace(READ_OPTIONS, verify_checksum=verify_checksum, keep_going=keep_going)
+    return _read(paths, schema, options, watch, True, kw,
                  writer if writer is not None else RecordWriter())
 
 
-def _read(paths: Any, schema: Schema | None, verify_checksum: bool,
-          general: Callable[[], Iterable[Event]] | None, light: bool,
+def _read(paths: Any, schema: Schema | None, options: ReadOptions,
+          watch: Callable[[Iterable[Event]], Iterable[Event]] | None, light: bool,
           kw: dict[str, Any], writer: RecordWriter | None) -> Iterator[Any]:
     files = [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) \
         else [os.fspath(p) for p in paths]
     maps = kw.get("table_maps")
     maps_before = dict(maps) if maps is not None else None
-    fast = _FastRun(files, schema, verify_checksum, kw, light, writer)
+    fast = _FastRun(files, schema, options.verify_checksum, kw, light, writer)
     done = 0
     try:
         for pair in fast:
@@ -119,21 +145,38 @@ def _read(paths: Any, schema: Schema | None, verify_checksum: bool,
         return
     except FastPathUnsupported:
         pass
-    if maps is not None:                # as the caller gave them
-        maps.clear()
-        maps.update(maps_before or {})
-    if general is None:
-        from dataclasses import replace
-        opts = replace(READ_OPTIONS, verify_checksum=verify_checksum)
-        events: Iterable[Event] = read_events(files, opts)
+    rest = fast.rest
+    if rest is not None:
+        # the compiled engine: the general reader continues from the transaction the
+        # core could not finish, with the grouper's state there and the extractor's
+        # table maps, plans and warnings (its maps hold what the transactions before
+        # that point mapped: a transaction is keyed only once complete)
+        events = resume_general(rest, options)
+        ex = fast.extractor
+        ex.begin()
+        state = rest.state()
+        done = 0
     else:
-        events = general()
-    ex = WritesetExtractor(schema, **kw)
-    ex._warned = fast.extractor._warned         # warn once, whichever path saw it first
+        # the pure-Python engine's scanner does not say where: start over, skipping
+        # the pairs already yielded
+        if maps is not None:                # as the caller gave them
+            maps.clear()
+            maps.update(maps_before or {})
+        events = read_events(files, options)
+        ex = WritesetExtractor(schema, **kw)
+        ex._warned = fast.extractor._warned     # warn once, whichever path saw it first
+        state = None
+    if watch is not None:
+        events = watch(events)
     # folded as the events stream (WritesetExtractor.pairs): no transaction's events kept
-    for i, (trx, ws) in enumerate(ex.pairs(events)):
+    for i, (trx, ws) in enumerate(ex.pairs(events, state=state)):
         if i >= done:
             yield (trx, ws) if writer is None else writer.line(trx, ws)
+
+
+def resume_general(rest: Handover, options: ReadOptions) -> Iterator[Event]:
+    """The general reader's events from a hand-over point of the compiled core on."""
+    return rest.events(options)
 
 
 def iter_fast_writesets(paths: Iterable[str | os.PathLike[str]], schema: Schema | None = None,
@@ -161,7 +204,7 @@ class _FastRun:
         #: and Rows events (:func:`~repltool.binlog.corescan.scan_writeset_groups`);
         #: the pure-Python engine's fused scan calls the hooks itself
         self.core = compiled_core() is not None
-        self.scan: Any = _Structs() if self.core else _Scan(verify, light)
+        self.scan: Any = _Structs() if self.core else (LightScan if light else FusedScan)(verify)
         if not self.core:
             self.scan.hook = self._hook
             self.scan.rows_hook = self._rows
@@ -171,11 +214,96 @@ class _FastRun:
         self._tds = table_def_cache()      # Table_map body bytes -> its TableDef (bounded)
         self._v2 = False                           # the FDE gives Rows v2 the 10-byte post-header
         self._shapes: dict[tuple[int, bytes], tuple[Any, ...]] = {}   # see _rows
+        #: compiled engine: the core's KeyDispatch (a transaction's events keyed in one
+        #: call), made per Format_description; Rows events it keyed / left to _general
+        self.dispatch: Any = None
+        self.fast_events = self.general_events = 0
+        #: compiled engine: where the general reader continues once this run stopped
+        self.rest: Handover | None = None
 
     def _new_structs(self) -> None:
         structs = self._structs = self.scan.structs
         self._ctxs, self._tds, self._shapes = {}, table_def_cache(), {}
         self._v2 = all(structs.post_header(t, 10) == 10 for t in _ROWS_V2)
+        if self.core:
+            self._new_dispatch(structs)
+
+    def _new_dispatch(self, structs: Any) -> None:
+        core = compiled_core()
+        self._count_dispatch()
+        d = self.dispatch = core.KeyDispatch(
+            _TMAP, self._tds.get, self._tm_miss, self.extractor.table_maps, self._shape_miss,
+            self._general_at, self._spill_acc, KEY_WALK_ERRORS, MissingKey.NO_USABLE_KEY,
+            SPILL_AT)
+        layout = bytearray(256)
+        for types, post, bit in ((_ROWS_V1, 8, 1), (_ROWS_V2, 10, 2)):
+            for tc in types:
+                if structs.post_header(tc, 0) == post:
+                    layout[tc] = bit | (4 if _CORE_KIND[tc] == "update" else 0)
+        d.set_layout(bytes(layout))
+
+    def _count_dispatch(self) -> None:
+        """Add the current dispatch's counts to ``fast_events`` / ``general_events``."""
+        d = self.dispatch
+        if d is not None:
+            self.fast_events += d.fast_events
+            self.general_events += d.general_events
+            d.fast_events = d.general_events = 0
+
+    def _tm_miss(self, data: bytes, f: int, offset: int) -> TableDef:
+        """A Table_map body the dispatch has not seen: its TableDef (cached)."""
+        body = fast_table_map(data, self._ctx(_TMAP))
+        if not isinstance(body, TableMapBody):
+            raise FastPathUnsupported("Table_map not decoded")
+        td = decode_table_map(body, pos=Position(self.files[f], offset, None))
+        self._tds[data] = td
+        return td
+
+    def _general_at(self, tc: int, data: bytes, f: int, offset: int) -> None:
+        self._general(tc, data, self.files[f], offset)
+
+    def _spill_acc(self, acc: Acc) -> None:
+        self._spill()
+
+    def _shape_miss(self, tc: int, data: bytes, table_id: int, flags: int, p: int,
+                    q: int) -> Any:
+        """The core's ``RowsShape`` of a Rows header (see :meth:`_shape`), or None."""
+        width = data[p - 1]
+        ex = self.extractor
+        td = ex.table_maps.get(table_id)
+        if td is None:
+            return None
+        fast = self._table_keys(td)
+        if fast is None or width > len(td.columns) or td.table_id != table_id:
+            return None
+        nb = (width + 7) >> 3
+        before = data[p:p + nb]
+        update = _CORE_KIND[tc] == "update"
+        after = data[p + nb:q] if update else None
+        core = compiled_core()
+        try:
+            first, second, specs = fast.core_keys(core, before, after, width)
+        except KEY_WALK_ERRORS:
+            return None
+        probe = Acc()
+        skip_fk = book(fast.plan, flags, probe)
+        return core.RowsShape(data[:q], tc, td, first, second, specs, not skip_fk,
+                              probe.no_fk, next(iter(probe.parents), None),
+                              next(iter(probe.missing.items()), None))
+
+    def _table_keys(self, td: TableDef) -> TableKeys | None:
+        """The key-only extractor of ``td`` (text mode: its JSON twin), once the
+        general route made its plan; else None."""
+        if self.writer is None:
+            return self.extractor.table_keys(td)
+        fast = self._text_keys.get(id(td))
+        if fast is None or fast.td is not td:
+            base = self.extractor.table_keys(td)    # the plan, once the general route made it
+            if base is None:
+                return None
+            fast = self._text_keys[id(td)] = TableKeys(base.plan, td, self._text_shared,
+                                                       text=True)
+        return fast
 
     def _hook(self, tc: int, data: bytes, path: str, offset: int) -> None:
         if self._structs is not self.scan.structs:
@@ -205,11 +333,17 @@ class _FastRun:
         return ctx
 
     def _general(self, tc: int, data: bytes, path: str, offset: int) -> None:
-        """A Rows event through :meth:`WritesetExtractor.rows` (the general route)."""
-        body = fast_rows(data, self._ctx(tc))
+        """A Rows event through :meth:`WritesetExtractor.rows` (the general route), its
+        body decoded by the reader's decoder for the type (5.1 pre-GA Rows events stay
+        undecoded, as :meth:`WritesetExtractor.event` receives them)."""
+        decode = FAST_DECODERS.get(tc)
+        body = decode(data, self._ctx(tc)) if decode is not None else None  # type: ignore[operator]
+        table_id = getattr(body, "table_id", None)
+        if table_id is None and len(data) >= 6:
+            table_id = int.from_bytes(data[:6], "little")
         keys: list[Any] = self.acc.keys
         mark = len(keys)
-        self.extractor.rows(tc, body, body.table_id, _new(Position, (path, offset, None)),
+        self.extractor.rows(tc, body, table_id, _new(Position, (path, offset, None)),
                             self.acc)
         if self.writer is not None:
             keys[mark:] = map(encode_key, keys[mark:])
@@ -261,7 +395,7 @@ class _FastRun:
         mark = len(keys)
         try:
             acc.rows += run(data, q, keys, fk)
-        except _FAST_ERRORS:
+        except KEY_WALK_ERRORS:
             del keys[mark:]
             self._general(tc, data, path, offset)
             return
@@ -283,29 +417,18 @@ class _FastRun:
         width = data[p - 1]
         if width >= 251 or width == 0 or q > len(data):
             return None
-        ex = self.extractor
-        td = ex.table_maps.get(table_id)
+        td = self.extractor.table_maps.get(table_id)
         if td is None:
             return None
-        if self.writer is None:
-            fast = ex._fast_keys.get(id(td))
-        else:
-            fast = self._text_keys.get(id(td))
-            if fast is None or fast.td is not td:
-                base = ex._fast_keys.get(id(td))     # the plan, once the general route made it
-                if base is None or base.td is not td:
-                    return None
-                fast = self._text_keys[id(td)] = TableKeys(base.plan, td, self._text_shared,
-                                                           text=True)
-        if fast is None or fast.td is not td or width > len(td.columns) \
-                or td.table_id != table_id:
+        fast = self._table_keys(td)
+        if fast is None or width > len(td.columns) or td.table_id != table_id:
             return None
         nb = (width + 7) >> 3
         before = data[p:p + nb]
         after = data[p + nb:q] if tc == _UPDATE else None
         try:
             run = fast.runner(_KIND[tc], before, after, width)
-        except _FAST_ERRORS:
+        except KEY_WALK_ERRORS:
             return None
         plan = fast.plan
         probe = Acc()
@@ -335,24 +458,37 @@ class _FastRun:
         return self._python_pairs()
 
     def _core_pairs(self) -> Iterator[Pair]:
-        """The compiled engine: the core's groups, their events keyed here."""
+        """The compiled engine: the core's groups, each transaction's events keyed by
+        the core's dispatch in one call.  Where the core stops, or a transaction's
+        events cannot be keyed (a damaged Table_map or row image: the general path
+        words the error), :attr:`rest` is set to the hand-over at the start of the
+        first transaction not yielded and :class:`FastPathUnsupported` raised."""
         files, pair, holder = self.files, self._pair, self.scan
-        table_map, rows, tmap = self._table_map, self._rows_event, _TMAP
+        groups = WritesetGroups(files, verify_checksum=self.verify, summaries=self.light,
+                                starts_only=self.writer is not None)
         try:
-            for structs, batch in scan_writeset_groups(files, verify_checksum=self.verify,
-                                                       summaries=self.light):
+            for structs, batch in groups:
                 holder.structs = structs
                 if self._structs is not structs:
                     self._new_structs()
+                run = self.dispatch.run
                 for trx, events in batch:
-                    for tc, offset, data, f in events:
-                        if tc == tmap:
-                            table_map(data, files[f], offset)
-                        else:
-                            rows(tc, data, files[f], offset)
+                    try:
+                        run(events, self.acc)
+                    except (ReplToolError, FastPathUnsupported) as exc:
+                        why = exc.reason if isinstance(exc, FastPathUnsupported) else \
+                            f"{type(exc).__name__}: {exc}"
+                        self.rest = groups.hand_over(trx, events[0][3], why)
+                        raise FastPathUnsupported(why) from exc
                     yield pair(trx)
-        except ReplToolError as exc:    # a damaged Table_map or row image: the general path
-            raise FastPathUnsupported(f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            self._count_dispatch()
+        if groups.error is not None:
+            self.rest = groups.rest
+            exc = groups.error
+            if isinstance(exc, FastPathUnsupported):
+                raise exc
+            raise FastPathUnsupported(str(exc)) from exc
 
     def _python_pairs(self) -> Iterator[Pair]:
         scan = self.scan

@@ -124,6 +124,9 @@ def _string_key(col: ColumnDef, coll: Collation, prefix: int, key_length: int | 
 
         def key(value: Any, raw: bytes) -> tuple[bytes, Any]:
             return weights(raw[lb:]), value
+        plan = getattr(weights, "ascii_plan", None)
+        if plan is not None:    # read by repltool.writeset.fastkeys (the compiled core)
+            key.ascii_plan = (lb, plan)  # type: ignore[attr-defined]
         return key
     if not coll.binary:
         def unkeyable(value: Any, raw: bytes) -> tuple[bytes, Any]:

@@ -372,7 +372,7 @@ def _scan_agrees(paths: list[Path], verify: bool = True) -> bool:
 
     :returns: whether the scanner handled the input.
     """
-    from repltool.binlog.fastpath import FastPathUnsupported, scan_transactions
+    from repltool.binlog.fastpath import FastPathUnsupported, scan_light_transactions, scan_transactions
     counts: dict = {}
     infos: list = []
     try:
@@ -416,7 +416,7 @@ def test_scan_equals_general_mysql(path: Path) -> None:
 
 def test_scan_handles_most_of_the_mysql_corpus(corpus: Path) -> None:
     """A floor on what the scanner really covers (50 files with transactions, 20 without)."""
-    from repltool.binlog.fastpath import FastPathUnsupported, scan_transactions
+    from repltool.binlog.fastpath import FastPathUnsupported, scan_light_transactions, scan_transactions
     files = [p for p in sorted(corpus.glob("mysql/*/*")) if p.is_file()]
     handled = Counter()
     for p in files:
@@ -537,18 +537,18 @@ def _light_view(t) -> tuple:  # type: ignore[no-untyped-def, type-arg]
 
 @pytest.mark.corpus_files("path", "mysql/*/*")
 def test_light_scan_equals_full_scan(path: Path) -> None:
-    from repltool.binlog.fastpath import FastPathUnsupported, scan_transactions
+    from repltool.binlog.fastpath import FastPathUnsupported, scan_light_transactions, scan_transactions
     try:
         full = [_light_view(t) for t in scan_transactions([path])]
     except FastPathUnsupported as exc:      # the light scan refuses it for the same reason
         with pytest.raises(FastPathUnsupported, match=re.escape(str(exc))):
-            list(scan_transactions([path], light=True))
+            list(scan_light_transactions([path]))
         return
-    assert [_light_view(t) for t in scan_transactions([path], light=True)] == full
+    assert [_light_view(t) for t in scan_light_transactions([path])] == full
 
 
 def test_light_scan_equals_full_scan_synth(tmp_path: Path) -> None:
-    from repltool.binlog.fastpath import scan_transactions
+    from repltool.binlog.fastpath import scan_light_transactions, scan_transactions
     from repltool.synth import SynthOptions, generate
     for name, kw in {"80": {}, "anon": {"gtids": False}, "57": {"server_format": "5.7"},
                      "tag": {"tagged_gtids": True}, "d16": {"timestamp_encoding": "delta16"},
@@ -556,4 +556,4 @@ def test_light_scan_equals_full_scan_synth(tmp_path: Path) -> None:
         r = generate(SynthOptions(out=tmp_path / name, transactions=300, ground_truth=False,
                                   max_binlog_size=50_000, **kw))
         full = [_light_view(t) for t in scan_transactions(r.files)]
-        assert [_light_view(t) for t in scan_transactions(r.files, light=True)] == full
+        assert [_light_view(t) for t in scan_light_transactions(r.files)] == full

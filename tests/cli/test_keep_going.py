@@ -120,19 +120,22 @@ def _views():  # type: ignore[no-untyped-def]
     }
 
 
+@pytest.mark.parametrize("where", ["xid", "middle"])
 @pytest.mark.parametrize("command", list(_views()))
 def test_keep_going_skips_the_damaged_transaction(corpus: Path, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str],
-                                                  command: str) -> None:
-    """A CRC32 damaged inside transaction 3's Xid event: with --keep-going the command
-    goes on, and its result is the same command's on the log without that transaction
-    (the applier discards a transaction without its end); the exit status is the
-    damage's, and stderr names the damaged region."""
+                                                  command: str, where: str) -> None:
+    """A CRC32 damaged inside transaction 3's Xid event, or in its middle (its events
+    after the region come without their GTID event: the same transaction's tail): with
+    --keep-going the command goes on, and its result is the same command's on the log
+    without that transaction (the applier discards a transaction without its end); the
+    exit status is the damage's, and stderr names the damaged region."""
     src = corpus / APE
     trxs = list(read_transactions(src))
     victim = trxs[3]
     bad = tmp_path / "bad.bin"
-    _damage(src, bad, [victim.end_offset - 6])
+    _damage(src, bad, [victim.end_offset - 6 if where == "xid"
+                       else victim.start.offset + victim.size // 2])
     data = src.read_bytes()
     without = tmp_path / "without.bin"
     without.write_bytes(data[:trxs[0].start.offset] + b"".join(
@@ -159,3 +162,33 @@ def test_keep_going_refused_where_it_cannot_apply(corpus: Path, tmp_path: Path,
     assert "--keep-going is not available with --output" in capsys.readouterr().err
     assert run(["explain", "--keep-going", "--spark", str(corpus / APE)]) == ExitStatus.USAGE
     assert "--keep-going is not available with --spark" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode,where", [("optimistic", "middle"), ("conservative", "end")])
+def test_schedule_keep_going_on_mariadb_applier(corpus: Path, tmp_path: Path, cli,
+                                                mode: str, where: str) -> None:
+    """MariaDB's applier with --keep-going: the group a damaged region cuts is left out
+    (the applier discards a group without its end; with damage in its middle, its events
+    after the region too), the region is reported, the exit status is the first
+    damage's; the simulation equals the one of a copy of the log without that group."""
+    src = corpus / SMALL
+    trxs = list(read_transactions(src))
+    victim = trxs[100]
+    bad = tmp_path / "bad.bin"
+    _damage(src, bad, [victim.start.offset + victim.size // 2 if where == "middle"
+                       else victim.end_offset - 6])
+    args = ["schedule", "--format", "json", "--parallel-mode", mode, "--workers", "1,4,16",
+            "--schema", src.parent / "schema.sql"]
+    _, err = cli(*args, bad, expect=ExitStatus.CHECKSUM)            # strict: stops
+    assert len(err.strip().splitlines()) == 1
+    out, err = cli(*args, "--keep-going", bad, expect=ExitStatus.CHECKSUM)
+    assert "repltool: damaged region: " in err
+    got = json.loads(out)
+    data = src.read_bytes()
+    cut = tmp_path / "cut.bin"
+    cut.write_bytes(data[:victim.start.offset] + data[victim.end_offset:])
+    want = json.loads(cli(*args, cut)[0])
+    assert got["transactions"] == len(trxs) - 1 == want["transactions"]
+    for key in ("runs", "serial_makespan", "conflicting_transactions", "commit_groups",
+                "flags", "recommended"):
+        assert got[key] == want[key], key

@@ -82,6 +82,11 @@ CASES = {
                         lambda d: _files_ids(d["files"])),
     "schedule-retag": (["schedule", "--retag", "writeset"], ROTATION,
                        lambda d: _files_ids(d["files"])),
+    # MariaDB's applier, modes side by side: its variable names and values whole
+    "schedule-mariadb": (["schedule", "--parallel-mode", "optimistic,conservative,aggressive"],
+                         ROTATION, lambda d: _files_ids(d["compare"][0]["files"]) + [
+                             r["slave_parallel_mode"] for r in d["compare"]] + [
+                             "slave_parallel_mode", "slave_parallel_threads"]),
     "explain": (["explain", "--mode", "writeset"], ROTATION, _explain_ids),
     "explain-logged": (["explain"], [MYSQL_GTID], _explain_ids),
     "check": (["check"], [MYSQL_CHECK, MYSQL_GTID], _check_ids),

@@ -42,7 +42,8 @@ def _windows(trxs: list[Transaction]) -> dict[str, tuple[list[str], Callable[[Tr
                              "--stop-position", str(trxs[7].end_offset - 1)],
                             lambda t: trxs[1].start.offset < t.start.offset
                             and t.end_offset < trxs[7].end_offset),
-        "datetime": (["--start-datetime", _utc(t0), "--stop-datetime", _utc(t1)],
+        "datetime": (["--timezone", "UTC", "--start-datetime", _utc(t0), "--stop-datetime",
+                      _utc(t1)],
                      lambda t: t0 <= t.timestamp < t1),
         "gtids": (["--include-gtids", f"{UUID}:54-61", "--exclude-gtids", f"{UUID}:57"],
                   lambda t: 54 <= gno(t) <= 61 and gno(t) != 57),
@@ -250,7 +251,7 @@ def test_timezone_moves_the_datetime_window(corpus: Path, cli) -> None:
     t0, t1 = trxs[3].timestamp, trxs[7].timestamp
     shanghai = lambda ts: datetime.fromtimestamp(ts + 8 * 3600, timezone.utc).strftime(  # noqa: E731
         "%Y-%m-%d %H:%M:%S")
-    utc, _ = cli("stats", "--format", "json", "--start-datetime", _utc(t0),
+    utc, _ = cli("stats", "--format", "json", "--timezone", "UTC", "--start-datetime", _utc(t0),
                  "--stop-datetime", _utc(t1), log)
     there, _ = cli("stats", "--format", "json", "--timezone", "Asia/Shanghai",
                    "--start-datetime", shanghai(t0), "--stop-datetime", shanghai(t1), log)
@@ -262,7 +263,7 @@ def test_timezone_moves_the_datetime_window(corpus: Path, cli) -> None:
 def test_timezone_unknown_name_is_one_line(corpus: Path, cli) -> None:
     _, err = cli("stats", "--timezone", "Mars/Olympus", corpus / APE, expect=2)
     assert err.strip().splitlines() == [
-        "repltool: error: --timezone Mars/Olympus: not a time zone (UTC, local or an IANA "
+        "repltool: error: --timezone Mars/Olympus: not a time zone (local, UTC or an IANA "
         "name such as Europe/Paris)"]
 
 

@@ -69,9 +69,21 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
         ours.stop()
 
 
+#: Both tools run in this zone (TZ): they read --start/--stop-datetime in local time.
+ZONE = "Asia/Kolkata"
+
+
+def _local(utc_text: str) -> str:
+    """A mark's UTC_TIMESTAMP() as the wall time in ZONE."""
+    from datetime import datetime, timezone
+    from zoneinfo import ZoneInfo
+    return datetime.fromisoformat(utc_text).replace(tzinfo=timezone.utc).astimezone(
+        ZoneInfo(ZONE)).strftime("%Y-%m-%d %H:%M:%S")
+
+
 def repltool_dump(*args: Any) -> bytes:
     r = subprocess.run([sys.executable, "-m", "repltool", "dump", *map(str, args)],
-                       capture_output=True, timeout=300)
+                       capture_output=True, timeout=300, env={**os.environ, "TZ": ZONE})
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     return r.stdout
 
@@ -80,7 +92,7 @@ def mariadb_binlog(*args: Any) -> bytes:
     tool = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
     assert tool, "mariadb-binlog is not installed"
     r = subprocess.run([tool, *map(str, args)], capture_output=True, timeout=300,
-                       env={**os.environ, "TZ": "UTC"})
+                       env={**os.environ, "TZ": ZONE})
     assert r.returncode == 0, r.stderr.decode(errors="replace")
     return r.stdout
 
@@ -129,8 +141,8 @@ def test_position_window(live: Live) -> None:
 
 def test_datetime_window(live: Live) -> None:
     ws, we = live.marks["window_start"], live.marks["window_end"]
-    prefix = [f"--stop-datetime={ws.when}"]
-    window = [f"--start-datetime={ws.when}", f"--stop-datetime={we.when}"]
+    prefix = [f"--stop-datetime={_local(ws.when)}"]
+    window = [f"--start-datetime={_local(ws.when)}", f"--stop-datetime={_local(we.when)}"]
     _window_replay(live, prefix, window, prefix, window)
 
 

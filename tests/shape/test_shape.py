@@ -44,19 +44,7 @@ NOT_PRIVATE = frozenset({"_replace", "_asdict", "_fields", "_make", "_field_defa
 # Violations left in files owned by parallel work streams (fast paths being retired,
 # the distributed package, the CLI).  Key: the violation as the test prints it;
 # value: why it is still here.  Shrink after the merge.
-_FAST_PATHS = "fast path being retired or reduced to a driver of the compiled core (#20 item 1)"
-ALLOWED: dict[str, str] = {
-    # -- private names across modules --
-    "repltool.writeset.fused imports _Scan from repltool.binlog.fastpath": _FAST_PATHS,
-    "repltool.writeset.fused imports _FAST_ERRORS from repltool.writeset.extract": _FAST_PATHS,
-    "repltool.writeset.fused uses ._fast_keys (defined in repltool.writeset.extract)": _FAST_PATHS,
-    # -- implementation switches in public signatures --
-    "repltool.binlog.fastpath.scan_transactions(light=)": _FAST_PATHS,
-    "repltool.writeset.fused.read_writesets(general=)": _FAST_PATHS,
-    "repltool.writeset.fused.read_writesets(light=)": _FAST_PATHS,
-    "repltool.writeset.fused.read_writeset_lines(general=)": _FAST_PATHS,
-    "repltool.writeset.extract.WritesetExtractor.__init__(key_only=)": _FAST_PATHS,
-}
+ALLOWED: dict[str, str] = {}
 
 
 @dataclass(frozen=True)

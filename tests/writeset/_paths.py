@@ -2,7 +2,7 @@
 
 The general path is ``read_transactions(..., READ_OPTIONS, keep_events=True)``
 plus a :class:`~repltool.writeset.WritesetExtractor` that decodes every column
-(``key_only=False``).  :func:`check_paths` holds three things to it:
+(``GeneralWritesetExtractor``).  :func:`check_paths` holds three things to it:
 
 * the key-only extractor on the same transactions (equal writesets);
 * :func:`repltool.writeset.read_writesets` (equal transactions - without their
@@ -15,7 +15,8 @@ plus a :class:`~repltool.writeset.WritesetExtractor` that decodes every column
 
 Which path really produced the pairs is not left to the results (equal either
 way): a spy on the fused reader's scan (``fused._FastRun.__iter__``) and on its
-general path (``fused.read_events``) records, for ``read_writesets`` and
+general path (``fused.read_events``, or ``fused.resume_general`` where the compiled
+core hands over) records, for ``read_writesets`` and
 ``read_writeset_lines``, how many pairs the fused scan yielded, why it gave up
 (the ``FastPathUnsupported`` message, or None) and whether the general path was
 started; :func:`check_paths` asserts they agree with ``iter_fast_writesets``.
@@ -32,6 +33,7 @@ from typing import Any, Iterator, Sequence
 
 import pytest
 
+from repltool.writeset.extract import GeneralWritesetExtractor
 from repltool.binlog import read_transactions
 from repltool.binlog.fastpath import FastPathUnsupported
 from repltool.errors import ReplToolError
@@ -62,6 +64,8 @@ class FusedRun:
     fast_pairs: int = 0             # pairs the fused scan yielded
     reason: str | None = None       # its FastPathUnsupported message, if it gave up
     general: int = 0                # times the general path (read_events) was started
+    #: compiled engine: (file index, offset) the general reader resumed at, or None
+    resumed_at: tuple[int, int] | None = None
 
 
 class FusedSpy:
@@ -89,8 +93,16 @@ class FusedSpy:
             spy.runs[-1].general += 1
             return general(*a, **kw)
 
+        resume = fused.resume_general
+
+        def counted_resume(*a: Any, **kw: Any) -> Any:
+            spy.runs[-1].general += 1
+            spy.runs[-1].resumed_at = (a[0].index, a[0].offset)
+            return resume(*a, **kw)
+
         mp.setattr(fused._FastRun, "__iter__", counted_scan)
         mp.setattr(fused, "read_events", counted_general)
+        mp.setattr(fused, "resume_general", counted_resume)
         return mp
 
     def one(self, pairs: Any) -> tuple[FusedRun, tuple[list[Any], str | None]]:
@@ -127,7 +139,7 @@ def check_paths(files: Sequence[Path], schema: Schema | None, *,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         trxs, error = _outcome(read_transactions(paths, opts, keep_events=True))
-        general_ex = WritesetExtractor(schema, key_only=False)
+        general_ex = GeneralWritesetExtractor(schema)
         general, ws_error = _outcome((t, general_ex.writeset(t)) for t in trxs)
         error = error if len(general) == len(trxs) else ws_error
         out.error = error

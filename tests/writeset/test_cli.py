@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from repltool.writeset.extract import GeneralWritesetExtractor
 from repltool.cli import run
 
 
@@ -59,7 +60,7 @@ def test_dump_writesets_equals_the_general_path(capsys: pytest.CaptureFixture[st
 
     files, schema = synth_logs["hot"]
     out, _ = _run(capsys, "dump", "--writesets", "--schema", schema, *extra, *files)
-    ex = WritesetExtractor(load_schema(schema), key_only=False)
+    ex = GeneralWritesetExtractor(load_schema(schema))
     want = [json.dumps(writeset_record(t, ex.writeset(t)), ensure_ascii=False)
             for t in read_transactions([str(f) for f in files], READ_OPTIONS, keep_events=True)]
     assert out.splitlines() == want and len(want) > 250

@@ -31,7 +31,7 @@ from repltool.binlog import read_transactions
 import repltool.errors
 from repltool.errors import ReplToolError
 from repltool.writeset import READ_OPTIONS, iter_writesets, load_schema, read_writesets
-from repltool.writeset.fused import iter_fast_writesets
+from repltool.writeset.fused import iter_fast_writesets, read_writeset_summaries
 
 from repltool.binlog import engine
 from tests.binlog._refusals import core_refusal_is_true, refusal_is_true as scan_refusal_is_true
@@ -238,7 +238,7 @@ def test_table_maps_of_the_caller(synth_logs: dict, tmp_path: Path) -> None:
 def test_light_transactions(synth_logs: dict) -> None:
     files, schema = synth_logs["relay"]
     full = list(read_writesets(files, load_schema(schema)))
-    light = list(read_writesets(files, load_schema(schema), light=True))
+    light = list(read_writeset_summaries(files, load_schema(schema)))
     assert len(light) == len(full) > 250
     for (lt, lw), (ft, fw) in zip(light, full):
         assert type(lt) is LightTransaction
@@ -278,17 +278,21 @@ def test_rows_events_take_the_compiled_walk(synth_logs: dict, name: str, text: b
     """Only the first Rows events of a table (its plan not made yet) take the general
     route; the others are keyed by the compiled walk of their cached header shape
     (a wrong shape would only show as a slowdown: the general route gives the same
-    result)."""
+    result).  With the compiled engine the core's ``KeyDispatch`` counts both (a
+    transaction's events are keyed in one call, no Python per event)."""
     from repltool.writeset.fused import _FastRun
     from repltool.writeset.jsonl import RecordWriter
 
     files, schema = synth_logs[name]
     run = _FastRun([str(f) for f in files], load_schema(schema), True, {}, True,
                    RecordWriter() if text else None)
+    if run.core:
+        assert sum(1 for _ in run) > 250
+        fast, general = run.fast_events, run.general_events
+        assert fast > 500 and general * 20 < fast + general, (fast, general)
+        return
     counts = {"rows": 0, "general": 0}
-    # the compiled engine's route calls _rows_event; the Python scan's hook is _rows
-    route = "_rows_event" if run.core else "_rows"
-    rows, general = getattr(run, route), run._general
+    rows, general_route = run._rows, run._general
 
     def counted_rows(*a):  # type: ignore[no-untyped-def]
         counts["rows"] += 1
@@ -296,11 +300,34 @@ def test_rows_events_take_the_compiled_walk(synth_logs: dict, name: str, text: b
 
     def counted_general(*a):  # type: ignore[no-untyped-def]
         counts["general"] += 1
-        return general(*a)
+        return general_route(*a)
 
-    setattr(run, route, counted_rows)
-    if not run.core:
-        run.scan.rows_hook = counted_rows                       # the Python scan's hook
+    run.scan.rows_hook = counted_rows                       # the Python scan's hook
     run._general = counted_general  # type: ignore[method-assign]
     assert sum(1 for _ in run) > 250
     assert counts["rows"] > 500 and counts["general"] * 20 < counts["rows"], counts
+
+
+@pytest.mark.parametrize("name", [n for n in SETS if n != "compressed"])
+@pytest.mark.parametrize("text", [False, True], ids=["pairs", "lines"])
+def test_mariadb_rows_events_take_the_compiled_walk(corpus: Path, name: str,
+                                                    text: bool) -> None:
+    """MariaDB's Rows v1 events (8-byte post-header) are keyed by the core's dispatch
+    too, not sent one by one to the general route (they were, before)."""
+    from repltool.writeset.fused import _FastRun
+    from repltool.writeset.jsonl import RecordWriter
+
+    pattern, _, schema = SETS[name]
+    root = corpus / "mariadb"
+    files = sorted(root.glob(pattern))
+    run = _FastRun([str(f) for f in files], load_schema(root / schema / "schema.sql"), True,
+                   {}, True, RecordWriter() if text else None)
+    if not run.core:        # the pure-Python scanner refuses a MariaDB FDE at once
+        with pytest.raises(FastPathUnsupported, match="non-standard FDE"):
+            next(iter(run))
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert sum(1 for _ in run) > 100
+    fast, general = run.fast_events, run.general_events
+    assert fast > 100 and general * 5 < fast + general, (fast, general)

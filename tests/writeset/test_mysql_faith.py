@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 import pytest
 
+from repltool.writeset.extract import GeneralWritesetExtractor
 from repltool.binlog import read_transactions
 from repltool.binlog import structs as S
 from repltool.binlog.constants import EventType
@@ -97,7 +98,7 @@ def writesets(path: Path, schema: Path) -> list[Any]:
     assert got.error is None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ex = WritesetExtractor(sch, key_only=False)
+        ex = GeneralWritesetExtractor(sch)
         return [ex.writeset(t) for t in read_transactions([str(path)], READ_OPTIONS,
                                                           keep_events=True)]
 
