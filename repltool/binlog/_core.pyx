@@ -1816,3 +1816,6 @@ def join_ascii_weights(bytes data, list levels):
 
 include "_textcore.pxi"
 include "_wsdispatch.pxi"
+
+# ---- certification (the source-side trackers) ----
+include "_certcore.pxi"

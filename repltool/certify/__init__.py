@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from ..binlog.engine import compiled_core
+from .coretrack import iter_core_dependencies
 from .dependency import TransactionDependencyTracker, iter_source_dependencies
 from .group_replication import Certifier, iter_group_replication
 from .gtidset import GtidSet
@@ -73,5 +75,8 @@ def certify(transactions: Iterable[CertTransaction | GarbageCollect], mode: Mode
     options = options if options is not None else CertifyOptions()
     if mode is Mode.GROUP_REPLICATION:
         return iter_group_replication(transactions, options)
-    return iter_source_dependencies(
-        (t for t in transactions if isinstance(t, CertTransaction)), mode, options)
+    source = (t for t in transactions if isinstance(t, CertTransaction))
+    core = compiled_core()
+    if core is not None:    # the same results, the trackers' state in C (.coretrack)
+        return iter_core_dependencies(source, mode, options, core)
+    return iter_source_dependencies(source, mode, options)

@@ -107,6 +107,9 @@ _FALLBACK_TEXT = {
 }
 
 
+_NO_USABLE_KEY = Fallback.NO_USABLE_KEY.value
+
+
 @dataclass(frozen=True, slots=True)
 class KeyRef:
     """A human-readable write-set key: which row of which unique index.
@@ -217,8 +220,7 @@ class CertTransaction:
         collations not reproduced, no schema ...).  A later transaction may conflict
         with this one on such a key, so nothing may overtake it: the trackers reset
         their history here and the GR certifier applies it sequentially."""
-        return self.missing_keys and any(f != Fallback.NO_USABLE_KEY.value
-                                         for f in self.fallback)
+        return self.missing_keys and any(f != _NO_USABLE_KEY for f in self.fallback)
 
     def key_at(self, index: int) -> KeyRef | None:
         """The description of ``writeset[index]``, if known (made now: :func:`key_ref`)."""

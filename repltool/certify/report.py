@@ -32,13 +32,18 @@ from ..paths import Paths, path_list
 from .gtidset import GtidSet
 from .model import (CertifyOptions, CertResult, CertTransaction, GarbageCollect, KeyRef, Mode,
                     Reason)
-from .source import WritesetLike, iter_cert_pairs, log_gtid
+from .coretrack import CoreDependencyTracker
+from .source import WritesetLike, iter_cert_pairs, log_gtid, to_cert_transaction
 from .summary import SPAN_WINDOW, Summary, summarise
 
 if TYPE_CHECKING:
     from ..binlog.transactions import Transaction
     from ..binlog.damage import DamageLog
     from ..binlog.window import Window
+
+
+LANE_PART = 1 << 16
+"""Transactions per :class:`ReportColumns` part of :meth:`CertifyRun.lane_parts`."""
 
 
 class Certified(NamedTuple):
@@ -211,6 +216,56 @@ class CertifyRun:
         for result in certify(feed(), self.mode, self.options):
             yield Certified(pending.popleft(), result)
 
+    def lane_parts(self, writers: Sequence[Callable[[str], Any]] = ()
+                   ) -> Iterator[ReportColumns] | None:
+        """The run's :class:`ReportColumns`, certified on the compiled core without a
+        :class:`CertResult` per transaction, each transaction's ``--format jsonl`` line
+        (:func:`result_line`) handed to every writer; None where this does not apply
+        (the pure-Python engine, group replication, a subclass's own stream): iterate
+        the run instead."""
+        from ..binlog.engine import compiled_core
+        if type(self) is not CertifyRun or self.mode is Mode.GROUP_REPLICATION:
+            return None
+        core = compiled_core()
+        if core is None:
+            return None
+        return self._lane(CoreDependencyTracker(self.mode, self.options, core), writers)
+
+    def _lane(self, tracker: CoreDependencyTracker, writers: Sequence[Callable[[str], Any]]
+              ) -> Iterator[ReportColumns]:
+        schema, step, name = self.schema, tracker.step, tracker.name
+        explain = bool(writers)     # the lines name parents and say why; the columns do not
+        builder = ColumnsBuilder()
+        previous: str | None = None
+        for trx, ws in self._pairs():
+            if trx.truncated:
+                continue
+            segment = trx.segment or trx.start.file
+            cert = to_cert_transaction(trx, ws, schema=schema,
+                                       new_file=previous is not None and segment != previous)
+            previous = segment
+            value, seq, reason, key_index, detail, raised = step(cert, explain)
+            computed = (value, seq)
+            builder.add(trx, cert, computed, reason, raised)
+            if explain:
+                key = cert.key_at(key_index) if key_index >= 0 else None
+                depends = name(value)
+                line = line_of(trx, computed, reason, depends, key, detail, None,
+                               cert.fallback, raised, None)
+                if line is None:        # an unusual field type: json.dumps of the row
+                    line = result_line(Certified(trx, CertResult(
+                        trx=cert, computed=computed, reason=reason, depends_on=depends,
+                        key=key, key_hash=cert.writeset[key_index] if key_index >= 0 else None,
+                        detail=detail, session_order=self.mode is Mode.WRITESET_SESSION,
+                        raised=raised)))
+                for write in writers:
+                    write(line)
+            if len(builder) >= LANE_PART:
+                yield builder.columns()
+                builder = ColumnsBuilder()
+        if len(builder):
+            yield builder.columns()
+
 
 def _read_options(verify_checksum: bool, writesets: bool) -> ReadOptions:
     """Decode what grouping needs, plus Table_map and rows bodies for write sets."""
@@ -246,6 +301,16 @@ def key_dict(key: KeyRef | None) -> dict[str, Any] | None:
     if key is None:
         return None
     return {"db": key.db, "table": key.table, "index": key.index, "values": list(key.values)}
+
+
+def _key_json(key: KeyRef) -> str:
+    """``json.dumps(key_dict(key), ensure_ascii=False)``, built without the dict."""
+    db, table, index, values = key.db, key.table, key.index, key.values
+    if type(db) is str and type(table) is str and type(index) is str \
+            and all(type(v) is str for v in values):
+        return "".join(('{"db": ', _str(db), ', "table": ', _str(table), ', "index": ',
+                        _str(index), ', "values": [', ", ".join(map(_str, values)), "]}"))
+    return json.dumps(key_dict(key), ensure_ascii=False)
 
 
 def recorded_clock(trx: Transaction) -> tuple[int, int] | None:
@@ -295,7 +360,10 @@ def _clock_json(clock: Any) -> str | None:
     a, b = clock
     if type(a) is not int or type(b) is not int:
         return None
-    return f"[{int.__repr__(a)}, {int.__repr__(b)}]"
+    return "[%d, %d]" % (a, b)
+
+
+_REASON_JSON = {r: _str(r.value) for r in Reason}
 
 
 def result_line(c: Certified) -> str:
@@ -303,32 +371,59 @@ def result_line(c: Certified) -> str:
     ``--format jsonl`` line of every transaction); any unusual field type takes
     ``json.dumps``."""
     trx, r = c
+    return line_of(trx, r.computed, r.reason, r.depends_on, r.key, r.detail, r.conflict,
+                   r.trx.fallback, r.raised, c)  # type: ignore[return-value]
+
+
+def line_of(trx: Transaction, computed: Any, reason: Reason, depends_on: str | None,
+            key: KeyRef | None, detail: Any, conflict: Any, fallback: tuple[str, ...],
+            raised: bool, certified: Certified | None) -> str | None:
+    """:func:`result_line` from the values of a :class:`CertResult`; for an unusual
+    field type ``json.dumps(result_row(certified))``, or None without ``certified``."""
     start = trx.start
     recorded = recorded_clock(trx)
-    rec, comp = _clock_json(recorded), _clock_json(r.computed)
+    rec, comp = _clock_json(recorded), _clock_json(computed)
     file, offset, gtid, segment = start.file, start.offset, trx.gtid, trx.segment or start.file
-    depends, detail = log_gtid(r.depends_on), r.detail
+    depends = log_gtid(depends_on)
     if rec is None or comp is None or type(offset) is not int or type(file) is not str \
             or type(segment) is not str or not (gtid is None or type(gtid) is str) \
             or not (depends is None or type(depends) is str) \
             or not (detail is None or type(detail) is str):
-        return json.dumps(result_row(c), ensure_ascii=False)
+        return None if certified is None else json.dumps(result_row(certified),
+                                                          ensure_ascii=False)
     parts = ['{"file": ', _str(file), ', "pos": ', int.__repr__(offset), ', "gtid": ',
              "null" if gtid is None else _str(gtid), ', "segment": ', _str(segment),
              ', "recorded": ', rec, ', "computed": ', comp, ', "changed": ',
-             "true" if r.computed != recorded else "false",
+             "true" if computed != recorded else "false",
              ', "depends_on": {"gtid": ', "null" if depends is None else _str(depends),
-             ', "reason": ', _str(r.reason.value), ', "key": ',
-             "null" if r.key is None else json.dumps(key_dict(r.key), ensure_ascii=False),
+             ', "reason": ', _REASON_JSON.get(reason) or _str(reason.value), ', "key": ',
+             "null" if key is None else _key_json(key),
              ', "detail": ', "null" if detail is None else _str(detail), "}"]
-    if r.conflict is not None:
-        parts += [', "conflict": ', json.dumps(r.conflict, ensure_ascii=False)]
-    if r.trx.fallback:
-        parts += [', "missing_keys": ', json.dumps(list(r.trx.fallback), ensure_ascii=False)]
-    if r.raised:
+    if conflict is not None:
+        parts += [', "conflict": ', json.dumps(conflict, ensure_ascii=False)]
+    if fallback:
+        parts += [', "missing_keys": ',
+                  "[" + ", ".join(map(_str, fallback)) + "]"
+                  if all(type(f) is str for f in fallback)
+                  else json.dumps(list(fallback), ensure_ascii=False)]
+    if raised:
         parts.append(', "raised": true')
     parts.append("}")
     return "".join(parts)
+
+
+class LineSink:
+    """A ``--format jsonl`` sink: ``write(result_line(c))`` for each pair.  A run on the
+    compiled core writes the same lines without a :class:`CertResult` per transaction
+    (:meth:`CertifyRun.lane_parts`) when its sinks are all of this kind."""
+
+    __slots__ = ("write",)
+
+    def __init__(self, write: Callable[[str], Any]) -> None:
+        self.write = write
+
+    def __call__(self, c: Certified) -> None:
+        self.write(result_line(c))
 
 
 # ---- the summary ----
@@ -477,6 +572,12 @@ class ReportBuilder:
             self._commit["singletons"] += 1
 
     def build(self) -> CertifyReport:
+        lane = getattr(self.run, "lane_parts", None)
+        if lane is not None and all(type(s) is LineSink for s in self.sinks):
+            columns = lane([s.write for s in self.sinks])
+            if columns is not None:
+                return self._build_from(columns)
+
         def results() -> Iterator[CertResult]:
             for c in self.run:
                 self._add(c)
@@ -590,33 +691,56 @@ class ReportColumns:
         return recorded, computed
 
 
+class ColumnsBuilder:
+    """Accumulates :class:`ReportColumns` one certified transaction at a time."""
+
+    def __init__(self) -> None:
+        from array import array
+        self.recorded, self.computed = array("q"), array("q")
+        self.reasons = Counter[Any]()
+        self.fallbacks: dict[tuple[str, ...], int] = {}
+        self.changed = self.without_clock = self.raised = self.no_session = 0
+        self.replicated = 0
+        self.commit_ids: list[int | None] = []
+
+    def add(self, trx: Transaction, cert: CertTransaction, computed: tuple[int, int] | None,
+            reason: Reason, raised: bool) -> None:
+        self.recorded.extend(cert.recorded)
+        self.computed.extend(computed if computed is not None else (-1, -1))
+        self.reasons[reason] += 1               # (made Reason values in columns())
+        self.changed += computed is not None and computed != cert.recorded
+        self.without_clock += trx.last_committed is None or trx.sequence_number is None
+        self.raised += raised
+        if cert.fallback:
+            self.fallbacks[cert.fallback] = self.fallbacks.get(cert.fallback, 0) + 1
+        self.no_session += cert.session is None and not cert.view_change
+        original, immediate = trx.original_commit_timestamp, trx.immediate_commit_timestamp
+        self.replicated += bool(original and immediate and original != immediate)
+        self.commit_ids.append(trx.commit_id)
+
+    def __len__(self) -> int:
+        return len(self.commit_ids)
+
+    def columns(self) -> ReportColumns:
+        import zlib
+        commit_ids = self.commit_ids
+        reasons: dict[str, int] = {}
+        for reason, count in self.reasons.items():
+            value = Reason(reason).value
+            reasons[value] = reasons.get(value, 0) + count
+        return ReportColumns(
+            n=len(commit_ids), recorded=zlib.compress(self.recorded.tobytes(), 1),
+            computed=zlib.compress(self.computed.tobytes(), 1), reasons=reasons,
+            changed=self.changed, without_clock=self.without_clock, raised=self.raised,
+            fallback_transactions=sum(self.fallbacks.values()),
+            fallbacks=tuple(self.fallbacks.items()), no_session=self.no_session,
+            replicated=self.replicated,
+            commit_ids=tuple(commit_ids) if any(c is not None for c in commit_ids) else None)
+
+
 def report_columns(certified: Sequence[Certified]) -> ReportColumns:
     """The :class:`ReportColumns` of ``certified`` (in order)."""
-    import zlib
-    from array import array
-    recorded, computed = array("q"), array("q")
-    reasons = Counter[str]()
-    fallbacks: dict[tuple[str, ...], int] = {}
-    changed = without_clock = raised = no_session = replicated = 0
-    commit_ids = []
+    builder = ColumnsBuilder()
     for trx, r in certified:
-        cert = r.trx
-        recorded.extend(cert.recorded)
-        computed.extend(r.computed if r.computed is not None else (-1, -1))
-        reasons[Reason(r.reason).value] += 1
-        changed += r.changed
-        without_clock += recorded_clock(trx) is None
-        raised += r.raised
-        if cert.fallback:
-            fallbacks[cert.fallback] = fallbacks.get(cert.fallback, 0) + 1
-        no_session += cert.session is None and not cert.view_change
-        original, immediate = trx.original_commit_timestamp, trx.immediate_commit_timestamp
-        replicated += bool(original and immediate and original != immediate)
-        commit_ids.append(trx.commit_id)
-    return ReportColumns(
-        n=len(certified), recorded=zlib.compress(recorded.tobytes(), 1),
-        computed=zlib.compress(computed.tobytes(), 1), reasons=dict(reasons),
-        changed=changed, without_clock=without_clock, raised=raised,
-        fallback_transactions=sum(fallbacks.values()), fallbacks=tuple(fallbacks.items()),
-        no_session=no_session, replicated=replicated,
-        commit_ids=tuple(commit_ids) if any(c is not None for c in commit_ids) else None)
+        builder.add(trx, r.trx, r.computed, r.reason, r.raised)
+    return builder.columns()

@@ -89,8 +89,10 @@ def cert_gtid(gtid: str | None) -> str | None:
     """
     if gtid is None or gtid == "ANONYMOUS":
         return None
+    if ":" in gtid:
+        return gtid
     parts = gtid.split("-")
-    if ":" in gtid or len(parts) != 3 or not all(x.isdigit() for x in parts):
+    if len(parts) != 3 or not all(x.isdigit() for x in parts):
         return gtid
     domain, server, seq = (int(x) for x in parts)
     if seq < 1:
@@ -112,7 +114,8 @@ def is_view_change(trx: Transaction) -> bool:
 
     Needs the events (``read_transactions(..., keep_events=True)``).
     """
-    return any(ev.type_code == _VIEW_CHANGE_EVENT for ev in trx.events)
+    events = trx.events
+    return bool(events) and any(ev.type_code == _VIEW_CHANGE_EVENT for ev in events)
 
 
 def is_ctas(trx: Transaction) -> bool:
@@ -136,34 +139,40 @@ def to_cert_transaction(trx: Transaction, writeset: WritesetLike | None, *,
       with ``schema`` the one the write sets were extracted with).
     """
     recorded = (trx.last_committed or 0, trx.sequence_number or 0)
-    session = (trx.server_id, trx.thread_id) if trx.thread_id is not None else None
-    commit_time = (trx.immediate_commit_timestamp / 1e6 if trx.immediate_commit_timestamp
+    thread = trx.thread_id
+    session = (trx.server_id, thread) if thread is not None else None
+    immediate = trx.immediate_commit_timestamp
+    commit_time = (immediate / 1e6 if immediate
                    else float(trx.end_timestamp or trx.timestamp))
-    common = dict(gtid=cert_gtid(trx.gtid), pos=trx.start,
-                  file=trx.segment or trx.start.file, recorded=recorded, session=session,
-                  commit_time=commit_time, new_file=new_file, ctas=is_ctas(trx))
+    gtid, pos, kind = cert_gtid(trx.gtid), trx.start, trx.kind
+    file, ctas = trx.segment or pos.file, is_ctas(trx)
     if is_view_change(trx):
-        return CertTransaction(**common, view_change=True)  # type: ignore[arg-type]
+        return CertTransaction(gtid=gtid, pos=pos, file=file, recorded=recorded, session=session,
+                               commit_time=commit_time, new_file=new_file, ctas=ctas,
+                               view_change=True)
     if writeset is None:
         has_rows = bool(trx.rows_events)
-        return CertTransaction(**common, ddl=trx.kind == "ddl" and not has_rows,  # type: ignore[arg-type]
-                               empty=trx.kind == "empty", missing_keys=has_rows,
+        return CertTransaction(gtid=gtid, pos=pos, file=file, recorded=recorded, session=session,
+                               commit_time=commit_time, new_file=new_file, ctas=ctas,
+                               ddl=kind == "ddl" and not has_rows,
+                               empty=kind == "empty", missing_keys=has_rows,
                                fallback=(Fallback.NOT_EXTRACTED.value,) if has_rows else ())
     keys = writeset.keys
     # a writeset's own hashes when it has them (repltool.writeset.TrxWriteset.hashes:
     # also those of a write set dropped past the limit, whose keys are then empty)
     hashes = getattr(writeset, "hashes", None)
+    missing = writeset.missing_key_tables
     return CertTransaction(
-        **common,  # type: ignore[arg-type]
+        gtid=gtid, pos=pos, file=file, recorded=recorded, session=session,
+        commit_time=commit_time, new_file=new_file, ctas=ctas,
         writeset=(hashes if hashes is not None and not isinstance(hashes, list)
                   else tuple([int(k.hash) for k in keys])),
         # described only when explained (model.key_ref); a compact sequence stays one
         keys=tuple(keys) if isinstance(keys, list) else keys,
-        ddl=(trx.kind == "ddl" and not keys and not writeset.missing_key_tables
-             and not writeset.limit_reached),
-        empty=trx.kind == "empty",
-        missing_keys=bool(writeset.missing_key_tables),
-        fallback=fallback_reasons(writeset, schema) if writeset.missing_key_tables else (),
+        ddl=(kind == "ddl" and not keys and not missing and not writeset.limit_reached),
+        empty=kind == "empty",
+        missing_keys=bool(missing),
+        fallback=fallback_reasons(writeset, schema) if missing else (),
         fk_parent=bool(writeset.fk_parent_tables),
         write_set_limit_reached=writeset.limit_reached)
 

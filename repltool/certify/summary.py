@@ -17,7 +17,9 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from ..binlog.engine import compiled_core
 from .model import CertResult, Reason
 
 SPAN_WINDOW = 1 << 16
@@ -136,13 +138,19 @@ class _Accumulator:
         return len(self._seqs)
 
     def result(self) -> Parallelism:
-        n = self.n
-        return Parallelism(
-            transactions=n, distance=dict(sorted(self.distance.items())),
-            windows=self.windows, mean_window=n / self.windows if self.windows else 0.0,
-            barriers=self.barriers, barrier_share=self.barriers / n if n else 0.0,
-            span=self.span, parallelism=n / self.span if self.span else 0.0,
-            approximate=self.approximate)
+        return parallelism_of(self)
+
+
+def parallelism_of(acc: Any) -> Parallelism:
+    """The :class:`Parallelism` of an accumulator (:class:`_Accumulator`, or the compiled
+    core's ``ParallelismCore``: the same fields)."""
+    n = acc.n
+    return Parallelism(
+        transactions=n, distance=dict(sorted(acc.distance.items())),
+        windows=acc.windows, mean_window=n / acc.windows if acc.windows else 0.0,
+        barriers=acc.barriers, barrier_share=acc.barriers / n if n else 0.0,
+        span=acc.span, parallelism=n / acc.span if acc.span else 0.0,
+        approximate=acc.approximate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +195,11 @@ class Summariser:
     :class:`Summary` from int64 clocks, without a :class:`CertResult` per transaction."""
 
     def __init__(self, *, window: int = SPAN_WINDOW) -> None:
-        self._before, self._after = _Accumulator(window), _Accumulator(window)
+        core = compiled_core()
+        # the compiled core's ParallelismCore: _Accumulator's rules over int64 clocks
+        self._before: Any = core.ParallelismCore(window) if core else _Accumulator(window)
+        self._after: Any = core.ParallelismCore(window) if core else _Accumulator(window)
+        self._flat = core is not None
         self._reasons: Counter[str] = Counter()
         self._changed = self._unassigned = 0
 
@@ -200,19 +212,27 @@ class Summariser:
         :param reasons: how many had each :class:`Reason` value.
         :param changed: how many had ``CertResult.changed``.
         """
-        add = self._before.add
-        for lc, seq in zip(recorded[0::2], recorded[1::2]):
-            add(lc, seq)
-        add = self._after.add
-        for lc, seq in zip(computed[0::2], computed[1::2]):
-            if lc < 0:
-                self._unassigned += 1
-            else:
+        if self._flat and _int64s(recorded) and _int64s(computed):
+            self._before.add_flat(recorded, False)
+            self._unassigned += self._after.add_flat(computed, True)
+        else:
+            add = self._before.add if not self._flat else self._before.add_pair
+            for lc, seq in zip(recorded[0::2], recorded[1::2]):
                 add(lc, seq)
+            add = self._after.add if not self._flat else self._after.add_pair
+            for lc, seq in zip(computed[0::2], computed[1::2]):
+                if lc < 0:
+                    self._unassigned += 1
+                else:
+                    add(lc, seq)
         self._reasons.update(reasons)
         self._changed += changed
 
     def result(self) -> Summary:
-        return Summary(before=self._before.result(), after=self._after.result(),
+        return Summary(before=parallelism_of(self._before), after=parallelism_of(self._after),
                        changed=self._changed, reasons=dict(sorted(self._reasons.items())),
                        unassigned=self._unassigned)
+
+
+def _int64s(values: Sequence[int]) -> bool:
+    return isinstance(values, array) and values.typecode == "q"

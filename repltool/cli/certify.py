@@ -124,7 +124,7 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
     write-set history starts empty at the first one); --output refuses a
     window, since a re-tagged copy must hold every transaction.
     """
-    from ..certify.report import CertifyRun, ReportBuilder, result_line
+    from ..certify.report import CertifyRun, LineSink, ReportBuilder
     from ..certify.retag import ClockMap, check_output_dir, retag_logs, retag_staged
 
     given = {"gc_every": gc_every, "gc_interval": gc_interval, "gc_stable_set": gc_stable_set,
@@ -169,7 +169,7 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
             sinks.append(clocks)
         if fmt == "jsonl":
             out = sys.stdout
-            sinks.append(lambda c: out.write(json_safe(result_line(c)) + "\n"))
+            sinks.append(LineSink(lambda line: out.write(json_safe(line) + "\n")))
         differences = _Differences()
         if check:
             sinks.append(differences)

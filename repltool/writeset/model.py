@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
+from operator import attrgetter
 from typing import Any
 
 from ..errors import ReplToolError
@@ -253,6 +254,9 @@ class KeyList(Sequence[WriteKey]):
         return new_write_key(db, table, index, values, bytes(key), self.hashes[i], parent)
 
 
+_HASH_OF = attrgetter("hash")
+
+
 @dataclass(frozen=True, slots=True)
 class TrxWriteset:
     """The writeset of one transaction and the flags MySQL's WRITESET tracker reads.
@@ -303,7 +307,7 @@ class TrxWriteset:
             return keys.hashes
         if not keys and self.hashes_only:
             return self.hashes_only
-        return tuple(k.hash for k in keys)
+        return tuple(map(_HASH_OF, keys))
 
     @property
     def has_missing_keys(self) -> bool:

@@ -322,9 +322,12 @@ def test_certify_report_is_built_from_columns(spark, rotated: list[Path], mode: 
             spark_pairs(spark, names, run)
             assert run.certified_elsewhere
             got = ReportBuilder(run).build()
-        want = ReportBuilder(CertifyRun(names, mode, schema_paths=schema)).build()
-        assert got == want
         assert len(built) == i + 1
+        # the single-process report from one object per transaction (a sink that takes
+        # them: without one, the compiled engine builds it from columns too)
+        want = ReportBuilder(CertifyRun(names, mode, schema_paths=schema),
+                             [lambda c: None]).build()
+        assert got == want
         assert got.summary.before.transactions > 100
         seen_commit_ids |= got.commit_id is not None
         seen_fallbacks |= bool(got.fallbacks)
