@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timezone, tzinfo
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
@@ -285,27 +284,25 @@ class _FileAcc:
         self.biggest = [(a, tie - offset, t) for a, tie, t in self.biggest]
         self.longest = [(a, tie - offset, t) for a, tie, t in self.longest]
 
-    def extend(self, later: _FileAcc) -> None:
-        """Add the figures of a later part of the same file, read on its own and
-        :meth:`shift`-ed after this one (see :func:`join_parts` for when this is exact)."""
-        self.types.update(later.types)
-        self.bytes.update(later.bytes)
-        self.kinds.update(later.kinds)
-        self.tables.update(later.tables)
-        self.add_rows((t, *c) for t, c in later.rows.items())
-        self.damage.extend(later.damage[:max(0, 50 - len(self.damage))])
-        if later.times is not None:
-            self.times = (later.times[0] if self.times is None else self.times[0],
-                          later.times[1])
-        if later.gtids is not None:
-            self.gtids = (later.gtids[0] if self.gtids is None else self.gtids[0],
-                          later.gtids[1])
-        self.trx += later.trx
-        self.truncated += later.truncated
-        self.trx_bytes += later.trx_bytes
-        if later.trx:
-            self.last_truncated = later.last_truncated
-        c, d = self.clock, later.clock
+    def add(self, other: _FileAcc) -> None:
+        """Add ``other``'s figures (what every union of accumulators shares: types,
+        kinds, tables, rows, ranges, counts, clocks, the top lists)."""
+        self.types.update(other.types)
+        self.bytes.update(other.bytes)
+        self.kinds.update(other.kinds)
+        self.tables.update(other.tables)
+        self.add_rows((t, *c) for t, c in other.rows.items())
+        self.damage.extend(other.damage[:max(0, 50 - len(self.damage))])
+        if other.times is not None:
+            self.times = (other.times[0] if self.times is None else self.times[0],
+                          other.times[1])
+        if other.gtids is not None:
+            self.gtids = (other.gtids[0] if self.gtids is None else self.gtids[0],
+                          other.gtids[1])
+        self.trx += other.trx
+        self.truncated += other.truncated
+        self.trx_bytes += other.trx_bytes
+        c, d = self.clock, other.clock
         c.n += d.n
         c.barriers += d.barriers
         c.dist.update(d.dist)
@@ -313,12 +310,19 @@ class _FileAcc:
         c.max_len = max(c.max_len, d.max_len)
         c.saturated += d.saturated
         c.bad += d.bad
-        if d.n:
-            c.cur_lc, c.cur_len = d.cur_lc, d.cur_len
-        for item in later.biggest:
+        for item in other.biggest:
             self._push(self.biggest, item)
-        for item in later.longest:
+        for item in other.longest:
             self._push(self.longest, item)
+
+    def extend(self, later: _FileAcc) -> None:
+        """Add the figures of a later part of the same file, read on its own and
+        :meth:`shift`-ed after this one (see :func:`join_parts` for when this is exact)."""
+        self.add(later)
+        if later.trx:
+            self.last_truncated = later.last_truncated
+        if later.clock.n:
+            self.clock.cur_lc, self.clock.cur_len = later.clock.cur_lc, later.clock.cur_len
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -703,32 +707,8 @@ def _merge(accs: list[_FileAcc], top: int) -> _FileAcc:
     total = _FileAcc(top)
     for a in accs:
         a.flush_group()
-        total.types.update(a.types)
-        total.bytes.update(a.bytes)
-        total.kinds.update(a.kinds)
-        total.tables.update(a.tables)
-        total.add_rows((t, *c) for t, c in a.rows.items())
+        total.add(a)
         total.groups.update(a.groups)
-        total.damage.extend(a.damage[:max(0, 50 - len(total.damage))])
-        if a.times is not None:
-            total.times = (a.times[0] if total.times is None else total.times[0], a.times[1])
-        if a.gtids is not None:
-            total.gtids = (a.gtids[0] if total.gtids is None else total.gtids[0], a.gtids[1])
-        total.trx += a.trx
-        total.truncated += a.truncated
-        total.trx_bytes += a.trx_bytes
-        c, tc = a.clock, total.clock
-        tc.n += c.n
-        tc.barriers += c.barriers
-        tc.dist.update(c.dist)
-        tc.windows += c.windows
-        tc.max_len = max(tc.max_len, c.max_len)
-        tc.saturated += c.saturated
-        tc.bad += c.bad
-        for item in a.biggest:
-            total._push(total.biggest, item)
-        for item in a.longest:
-            total._push(total.longest, item)
     return total
 
 

@@ -752,6 +752,19 @@ class _CoreScan:
                 end_ts - ts if end_ts > ts else 0, rec[F("num_events")]))
         return out
 
+    def _take_gtid(self, gk: int, sid_i: int, gno: int, server_id: int,
+                   domain: int) -> str | None:
+        """A completed record's GTID text; a kind-3 GTID's object is taken off
+        ``objects`` (each record's object is read once, in order)."""
+        if gk == 1:
+            return "ANONYMOUS" if gno == 0 and self.core.sids[sid_i] == _ZERO_SID else \
+                f"{self.prefixes[sid_i]}{gno}"
+        if gk == 2:
+            return f"{domain}-{server_id}-{gno & _MASK64}"
+        if gk == 3:
+            return self.objects.pop(sid_i).gtid_text
+        return None
+
     def _gtid(self, gk: int, sid_i: int, gno: int, domain: int, server_id: int) -> str | None:
         """A record's GTID text (as :meth:`records` writes it)."""
         if gk == 1:
@@ -787,7 +800,8 @@ class _CoreScan:
         nf = len(m.FIELDS)
         vals = memoryview(recs).cast("q").tolist()
         F = m.FIELDS.index
-        sids, objects, paths, kinds = self.core.sids, self.objects, self.paths, m.KINDS
+        sids, paths, kinds = self.core.sids, self.paths, m.KINDS
+        take_gtid = self._take_gtid
         prefixes = self.prefixes
         if len(prefixes) < len(sids):
             prefixes.extend(f"{UUID(bytes=s)}:" for s in sids[len(prefixes):])
@@ -796,15 +810,7 @@ class _CoreScan:
         for f_file, start, kind, gk, sid_i, gno, server_id, domain in zip(*(
                 vals[F(name)::nf] for name in ("file", "start", "kind", "gtid_kind", "sid", "gno",
                                                "server_id", "domain_id"))):
-            if gk == 1:
-                gtid = "ANONYMOUS" if gno == 0 and sids[sid_i] == _ZERO_SID else \
-                    f"{prefixes[sid_i]}{gno}"
-            elif gk == 2:
-                gtid = f"{domain}-{server_id}-{gno & _MASK64}"
-            elif gk == 3:
-                gtid = objects.pop(sid_i).gtid_text
-            else:
-                gtid = None
+            gtid = take_gtid(gk, sid_i, gno, server_id, domain)
             add(_new(TransactionStart, (_new(Position, (paths[f_file], start, None)), gtid,
                                         kinds[kind])))
         return out
@@ -829,8 +835,8 @@ class _CoreScan:
             names.extend(_table_text(k) for k in self.core.names[len(names):])
         if len(prefixes) < len(self.core.sids):
             prefixes.extend(f"{UUID(bytes=s)}:" for s in self.core.sids[len(prefixes):])
-        sids = self.core.sids
         objects = self.objects
+        take_gtid = self._take_gtid
         F = m.FIELDS.index
         cols = [vals[F(name)::nf] for name in (
             "file", "start", "size", "num_events", "timestamp", "end_timestamp", "kind",
@@ -843,16 +849,11 @@ class _CoreScan:
             has_ict = m.HAS_ICT
         for (f_file, start, size, count, ts, end_ts, kind, flags, gk, sid_i, gno, lc, sn,
              server_id, domain, mflags, commit_id, rows_from, rows_n) in zip(*cols):
-            if gk == 1:
-                gtid = "ANONYMOUS" if gno == 0 and sids[sid_i] == _ZERO_SID else \
-                    f"{prefixes[sid_i]}{gno}"
-            elif gk == 2:
-                gtid = f"{domain}-{server_id}-{gno & _MASK64}"
-            elif gk == 3:
+            if gk == 3:                 # a tagged GTID: its object (clock mode reads it)
                 obj = objects.pop(sid_i)
                 gtid = obj.gtid_text
             else:
-                gtid = None
+                gtid = take_gtid(gk, sid_i, gno, server_id, domain)
             if rows_n == 1:
                 k = rows_from * 2
                 n = pairs[k]

@@ -268,18 +268,10 @@ class _FastRun:
     def _shape_miss(self, tc: int, data: bytes, table_id: int, flags: int, p: int,
                     q: int) -> Any:
         """The core's ``RowsShape`` of a Rows header (see :meth:`_shape`), or None."""
-        width = data[p - 1]
-        ex = self.extractor
-        td = ex.table_maps.get(table_id)
-        if td is None:
+        found = self._images(data, table_id, p, q, _CORE_KIND[tc] == "update")
+        if found is None:
             return None
-        fast = self._table_keys(td)
-        if fast is None or width > len(td.columns) or td.table_id != table_id:
-            return None
-        nb = (width + 7) >> 3
-        before = data[p:p + nb]
-        update = _CORE_KIND[tc] == "update"
-        after = data[p + nb:q] if update else None
+        td, fast, before, after, width = found
         core = compiled_core()
         try:
             first, second, specs = fast.core_keys(core, before, after, width)
@@ -290,6 +282,21 @@ class _FastRun:
         return core.RowsShape(data[:q], tc, td, first, second, specs, not skip_fk,
                               probe.no_fk, next(iter(probe.parents), None),
                               next(iter(probe.missing.items()), None))
+
+    def _images(self, data: bytes, table_id: int, p: int, q: int, update: bool
+                ) -> tuple[TableDef, TableKeys, bytes, bytes | None, int] | None:
+        """``(TableDef, its key extractor, before-image bitmap, after-image bitmap,
+        width)`` of the Rows header whose column count ends at ``p`` (bitmaps up to
+        ``q``), or None: the table is unknown or its keys are left to the general route."""
+        width = data[p - 1]
+        td = self.extractor.table_maps.get(table_id)
+        if td is None:
+            return None
+        fast = self._table_keys(td)
+        if fast is None or width > len(td.columns) or td.table_id != table_id:
+            return None
+        nb = (width + 7) >> 3
+        return td, fast, data[p:p + nb], data[p + nb:q] if update else None, width
 
     def _table_keys(self, td: TableDef) -> TableKeys | None:
         """The key-only extractor of ``td`` (text mode: its JSON twin), once the
@@ -417,15 +424,10 @@ class _FastRun:
         width = data[p - 1]
         if width >= 251 or width == 0 or q > len(data):
             return None
-        td = self.extractor.table_maps.get(table_id)
-        if td is None:
+        found = self._images(data, table_id, p, q, tc == _UPDATE)
+        if found is None:
             return None
-        fast = self._table_keys(td)
-        if fast is None or width > len(td.columns) or td.table_id != table_id:
-            return None
-        nb = (width + 7) >> 3
-        before = data[p:p + nb]
-        after = data[p + nb:q] if tc == _UPDATE else None
+        td, fast, before, after, width = found
         try:
             run = fast.runner(_KIND[tc], before, after, width)
         except KEY_WALK_ERRORS:
