@@ -11,9 +11,9 @@ from ..certify import Baseline, CertifyOptions, GtidSet, Mode
 from ..errors import CertifyError, UsageError
 from ..escape import json_safe, printable
 from .options import (
-    damage_log, default_collation_option, inputs_argument, keep_going_option, refuse_window,
-    report_damage, run_spark, schema_db_option, spark_options, verify_checksum_option,
-    window_options,
+    damage_log, default_collation_option, few_collections, inputs_argument, keep_going_option,
+    refuse_window, report_damage, run_spark, schema_db_option, spark_options,
+    verify_checksum_option, window_options,
 )
 
 if TYPE_CHECKING:
@@ -184,13 +184,14 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
         return report, differences
 
     if spark is None:
-        report, differences = build(CertifyRun(files, mode, options,
-                                               verify_checksum=verify_checksum,
-                                               schema_paths=schema_paths,
-                                               schema_db=schema_db,
-                                               stable_sets=stable_sets,
-                                               default_collation=default_collation,
-                                               window=window, damage=damage))
+        with few_collections():     # the write-set reader's key caches (see there)
+            report, differences = build(CertifyRun(files, mode, options,
+                                                   verify_checksum=verify_checksum,
+                                                   schema_paths=schema_paths,
+                                                   schema_db=schema_db,
+                                                   stable_sets=stable_sets,
+                                                   default_collation=default_collation,
+                                                   window=window, damage=damage))
     else:
         from ..certify.stitched import PairsRun
         from ..distributed import spark_pairs

@@ -21,7 +21,7 @@ from ..errors import UsageError
 from ..escape import json_safe, printable
 from .render_replay import BASE64_MODES
 from .options import (
-    damage_exit, default_collation_option, files_argument, keep_going_option,
+    damage_exit, default_collation_option, few_collections, files_argument, keep_going_option,
     schema_db_option, verify_checksum_option, window_options,
 )
 
@@ -317,7 +317,7 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: DamageLog,
                                         writer=writer, default_collation=default_collation)
         batch: list[str] = []           # lines, written 256 at a time
         try:
-            with _few_collections():
+            with few_collections():
                 for text in lines:
                     if len(text) > _LONG_LINE:
                         # a transaction of many keys: its line is written in pieces,
@@ -343,23 +343,6 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: DamageLog,
 
 #: a ``dump --writesets`` line longer than this (characters) is written in pieces
 _LONG_LINE = 1 << 20
-
-
-@contextlib.contextmanager
-def _few_collections() -> Iterator[None]:
-    """Run the cyclic garbage collector less often (restored afterwards).
-
-    The extractor keeps large caches of key entries and creates no reference
-    cycles per transaction, so the default thresholds only make the collector
-    walk the caches again and again (about a tenth of ``--writesets``' time).
-    """
-    import gc
-    before = gc.get_threshold()
-    gc.set_threshold(max(before[0], 100_000), 50, 100)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 class _TextSink:
