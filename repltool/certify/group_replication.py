@@ -64,21 +64,41 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 from ._names import SeqNames
-from .gtidset import GtidSet
+from ..binlog.gtid import MAX_GNO
+from ..errors import CertifyError
+from .gtidset import GtidSet, split_gtid
 from .members import GroupSimulation
 from .model import CertifyOptions, CertResult, CertTransaction, GarbageCollect, Reason
 
 
-@dataclass(eq=False, slots=True)
 class _SnapshotRef:
-    """``Gtid_set_ref``: one per certified transaction, shared by its items."""
+    """``Gtid_set_ref``: one per certified transaction, shared by its items.
 
-    version: GtidSet
-    sequence_number: int
-    gtid: str
+    Its :attr:`version` (the snapshot plus the transaction's own GTID) is built
+    when first read: by conflict detection or a garbage collection with a
+    stable set.  Most items are overwritten or never collected before that,
+    and building a set per transaction was the driver's largest cost.  The
+    GTID is checked at once, as building the set would.
+    """
+
+    __slots__ = ("_snapshot", "_version", "sequence_number", "gtid")
+
+    def __init__(self, snapshot: GtidSet | None, sequence_number: int, gtid: str) -> None:
+        _sid, gno = split_gtid(gtid)
+        if gno > MAX_GNO:
+            raise CertifyError(f"a GNO beyond MySQL's largest, {MAX_GNO}")
+        self._snapshot, self._version = snapshot, None
+        self.sequence_number, self.gtid = sequence_number, gtid
+
+    @property
+    def version(self) -> GtidSet:
+        version = self._version
+        if version is None:
+            version = self._version = (self._snapshot or GtidSet()).add(self.gtid)
+            self._snapshot = None
+        return version
 
 
 class Certifier:
@@ -126,7 +146,7 @@ class Certifier:
         reason, detail = self._window
         key_index: int | None = None
         if ws:
-            ref = _SnapshotRef((snapshot or GtidSet()).add(gtid), -1 if local else seq, gtid)
+            ref = _SnapshotRef(snapshot, -1 if local else seq, gtid)
             for index, h in enumerate(ws):
                 previous = self.certification_info.get(h)
                 self.certification_info[h] = ref
