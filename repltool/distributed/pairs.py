@@ -307,6 +307,21 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
             write_parquet(spark, job, output_parquet)
 
     run.attach(pairs(), first)
+    from . import grpacked
+    if output_parquet is None and grpacked.applies(run):
+
+        def parts() -> Iterator[Any]:
+            def count() -> None:
+                run.truncated_skipped += 1
+            certifier = grpacked.PackedGroupCertifier(run.options, run.schema, count)
+            seen: set[tuple[str, str]] = set()
+            for r in stream_results(job):
+                replay_warnings(r, seen)
+                if r.payload:
+                    yield certifier.part(r.payload)
+                if r.failure is not None:
+                    raise r.failure.exception()
+        run.attach_packed_parts(parts)
     return None
 
 
