@@ -17,7 +17,9 @@ mode, the Group Replication certifier (whose certification info, numbering
 and garbage collection run across files), the sessions of
 ``writeset-session`` (which survive rotations, as in MySQL) and the
 ``--gc-stable-set`` garbage collection all see one ordered stream, so the
-results are those of one ordered read.  Certifying is cheap next to reading
+results are those of one ordered read.  For the Group Replication report
+(no sink printing transactions, none of the options that read objects) the
+driver certifies the units' arrays themselves (:mod:`.grpacked`).  Certifying is cheap next to reading
 and extraction; doing it per file on executors would be exact only for some
 modes and inputs.
 
