@@ -63,22 +63,42 @@ reproduces MySQL's default and bounds it.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
 
 from ._names import SeqNames
-from .gtidset import GtidSet
+from ..binlog.gtid import MAX_GNO
+from ..errors import CertifyError
+from .gtidset import GtidSet, split_gtid
 from .members import GroupSimulation
 from .model import CertifyOptions, CertResult, CertTransaction, GarbageCollect, Reason
 
 
-@dataclass(eq=False, slots=True)
 class _SnapshotRef:
-    """``Gtid_set_ref``: one per certified transaction, shared by its items."""
+    """``Gtid_set_ref``: one per certified transaction, shared by its items.
 
-    version: GtidSet
-    sequence_number: int
-    gtid: str
+    Its :attr:`version` (the snapshot plus the transaction's own GTID) is built
+    when first read: by conflict detection or a garbage collection with a
+    stable set.  Most items are overwritten or never collected before that,
+    and building a set per transaction was the driver's largest cost.  The
+    GTID is checked at once, as building the set would.
+    """
+
+    __slots__ = ("_snapshot", "_version", "sequence_number", "gtid")
+
+    def __init__(self, snapshot: GtidSet | None, sequence_number: int, gtid: str) -> None:
+        _sid, gno = split_gtid(gtid)
+        if gno > MAX_GNO:
+            raise CertifyError(f"a GNO beyond MySQL's largest, {MAX_GNO}")
+        self._snapshot, self._version = snapshot, None
+        self.sequence_number, self.gtid = sequence_number, gtid
+
+    @property
+    def version(self) -> GtidSet:
+        version = self._version
+        if version is None:
+            version = self._version = (self._snapshot or GtidSet()).add(self.gtid)
+            self._snapshot = None
+        return version
 
 
 class Certifier:
@@ -121,41 +141,15 @@ class Certifier:
                     conflict=(f"would be rolled back: {key or f'item {ws[index]:#x}'} was "
                               f"certified for {ref.gtid} ({ref.version}), which this "
                               f"transaction's snapshot {snapshot} does not include"))
-        seq = self.parallel_applier_sequence_number
-        lc = self.parallel_applier_last_committed_global
-        reason, detail = self._window
-        key_index: int | None = None
-        if ws:
-            ref = _SnapshotRef((snapshot or GtidSet()).add(gtid), -1 if local else seq, gtid)
-            for index, h in enumerate(ws):
-                previous = self.certification_info.get(h)
-                self.certification_info[h] = ref
-                prev_seq = -1 if previous is None else previous.sequence_number
-                if prev_seq > lc and prev_seq != seq:
-                    lc, key_index = prev_seq, index
-                    reason = Reason.KEY
-                    detail = "a write-set item was last certified for the parent"
         if local:
+            self.assign(ws, gtid, snapshot=snapshot, local=True, empty=trx.empty,
+                        ddl=trx.ddl, ctas=trx.ctas, missing_keys=trx.missing_keys,
+                        session=trx.session)
             return CertResult(trx=trx, computed=None, reason=Reason.LOCAL,
                               detail="local transaction: items stored with sequence number -1")
-        empty = not ws and trx.empty and not (trx.ddl or trx.ctas)
-        sequential = not empty and (not ws or trx.ctas or trx.missing_keys)
-        if sequential:
-            lc = seq - 1
-            key_index = None
-            kind = "CTAS" if trx.ctas else "DDL" if trx.ddl or not ws else "missing keys"
-            reason, detail = Reason.DDL, f"{kind}: applied after all previous transactions"
-        elif empty:
-            reason, detail = Reason.EMPTY, f"empty transaction: window start ({detail})"
-        if self.options.session_order and trx.session is not None:
-            previous_seq = self._session_last.get(trx.session, 0)
-            if previous_seq > lc:
-                lc, key_index = previous_seq, None
-                reason, detail = Reason.SESSION, f"previous transaction of session {trx.session}"
-            self._session_last[trx.session] = seq
-        self._update_parallel_applier_indexes(update_global=sequential, increment=True)
-        if sequential:
-            self._window = (Reason.HISTORY_RESET, f"window opened by {kind} at {seq}")
+        lc, seq, reason, detail, key_index = self.assign(
+            ws, gtid, snapshot=snapshot, local=False, empty=trx.empty, ddl=trx.ddl,
+            ctas=trx.ctas, missing_keys=trx.missing_keys, session=trx.session)
         self._names.record(seq, trx.gtid)
         return CertResult(
             trx=trx, computed=(lc, seq), reason=reason,
@@ -163,6 +157,55 @@ class Certifier:
             key=None if key_index is None else trx.key_at(key_index),
             key_hash=None if key_index is None else ws[key_index],
             session_order=self.options.session_order, detail=detail)
+
+    def assign(self, ws: Sequence[int], gtid: str, *, snapshot: GtidSet | None, local: bool,
+               empty: bool, ddl: bool, ctas: bool, missing_keys: bool,
+               session: tuple[int, int] | None
+               ) -> tuple[int, int, Reason, str, int | None]:
+        """Store a positively certified transaction's items and assign its indexes.
+
+        What :meth:`certify` does after the conflict test, on the transaction's
+        facts alone (its write-set hashes in order, its flags): ``(last_committed,
+        sequence_number, reason, detail, index of the deciding item or None)``.
+        A local transaction stores its items with sequence number -1 and consumes
+        no number (the returned clock is then meaningless).
+        """
+        seq = self.parallel_applier_sequence_number
+        lc = self.parallel_applier_last_committed_global
+        reason, detail = self._window
+        key_index: int | None = None
+        if ws:
+            ref = _SnapshotRef(snapshot, -1 if local else seq, gtid)
+            info = self.certification_info
+            for index, h in enumerate(ws):
+                previous = info.get(h)
+                info[h] = ref
+                prev_seq = -1 if previous is None else previous.sequence_number
+                if prev_seq > lc and prev_seq != seq:
+                    lc, key_index = prev_seq, index
+                    reason = Reason.KEY
+                    detail = "a write-set item was last certified for the parent"
+        if local:
+            return lc, seq, Reason.LOCAL, detail, None
+        empty = not ws and empty and not (ddl or ctas)
+        sequential = not empty and (not ws or ctas or missing_keys)
+        if sequential:
+            lc = seq - 1
+            key_index = None
+            kind = "CTAS" if ctas else "DDL" if ddl or not ws else "missing keys"
+            reason, detail = Reason.DDL, f"{kind}: applied after all previous transactions"
+        elif empty:
+            reason, detail = Reason.EMPTY, f"empty transaction: window start ({detail})"
+        if self.options.session_order and session is not None:
+            previous_seq = self._session_last.get(session, 0)
+            if previous_seq > lc:
+                lc, key_index = previous_seq, None
+                reason, detail = Reason.SESSION, f"previous transaction of session {session}"
+            self._session_last[session] = seq
+        self._update_parallel_applier_indexes(update_global=sequential, increment=True)
+        if sequential:
+            self._window = (Reason.HISTORY_RESET, f"window opened by {kind} at {seq}")
+        return lc, seq, reason, detail, key_index
 
     def _find_conflict(self, ws: tuple[int, ...],
                        snapshot: GtidSet) -> tuple[int, _SnapshotRef] | None:
@@ -196,13 +239,17 @@ class Certifier:
         group's, if any) are purged; with ``None`` nothing is purged, which only
         keeps more items for conflict detection (the window moves either way).
         """
+        self.view_change_state(stable)
+        return CertResult(trx=trx, computed=(0, 0), reason=Reason.VIEW_CHANGE,
+                          detail="view change: (0, 0) barrier, no sequence number consumed; "
+                                 "the certifier's garbage collection opens a new window")
+
+    def view_change_state(self, stable: GtidSet | None = None) -> None:
+        """What a View_change transaction does to the certifier (see :meth:`view_change`)."""
         if stable is not None:
             self.garbage_collect(stable)
         elif self.options.gc_opens_window:
             self._open_gc_window()
-        return CertResult(trx=trx, computed=(0, 0), reason=Reason.VIEW_CHANGE,
-                          detail="view change: (0, 0) barrier, no sequence number consumed; "
-                                 "the certifier's garbage collection opens a new window")
 
     def _open_gc_window(self) -> None:
         self._update_parallel_applier_indexes(update_global=True, increment=False)

@@ -744,3 +744,19 @@ def report_columns(certified: Sequence[Certified]) -> ReportColumns:
     for trx, r in certified:
         builder.add(trx, r.trx, r.computed, r.reason, r.raised)
     return builder.columns()
+
+
+def add_values(builder: ColumnsBuilder, recorded: tuple[int, int], computed: tuple[int, int],
+               reason: Reason, *, fallback: tuple[str, ...], without_clock: bool,
+               no_session: bool, replicated: bool, commit_id: int | None) -> None:
+    """:meth:`ColumnsBuilder.add` from a transaction's values (no object per transaction)."""
+    builder.recorded.extend(recorded)
+    builder.computed.extend(computed)
+    builder.reasons[reason] += 1
+    builder.changed += computed != recorded
+    builder.without_clock += without_clock
+    if fallback:
+        builder.fallbacks[fallback] = builder.fallbacks.get(fallback, 0) + 1
+    builder.no_session += no_session
+    builder.replicated += replicated
+    builder.commit_ids.append(commit_id)

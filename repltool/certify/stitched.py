@@ -96,11 +96,21 @@ class PairsRun(CertifyRun):
         """The attached :class:`~repltool.certify.report.ReportColumns` (None: not given):
         :class:`~repltool.certify.report.ReportBuilder` then needs no object per
         transaction."""
+        packed = getattr(self, "_packed_parts", None)
+        if packed is not None:
+            return packed()
         parts = getattr(self, "_parts", None)
         given = getattr(self, "_certified", None)
         if parts is None or given is None:
             return None
         return self._counted(parts, given[1])
+
+    def attach_packed_parts(self, parts: Callable[[], Iterator[Any]]) -> None:
+        """With :meth:`attach`: the same run's :class:`~repltool.certify.report.ReportColumns`
+        certified from packed arrays (``parts()`` makes them, counting truncated
+        transactions into :attr:`truncated_skipped`); a run consumes either these or
+        the pairs, once."""
+        self._packed_parts: Callable[[], Iterator[Any]] | None = parts
 
     def _counted(self, parts: Iterable[Any], truncated: Callable[[], int]) -> Iterator[Any]:
         yield from parts

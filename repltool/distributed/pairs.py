@@ -17,7 +17,9 @@ mode, the Group Replication certifier (whose certification info, numbering
 and garbage collection run across files), the sessions of
 ``writeset-session`` (which survive rotations, as in MySQL) and the
 ``--gc-stable-set`` garbage collection all see one ordered stream, so the
-results are those of one ordered read.  Certifying is cheap next to reading
+results are those of one ordered read.  For the Group Replication report
+(no sink printing transactions, none of the options that read objects) the
+driver certifies the units' arrays themselves (:mod:`.grpacked`).  Certifying is cheap next to reading
 and extraction; doing it per file on executors would be exact only for some
 modes and inputs.
 
@@ -307,6 +309,21 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
             write_parquet(spark, job, output_parquet)
 
     run.attach(pairs(), first)
+    from . import grpacked
+    if output_parquet is None and grpacked.applies(run):
+
+        def parts() -> Iterator[Any]:
+            def count() -> None:
+                run.truncated_skipped += 1
+            certifier = grpacked.PackedGroupCertifier(run.options, run.schema, count)
+            seen: set[tuple[str, str]] = set()
+            for r in stream_results(job):
+                replay_warnings(r, seen)
+                if r.payload:
+                    yield certifier.part(r.payload)
+                if r.failure is not None:
+                    raise r.failure.exception()
+        run.attach_packed_parts(parts)
     return None
 
 

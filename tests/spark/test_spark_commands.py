@@ -83,6 +83,29 @@ def test_certify_group_replication_options_equal(spark, cli, rotated: list[Path]
                 "--members", "3", "--member-lag", "2", *rotated)
 
 
+
+def test_certify_group_replication_report_from_arrays(spark, cli, rotated: list[Path],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The text report in group-replication mode: the driver certifies the
+    executors' packed arrays (repltool.distributed.grpacked), no object per transaction;
+    the report equals the single process's, with --gc-every and --session-order too."""
+    from repltool.distributed import grpacked
+    certified: list[int] = []
+    real = grpacked.PackedGroupCertifier.part
+
+    def spy(self, packed):
+        got = real(self, packed)
+        certified.append(got.n)
+        return got
+    monkeypatch.setattr(grpacked.PackedGroupCertifier, "part", spy)
+    total = sum(not t.truncated for t in read_transactions(rotated))
+    for extra in ((), ("--gc-every", "37", "--session-order")):
+        certified.clear()
+        same_output(cli, "certify", "--mode", "group-replication",
+                    *extra, *rotated)
+        assert sum(certified) == total > 500
+
+
 def test_certify_split_relay_logs_equal(spark, cli, split_relay: list[Path]) -> None:
     """Relay transactions continuing into the next file: GR by default, and writeset."""
     assert any(t.spans_files for t in read_transactions(split_relay))
