@@ -133,11 +133,7 @@ class TableKeys:
         if hit is None:
             self._check_present(before, after, width)
             wanted = self.wanted
-            first = image_program(core, self.td, before, width, wanted)
-            second = image_program(core, self.td, after, width, wanted) \
-                if after is not None else None
-            if first is None or (after is not None and second is None):
-                raise _Unsupported("an image without any present column")
+            first, second = self._programs(core, before, after, width)
             slot = {c: k for k, c in enumerate(wanted)}
             names = self._names
             specs = [(False, tuple(slot[p.column] for p in key.parts), names[f"C{n}"],
@@ -235,17 +231,26 @@ class TableKeys:
         exec(compile("\n".join(src), f"<fastkeys {self.td.db}.{self.td.table}>", "exec"), env)
         return env["run"]
 
-    def _compile_core(self, core: Any, env: dict[str, Any], before: bytes,
-                      after: bytes | None, width: int) -> Any:
-        """:meth:`_compile` with the compiled engine: the images walked by the core
-        (``walk_rows`` over :func:`~repltool.binlog.rowwalk.image_program`), only the
-        keying done here."""
+    def _programs(self, core: Any, before: bytes, after: bytes | None,
+                  width: int) -> tuple[Any, Any]:
+        """The core's image programs of the before image and (an UPDATE's) after image.
+
+        :raises ValueError: (``_Unsupported``) an image without any present column."""
         wanted = self.wanted
         first = image_program(core, self.td, before, width, wanted)
         second = image_program(core, self.td, after, width, wanted) \
             if after is not None else None
         if first is None or (after is not None and second is None):
             raise _Unsupported("an image without any present column")
+        return first, second
+
+    def _compile_core(self, core: Any, env: dict[str, Any], before: bytes,
+                      after: bytes | None, width: int) -> Any:
+        """:meth:`_compile` with the compiled engine: the images walked by the core
+        (``walk_rows`` over :func:`~repltool.binlog.rowwalk.image_program`), only the
+        keying done here."""
+        wanted = self.wanted
+        first, second = self._programs(core, before, after, width)
         env.update(_walk=core.walk_rows, PB=first, PA=second)
         emit = self._emit_source()
 
