@@ -23,7 +23,9 @@ from .reader import (
     CHUNK, HEADER, FileInfo, ReadOptions, check_magic, first_event, handle_fde, open_log,
     structs_for,
 )
-from .transactions import Segments, TransactionSummary, classify_query, is_atomic_ctas
+from .transactions import (
+    Segments, TransactionSummary, classify_query, gtid_fields, is_atomic_ctas,
+)
 from .transactions import Transaction as _Transaction
 
 _GTID_HEAD = struct.Struct("<B16sqBqq")      # flags, sid, gno, lt_type, lc, sn
@@ -164,12 +166,7 @@ class FusedScan:
                 g[_FTS], g[_LTS], _row_counts(g[_ROWK])))
         if gb is not None:
             gtid = _gtid_text(gb)
-            if gb.lt_type is not None:
-                lc, sn = gb.last_committed, gb.sequence_number
-            extra = dict(immediate_commit_timestamp=gb.immediate_commit_timestamp,
-                         original_commit_timestamp=gb.original_commit_timestamp,
-                         transaction_length=gb.transaction_length, gtid_flags=gb.gtid_flags,
-                         delta16_saturated=gb.delta16_saturated)
+            lc, sn, extra = gtid_fields(gb)
         kind = g[_KIND]
         count = g[_COUNT]
         if count == 1 and g[_HASGTID]:

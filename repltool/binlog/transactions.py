@@ -481,6 +481,18 @@ def _table_name(ev: Event) -> str | None:
     return None
 
 
+def gtid_fields(g: GtidBody) -> tuple[int | None, int | None, dict[str, object]]:
+    """``(last_committed, sequence_number, other fields)`` a :class:`Transaction` takes
+    from its Gtid event's body (the clock ``None`` where the event has none)."""
+    lc = sn = None
+    if g.lt_type is not None:
+        lc, sn = g.last_committed, g.sequence_number
+    return lc, sn, dict(immediate_commit_timestamp=g.immediate_commit_timestamp,
+                        original_commit_timestamp=g.original_commit_timestamp,
+                        transaction_length=g.transaction_length, gtid_flags=g.gtid_flags,
+                        delta16_saturated=g.delta16_saturated)
+
+
 def _finish(group: _Group, *, truncated: bool) -> Transaction:
     first, last = group.first, group.last
     g, m = group.gtid_body, group.maria
@@ -489,12 +501,7 @@ def _finish(group: _Group, *, truncated: bool) -> Transaction:
     extra: dict[str, object] = {}
     if g is not None:
         gtid = g.gtid_text
-        if g.lt_type is not None:
-            lc, sn = g.last_committed, g.sequence_number
-        extra = dict(immediate_commit_timestamp=g.immediate_commit_timestamp,
-                     original_commit_timestamp=g.original_commit_timestamp,
-                     transaction_length=g.transaction_length, gtid_flags=g.gtid_flags,
-                     delta16_saturated=g.delta16_saturated)
+        lc, sn, extra = gtid_fields(g)
     elif m is not None:
         gtid = f"{m.domain_id}-{first.server_id}-{m.seq_no}"
         extra = dict(commit_id=m.commit_id if m.flags2 & MARIA_FL_GROUP_COMMIT_ID else None,
