@@ -443,8 +443,11 @@ cdef class Scanner:
     cdef Py_ssize_t caprowk
     # the Table_map body last given to tm_hook per table id, and per table id the
     # image programs row_hook handed back for its Rows layouts: a list of (type code,
-    # the body's bytes from offset 8 to the rows, kind index, first, second program),
-    # one per layout (a transaction may insert, update and delete in one table); Rows
+    # the body's bytes from offset 8 to the rows without the v2 extra row info, kind
+    # index, first, second program, whether an extra row info block (its uint16 length
+    # included in it) starts at offset 8), one per layout (a transaction may insert,
+    # update and delete in one table; the extra info, e.g. a partition id, does not
+    # change how the images are walked); Rows
     # events of a listed layout are walked here without a call (bounded: cleared past
     # 4096 ids, at most ROW_LAYOUTS layouts a table id)
     cdef dict tm_bodies, row_progs
@@ -976,7 +979,7 @@ cdef class Scanner:
         """Rows of a Rows event in a layout ``row_progs`` holds, else -1 (also when the
         walk fails: ``row_hook`` then decides)."""
         cdef ImageProgram first, second
-        cdef Py_ssize_t p, cnt = 0, klen
+        cdef Py_ssize_t p, cnt = 0, klen, off = 8
         cdef list layouts
         cdef tuple hit = None
         if self.row_progs is None:
@@ -987,16 +990,23 @@ cdef class Scanner:
         for entry in layouts:
             if <int>(<tuple>entry)[0] != tc:
                 continue
+            off = 8
+            if (<tuple>entry)[5]:               # the extra row info block: skipped
+                if n < 10:
+                    continue
+                off = 8 + (d[8] | (d[9] << 8))
+                if off < 10:
+                    continue
             key = <bytes>(<tuple>entry)[1]
             klen = len(key)
-            if 8 + klen <= n and memcmp(<const char*>key, d + 8, klen) == 0:
+            if off + klen <= n and memcmp(<const char*>key, d + off, klen) == 0:
                 hit = <tuple>entry
                 break
         if hit is None:
             return -1
         first = hit[3]
         second = hit[4]
-        p = 8 + klen
+        p = off + klen
         try:
             while p < n:
                 p = first.walk(None, d, n, p, _NO_SLOTS)
@@ -1014,7 +1024,7 @@ cdef class Scanner:
 
     cdef int _count_rows(self, int tc, const uint8_t* d, Py_ssize_t n, int64_t tid) except -1:
         """The rows of the Rows event just entered (``g_last_entry``), by ``row_hook``."""
-        cdef Py_ssize_t e = self.g_last_entry, need
+        cdef Py_ssize_t e = self.g_last_entry, need, extra
         cdef int64_t* r
         cdef int kind = 0
         cdef Py_ssize_t walked = self._walk_cached(tc, d, n, tid, &kind)
@@ -1026,8 +1036,10 @@ cdef class Scanner:
                 layouts = self.row_progs.get(tid)
                 if layouts is None or len(<list>layouts) >= ROW_LAYOUTS:
                     layouts = self.row_progs[tid] = []
+                extra = <Py_ssize_t>cache[3]
                 (<list>layouts).append((tc, PyBytes_FromStringAndSize(
-                    <const char*>d + 8, <Py_ssize_t>cache[0]), k, cache[1], cache[2]))
+                    <const char*>d + 8 + extra, <Py_ssize_t>cache[0] - extra), k, cache[1],
+                    cache[2], extra > 0))
         if e >= self.caprowk:
             need = max(self.caprows, e + 1)
             r = <int64_t*>realloc(self.rowk, need * 4 * sizeof(int64_t))
