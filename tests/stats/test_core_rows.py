@@ -225,3 +225,24 @@ def test_partition_ids_in_the_extra_row_info_keep_the_core_walking(monkeypatch, 
     assert hooks.calls == 3
     assert _core.rows_walked() - before + hooks.calls == _rows_events(got) == 40 * 3
     assert got == _stats(monkeypatch, "python", [path])
+
+
+def test_the_core_is_handed_only_the_plain_header_form(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``core_rows`` gives the core programs with the extra row info's length only when
+    the bytes after it are exactly the minimal width encoding and the bitmaps (what the
+    core compares); a width written in a longer packed form is counted in Python only."""
+    monkeypatch.setenv(engine.ENV, "compiled")
+    c = RowCounter()
+    c.set_structs(_STRUCTS)
+    c.table_map_bytes(_table_map(5, "t", *OLD))
+    rows = _old_row(1) + _old_row(2)
+    plain = _rows(5, rows, False, b"\x01\x07\x00")
+    k, n, progs = c.core_rows(EventType.WRITE_ROWS_EVENT, plain)
+    assert (k, n) == (0, 2) and progs is not None
+    assert progs[0] == 2 + 3 + 2 and progs[3] == 5         # extra block, width, bitmap
+    assert plain[8 + progs[3]:8 + progs[0]] == b"\x02\x03"
+    long_width = plain[:13] + b"\xfc\x02\x00" + plain[14:]  # width 2 as a 3-byte packed int
+    assert c.core_rows(EventType.WRITE_ROWS_EVENT, long_width) == (0, 2, None)
+    v1 = plain[:8] + plain[13:]                            # no extra block (a v1 layout)
+    k, n, progs = c.core_rows(EventType.WRITE_ROWS_EVENT_V1, v1)
+    assert (k, n) == (0, 2) and progs is not None and progs[0] == 2 and progs[3] == 0
