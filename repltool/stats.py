@@ -17,16 +17,15 @@ from .binlog.constants import EventType, type_name
 from .binlog.events import DAMAGED_TYPE, DamagedBody, Event
 from .binlog.corescan import FileTotals, Handover, scan_summary_batches, scan_totals
 from .binlog.engine import Unsupported
-from .binlog.fastpath import scan_transactions
 from .binlog.reader import FileInfo, ReadOptions, read_events
 from .binlog.rowcount import ROW_COUNT_FIELDS
-from .binlog.split import Span, span_read, within
 from .binlog.transactions import (
     GROUPING_TYPES, Transaction, TransactionSummary, group_transactions,
 )
 from .paths import Paths, path_list
 
 if TYPE_CHECKING:
+    from .binlog.split import Span
     from .binlog.window import Window, WindowCursor
 
 
@@ -527,6 +526,7 @@ def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
         batches = scan_summary_batches(paths, verify_checksum=verify_checksum, info=infos,
                                        counts=counts, count_rows=not clock_only)
     else:
+        from .binlog.fastpath import scan_transactions      # the pure-Python engine's scan
         batches = ([t] for t in scan_transactions(paths, verify_checksum=verify_checksum,
                                                   info=infos, counts=counts,
                                                   count_rows=not clock_only))
@@ -577,6 +577,7 @@ def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_
     with the verdicts so far of the read handed over)."""
     opts = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES, keep_raw=True,
                        keep_going=keep_going)
+    from .binlog.split import span_read, within     # parts (--spark) only
     if resume is None:
         infos: list[FileInfo] = []
         tiebreak = itertools.count()

@@ -156,6 +156,15 @@ def events_walked():
     return _walked
 
 
+cdef uint64_t _rows_walked = 0
+
+
+def rows_walked():
+    """Rows events whose rows this module counted itself, without ``row_hook``, since
+    import (the tests' proof that stats' row counts ran here)."""
+    return _rows_walked
+
+
 def layout():
     """The layout constants compiled in (tests compare them with structs.py)."""
     return dict(HEADER_LEN=HEADER_LEN, H_TIMESTAMP=H_TIMESTAMP, H_TYPE=H_TYPE,
@@ -376,6 +385,8 @@ cdef void _heap_offer(int64_t* heap, int64_t* n, int64_t top, int64_t value, int
 
 cdef class ImageProgram           # (below: the row-image section)
 cdef list _NO_SLOTS = []            # an ImageProgram's slots when it has none (row counts)
+cdef enum:
+    ROW_LAYOUTS = 16                # Rows layouts (type, bitmaps) kept a table id (row counts)
 
 
 cdef class Scanner:
@@ -431,9 +442,14 @@ cdef class Scanner:
     cdef int64_t* rowk
     cdef Py_ssize_t caprowk
     # the Table_map body last given to tm_hook per table id, and per table id the
-    # image programs row_hook handed back for one Rows layout: (type code, the body's
-    # bytes from offset 8 to the rows, kind index, first, second program); Rows events
-    # of that layout are walked here without a call (bounded: cleared past 4096 ids)
+    # image programs row_hook handed back for its Rows layouts: a list of (type code,
+    # the body's bytes from offset 8 to the rows without the v2 extra row info, kind
+    # index, first, second program, whether an extra row info block (its uint16 length
+    # included in it) starts at offset 8), one per layout (a transaction may insert,
+    # update and delete in one table; the extra info, e.g. a partition id, does not
+    # change how the images are walked); Rows
+    # events of a listed layout are walked here without a call (bounded: cleared past
+    # 4096 ids, at most ROW_LAYOUTS layouts a table id)
     cdef dict tm_bodies, row_progs
     # window mode (stats with a window): ``win_hook(record bytes) -> bool`` decides per
     # group whether it is accumulated; the group's events by type are held until then
@@ -963,19 +979,34 @@ cdef class Scanner:
         """Rows of a Rows event in a layout ``row_progs`` holds, else -1 (also when the
         walk fails: ``row_hook`` then decides)."""
         cdef ImageProgram first, second
-        cdef Py_ssize_t p, cnt = 0, klen
+        cdef Py_ssize_t p, cnt = 0, klen, off = 8
+        cdef list layouts
+        cdef tuple hit = None
         if self.row_progs is None:
             return -1
-        hit = self.row_progs.get(tid)
-        if hit is None or <int>hit[0] != tc:
+        layouts = self.row_progs.get(tid)
+        if layouts is None:
             return -1
-        key = <bytes>hit[1]
-        klen = len(key)
-        if 8 + klen > n or memcmp(<const char*>key, d + 8, klen) != 0:
+        for entry in layouts:
+            if <int>(<tuple>entry)[0] != tc:
+                continue
+            off = 8
+            if (<tuple>entry)[5]:               # the extra row info block: skipped
+                if n < 10:
+                    continue
+                off = 8 + (d[8] | (d[9] << 8))
+                if off < 10:
+                    continue
+            key = <bytes>(<tuple>entry)[1]
+            klen = len(key)
+            if off + klen <= n and memcmp(<const char*>key, d + off, klen) == 0:
+                hit = <tuple>entry
+                break
+        if hit is None:
             return -1
         first = hit[3]
         second = hit[4]
-        p = 8 + klen
+        p = off + klen
         try:
             while p < n:
                 p = first.walk(None, d, n, p, _NO_SLOTS)
@@ -987,11 +1018,13 @@ cdef class Scanner:
         if p > n:
             return -1
         kind[0] = <int>hit[2]
+        global _rows_walked
+        _rows_walked += 1
         return cnt
 
     cdef int _count_rows(self, int tc, const uint8_t* d, Py_ssize_t n, int64_t tid) except -1:
         """The rows of the Rows event just entered (``g_last_entry``), by ``row_hook``."""
-        cdef Py_ssize_t e = self.g_last_entry, need
+        cdef Py_ssize_t e = self.g_last_entry, need, extra
         cdef int64_t* r
         cdef int kind = 0
         cdef Py_ssize_t walked = self._walk_cached(tc, d, n, tid, &kind)
@@ -1000,8 +1033,13 @@ cdef class Scanner:
         else:
             k, cnt, cache = self.row_hook(tc, PyBytes_FromStringAndSize(<const char*>d, n))
             if cache is not None and self.row_progs is not None:
-                self.row_progs[tid] = (tc, PyBytes_FromStringAndSize(
-                    <const char*>d + 8, <Py_ssize_t>cache[0]), k, cache[1], cache[2])
+                layouts = self.row_progs.get(tid)
+                if layouts is None or len(<list>layouts) >= ROW_LAYOUTS:
+                    layouts = self.row_progs[tid] = []
+                extra = <Py_ssize_t>cache[3]
+                (<list>layouts).append((tc, PyBytes_FromStringAndSize(
+                    <const char*>d + 8 + extra, <Py_ssize_t>cache[0] - extra), k, cache[1],
+                    cache[2], extra > 0))
         if e >= self.caprowk:
             need = max(self.caprows, e + 1)
             r = <int64_t*>realloc(self.rowk, need * 4 * sizeof(int64_t))

@@ -33,7 +33,6 @@ from .decode import DecodeContext
 from .engine import Unsupported, compiled_core
 from .events import Event, GtidBody, MariaGtidBody
 from .fastdecode import FAST_DECODERS
-from .fastpath import scan_light_transactions
 from .reader import (
     CHUNK, FileInfo, ReadOptions, apply_format_description, open_log, read_events,
     resume_events, structs_for,
@@ -131,6 +130,7 @@ def scan_summary_batches(paths: str | os.PathLike[str] | Iterable[str | os.PathL
     paths = [os.fspath(p) for p in paths]
     core = compiled_core()
     if core is None:
+        from .fastpath import scan_light_transactions  # the pure-Python engine's scan
         it = scan_light_transactions(paths, verify_checksum=verify_checksum, info=info,
                                      counts=counts, count_rows=count_rows)
         while batch := list(islice(it, 1024)):

@@ -26,6 +26,7 @@ from .events import FormatDescriptionBody, RowsBody, TableMapBody
 from .fastdecode import decoder_for
 from .rows import PARTIAL_UPDATE_ROWS, ROW_KINDS, iter_row_changes
 from .rowwalk import column_layout, image_program, walker
+from .structs import encode_packed_int
 from .temporal import BadValue
 
 __all__ = ["RowCounter", "KIND_INDEX", "ROW_COUNT_FIELDS"]
@@ -111,9 +112,12 @@ class RowCounter:
     def core_rows(self, type_code: int, data: bytes) -> tuple[int, int, Any]:
         """:meth:`rows` of a Rows body's bytes for the compiled core's ``row_hook``:
         ``(index, n, programs)``; ``programs`` (or ``None``): ``(length of the bytes
-        from offset 8 to the rows, first, second image program)`` with which the core
-        may walk further Rows events of the same table id, type and those bytes
-        itself (plain images only: no column decoded by a Python call)."""
+        from offset 8 to the rows, first, second image program, length of the v2
+        extra row info block at offset 8 (its uint16 length included; 0: none))``
+        with which the core may walk further Rows events of the same table id, type
+        and those bytes after the extra row info itself (plain images only: no column
+        decoded by a Python call).  The extra row info (NDB data, partition ids)
+        does not change how the images are walked."""
         k, n = self.rows(type_code, data)
         if k == _UNWALKED or self._core is None or type_code == PARTIAL_UPDATE_ROWS \
                 or type_code not in _PLAIN_ROWS:
@@ -128,8 +132,13 @@ class RowCounter:
         progs = [image_program(self._core, td, b, width, ()) for b in bitmaps]
         if any(p is None or not _plain(td, b, width) for p, b in zip(progs, bitmaps)):
             return k, n, None
-        return k, n, (len(data) - len(body.rows) - 8, progs[0],
-                      progs[1] if len(progs) > 1 else None)
+        head = len(data) - len(body.rows) - 8
+        layout = encode_packed_int(width) + b"".join(bitmaps)
+        extra = head - len(layout)
+        if data[8 + extra:8 + head] != layout or (extra and (
+                extra < 2 or int.from_bytes(data[8:10], "little") != extra)):
+            return k, n, None           # not the plain form the core compares
+        return k, n, (head, progs[0], progs[1] if len(progs) > 1 else None, extra)
 
     def _decode(self, type_code: int, data: bytes) -> RowsBody | None:
         dec = decoder_for(type_code)

@@ -114,10 +114,7 @@ def resolve_inputs(specs: Sequence[str]) -> Iterator[list[str]]:
     """
     import os
     import shutil
-    import sys
-    import tempfile
 
-    from ..distributed.inputs import expand_local
     from ..paths import INDEX_SUFFIX, is_index_file, read_index
 
     out: list[str] = []
@@ -127,6 +124,8 @@ def resolve_inputs(specs: Sequence[str]) -> Iterator[list[str]]:
             if spec == "-":
                 if spool is not None:
                     raise click.UsageError("- (standard input) can be given once")
+                import sys
+                import tempfile
                 spool = tempfile.mkdtemp(prefix="repltool-")
                 name = os.path.join(spool, "stdin")
                 with open(name, "wb") as fh:
@@ -140,6 +139,8 @@ def resolve_inputs(specs: Sequence[str]) -> Iterator[list[str]]:
                 if len(indexes) == 1:
                     out.extend(read_index(os.path.join(spec, indexes[0])))
                 else:
+                    # imported here: the distributed package is not loaded for plain files
+                    from ..distributed.inputs import expand_local
                     found = expand_local([spec])
                     if not found:
                         raise click.UsageError(f"{printable(spec)}: no binlog or relay log "
