@@ -19,13 +19,17 @@ import math
 import os
 import zlib
 from array import array
+from collections import deque
 from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from ..binlog import EventFlag, EventType, FileInfo, ReadOptions, read_events, type_name
+from ..binlog.corescan import CheckScan, CheckTransaction, Handover
 from ..binlog.damage import DamageLog
+from ..binlog.engine import compiled_core
+from ..binlog.reader import resume_events
 from ..binlog.events import DAMAGED_TYPE, DamagedBody, Event, GtidListBody, PreviousGtidsBody
 from ..binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
 from ..errors import (
@@ -36,7 +40,9 @@ from ..paths import Paths, path_list
 from .config import CheckConfig
 from .model import TOTAL, CheckPart, CheckReport, FileResult, Finding, Totals
 from .rules import FATAL_RULES, RULES, WRITESET_RULES, Severity
-from .writesets import SKIP_REASON, WritesetProvider, builtin_provider
+from .writesets import (
+    SKIP_REASON, LogPairs, PairsEnded, RowWritesetProvider, WritesetProvider, builtin_provider,
+)
 
 if TYPE_CHECKING:
     from ..binlog.window import Window
@@ -83,8 +89,18 @@ def check_files(paths: Paths,
         for name in names:
             require_readable(name)
     provider = builtin_provider() if writesets is _BUILTIN else writesets
-    return _Checker(names, config or CheckConfig(), provider,  # type: ignore[arg-type]
-                    reader or read_events, window, damage).run()
+    checker = _Checker(names, config or CheckConfig(), provider,  # type: ignore[arg-type]
+                       reader or read_events, window, damage)
+    if not checker.core:
+        return checker.run()
+    try:
+        return checker.run()
+    except PairsEnded:
+        # the fused write-set read stopped where the event-fed provider reads on (it
+        # counts a failure): the whole check again, on the general reader
+        assert isinstance(provider, RowWritesetProvider)
+        return _Checker(names, config or CheckConfig(), provider.fresh(), read_events,
+                        window, damage, core=False).run()
 
 
 def require_readable(path: str) -> None:
@@ -191,7 +207,8 @@ class _Checker:
     def __init__(self, paths: list[str], cfg: CheckConfig,
                  provider: WritesetProvider | None,
                  reader: Callable[..., Iterator[Event]] = read_events,
-                 window: Window | None = None, damage: DamageLog | None = None) -> None:
+                 window: Window | None = None, damage: DamageLog | None = None,
+                 core: bool = True) -> None:
         self.paths, self.cfg, self.provider = paths, cfg, provider
         self.reader = reader
         self.damage = damage
@@ -230,12 +247,26 @@ class _Checker:
                             or bool(window and window.needs_events))
         self.opts = ReadOptions(verify_checksum=False, types=None if ws_events else CHECK_READ_TYPES,
                                 keep_going=damage is not None)
+        # the compiled core reads (CheckScan), unless the events themselves are needed
+        # (a window's, a provider's without a fused read) or a path repeats
+        self.core = bool(core and reader is read_events and damage is None
+                         and self.window is None and compiled_core() is not None
+                         and (provider is None or isinstance(provider, RowWritesetProvider)
+                              or not ws_events)
+                         and len(set(paths)) == len(paths))
+        #: transactions the core completed (tests: the core path ran)
+        self.core_transactions = 0
+        self._pending: deque[tuple[int, int, Event]] = deque()
+        self._index = {p: i for i, p in enumerate(paths)}
 
     # ---- driving ----
 
     def run(self) -> CheckReport:
         i = 0
         while i < len(self.paths):
+            if self.core:
+                i = self._core_stream(i)
+                continue
             stream = _Stream(self, i)
             transactions = group_transactions(stream.events(), keep_events=self.keep_events,
                                               tap=self.tap)
@@ -296,6 +327,87 @@ class _Checker:
         f.stopped_at = exc.pos.offset if exc.pos is not None else None
         self.emit(code, f.path, f.stopped_at, exc.reason, exc.event_type)
 
+    # ---- the compiled core's read (CheckScan) ----
+
+    def _core_stream(self, first: int) -> int:
+        """One stream (see :class:`_Stream`) from file ``first`` on, read by the core up
+        to where it hands over, then by the general reader; the index of the file the
+        next stream starts at."""
+        self.segment += 1
+        paths = self.paths[first:]
+        provider = self.provider
+        if isinstance(provider, RowWritesetProvider):
+            self.provider = provider.reading(paths)
+        pending = self._pending
+        pending.clear()
+        index = self._index
+
+        def watch(events: Iterable[Event]) -> tuple[()]:
+            for ev in events:
+                pending.append((index[ev.pos.file], ev.pos.offset, ev))
+            return ()
+
+        scan = CheckScan(paths, watch)
+        self._infos = scan.scan.infos       # (every file the core opened)
+        try:
+            for batch in scan:
+                for trx in batch:
+                    at = (index[trx.start.file], trx.start.offset)
+                    while pending and pending[0][:2] < at:
+                        self._core_event(first, *pending.popleft())
+                    f = self._file_upto(at[0])
+                    if trx.gtid is not None:
+                        self.notes[trx.start] = _Note(self.segment)
+                    self.transaction(trx)   # type: ignore[arg-type]
+            self.core_transactions += scan.transactions
+            rest = scan.rest
+            stop = (index[rest.paths[rest.index]], rest.offset) if rest is not None else None
+            while pending and (stop is None or pending[0][:2] < stop):
+                self._core_event(first, *pending.popleft())
+            pending.clear()                 # the general reader reads them again
+            last = first + (rest.index if rest is not None else len(paths) - 1)
+            for i in range(first, last + 1):
+                f = self._file_upto(i)
+                if f.fi is None and i - first < len(self._infos):
+                    f.fi = self._infos[i - first]
+                types, _ = scan.counts.get(self.paths[i], (None, None))
+                f.events = sum(types.values()) if types else 0
+            if rest is None:
+                stopped = False
+                nxt = len(self.paths)
+            else:
+                general = _Resumed(self, first, rest)
+                for trx in group_transactions(general.events(), state=rest.state()):
+                    self.transaction(trx)
+                stopped, nxt = general.stopped, general.next_index
+            if isinstance(self.provider, LogPairs):
+                # the write sets of the rest of the stream are read too (their
+                # warnings are the event-fed provider's)
+                self.provider.drain(stopped)
+            return nxt
+        finally:
+            self.provider = provider
+
+    def _file_upto(self, i: int) -> _File:
+        """File ``i``'s state (the files up to it begun, in order)."""
+        path = self.paths[i]
+        f = self.files.get(path)
+        if f is None:
+            for j in range(len(self.files), i + 1):
+                f = self.begin_file(j, self.paths[j])
+        assert f is not None
+        return f
+
+    def _core_event(self, first: int, i: int, offset: int, ev: Event) -> None:
+        """An event the core handed to the driver (FDE, Rotate, Previous_gtids,
+        GTID_LIST), at its place before the transactions after it."""
+        f = self._file_upto(i)
+        if f.fi is None:
+            f.fi = self._infos[i - first]
+            if not f.relay:
+                self.segment += 1
+        self._facts(f, ev, ev.type_code, True)
+
     # ---- events (the tap runs slightly ahead of the transactions) ----
 
     def event(self, f: _File, ev: Event) -> None:
@@ -312,7 +424,13 @@ class _Checker:
             self.emit(code, f.path, ev.pos.offset, f"unknown event type {tc}"
                       + (" (ignorable)" if code == "S010" else
                          ": a server's applier stops here"), type_name(tc))
-        elif tc in _GTID_TYPES or tc == _T.MARIADB_GTID_EVENT:
+        else:
+            self._facts(f, ev, tc, outer)
+
+    def _facts(self, f: _File, ev: Event, tc: int, outer: bool) -> None:
+        """What a known event tells the rules beyond its transaction: clock segments,
+        GTID notes, the file's Previous_gtids / GTID_LIST."""
+        if tc in _GTID_TYPES or tc == _T.MARIADB_GTID_EVENT:
             self.notes[ev.pos] = _Note(self.segment)
             self.last_gtid_pos = ev.pos
         elif tc == _T.VIEW_CHANGE_EVENT:
@@ -694,6 +812,47 @@ def _previous_key(key: object) -> object:
     return key
 
 
+class _Resumed:
+    """The general reader's events where the core handed over (:class:`Handover`), as
+    :class:`_Stream` reads them: to the end of the stream."""
+
+    def __init__(self, checker: _Checker, first: int, rest: Handover) -> None:
+        self.ck, self.first, self.rest = checker, first, rest
+        self.next_index = len(checker.paths)
+        self.stopped = False            # a format error ended the stream
+
+    def events(self) -> Iterator[Event]:
+        ck, rest = self.ck, self.rest
+        for index in range(self.first + rest.index, len(ck.paths)):
+            path = ck.paths[index]
+            f = ck._file_upto(index)
+            info: list[FileInfo] = []
+            resumed = index == self.first + rest.index
+            if resumed:
+                info.append(rest.info)
+                if f.fi is not None:
+                    f.fi = rest.info            # the general reader goes on updating it
+            try:
+                events = (resume_events(rest.info, rest.offset, ck.opts) if resumed
+                          else ck.reader(path, ck.opts, info))
+                for ev in events:
+                    if f.fi is None:
+                        f.fi = info[0]
+                        if not f.relay:
+                            ck.segment += 1
+                    ck.event(f, ev)
+                    yield ev
+            except InputError:
+                raise
+            except (LogFormatError, UnsupportedLog) as exc:
+                f.fi = f.fi or (info[0] if info else None)
+                ck.format_error(f, exc)
+                self.next_index = index + 1
+                self.stopped = True
+                return
+            f.fi = f.fi or (info[0] if info else None)
+
+
 class _Stream:
     """Events of consecutive files until one of them fails (then the stream ends)."""
 
@@ -743,7 +902,9 @@ def check_part(paths: Paths, config: CheckConfig | None = None, *,
     for name in names:
         require_readable(name)
     provider = builtin_provider() if writesets is _BUILTIN else writesets
-    ck = _Checker(names, config or CheckConfig(), provider, read_events)  # type: ignore[arg-type]
+    # (the parts' truncated transactions are sent without events: the general reader's)
+    ck = _Checker(names, config or CheckConfig(), provider, read_events,  # type: ignore[arg-type]
+                  core=False)
     ck.duplicates = []
     last: list[Transaction] = []
     count = ck.transaction
