@@ -165,8 +165,13 @@ class LogPairs:
         raise PairsEnded(f"no write set read for the transaction at {start}")
 
     def drain(self, stopped: bool) -> None:
-        """Read the rest (the stream ended; ``stopped``: at an error of the log, which
-        the read then meets too)."""
+        """Read the rest, once a write set was asked for: the stream ended
+        (``stopped``: at an error of the log, which the read then meets too).  The
+        warnings of the read are then the event-fed provider's.  A stream whose
+        transactions carry no MySQL clock (MariaDB) asks for none: its write sets are
+        not read at all, and their warnings (rows that cannot be keyed) not given."""
+        if self._pairs is None:
+            return
         try:
             for _ in self._read():
                 pass

@@ -9,6 +9,7 @@ where the input has any (:class:`CheckScan` instances are counted).
 
 from __future__ import annotations
 
+import json
 import warnings
 import zlib
 from pathlib import Path
@@ -51,7 +52,13 @@ def _same(monkeypatch, paths: list[Path]) -> int:  # type: ignore[no-untyped-def
     _Counted.made = []
     python = _run(monkeypatch, "python", paths)
     assert _Counted.made == []
-    assert compiled == python
+    assert compiled[:4] == python[:4]
+    if json.loads(python[1])["totals"]["transactions_with_clock"] == 0:
+        # no transaction asks for a write set: the compiled engine reads none (and
+        # gives none of their warnings); the general reader's provider reads them all
+        assert [w for w in compiled[4] if "cannot be keyed" in w] == []
+    else:
+        assert compiled[4] == python[4]
     return core
 
 
