@@ -135,29 +135,50 @@ class _Span:
         self.work = self.depth = 0
         # Between barriers sequence numbers go up by one (anything else is a
         # barrier), so the k-th transaction since the last barrier has number
-        # first_sn + k: the prefix maxima of the depths are all that is kept, as
-        # int64s (8 bytes per transaction of a barrier-free stretch).
+        # first_sn + k, and only the prefix maxima of the depths are needed.  Each
+        # is the one before or one more (a depth is at most one more than an earlier
+        # depth), so they are kept as bits (bit k: prefix maximum k is one more than
+        # k-1) in 64-bit words, with the count of set bits before each word: 0.25
+        # bytes per transaction of a barrier-free stretch, not 8.
         self._first_sn = 0
-        self._pref = array("q")
-        self._base = 0
+        self._words = array("Q")
+        self._ones_before = array("q")
+        self._ones = 0                  # set bits so far
+        self._n = 0                     # prefix maxima kept
+        self._base = 0                  # prefix maximum 0 (the barrier's depth)
         self._prev: int | None = None
 
     def new_segment(self) -> None:
         self._prev = None
 
+    def _pref(self, i: int) -> int:
+        """Prefix maximum ``i`` (0 <= i < _n)."""
+        w = i >> 6
+        return (self._base + self._ones_before[w]
+                + (self._words[w] & ((2 << (i & 63)) - 1)).bit_count())
+
     def add(self, lc: int, sn: int) -> None:
         self.work += 1
         prev = self._prev
-        pref = self._pref
         if lc == 0 or sn == 0 or not prev or sn > prev + 1 or sn <= prev:
             depth = self.depth + 1
-            del pref[:]
+            del self._words[:]
+            del self._ones_before[:]
+            self._ones = 0
+            self._n = 0
             self._first_sn = sn
             self._base = depth
         else:
-            i = min(lc - self._first_sn, len(pref) - 1)
-            depth = (pref[i] if i >= 0 else self._base) + 1
-        pref.append(max(depth, pref[-1]) if pref else depth)
+            i = min(lc - self._first_sn, self._n - 1)
+            depth = (self._pref(i) if i >= 0 else self._base) + 1
+        k = self._n
+        if k & 63 == 0:
+            self._words.append(0)
+            self._ones_before.append(self._ones)
+        if k and depth > self._base + self._ones:      # the prefix maximum grows by one
+            self._words[k >> 6] |= 1 << (k & 63)
+            self._ones += 1
+        self._n = k + 1
         self.depth = max(self.depth, depth)
         self._prev = sn
 

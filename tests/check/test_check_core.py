@@ -149,3 +149,53 @@ def test_view_change_and_findings(monkeypatch, tmp_path: Path) -> None:  # type:
     b = build_log(tmp_path / "binlog.000002", [(0, 1), (0, 0), (1, 3), (3, 3)], previous=20)
     core = _same(monkeypatch, [a, b])
     assert core > 0
+
+
+class _ListSpan:
+    """The span as it was kept before: every prefix maximum of the depths in a list
+    (8 bytes a transaction); the bit-packed :class:`_Span` must give the same."""
+
+    def __init__(self) -> None:
+        self.work = self.depth = 0
+        self.first_sn, self.pref, self.base, self.prev = 0, [], 0, None
+
+    def new_segment(self) -> None:
+        self.prev = None
+
+    def add(self, lc: int, sn: int) -> None:
+        self.work += 1
+        prev, pref = self.prev, self.pref
+        if lc == 0 or sn == 0 or not prev or sn > prev + 1 or sn <= prev:
+            depth = self.depth + 1
+            pref.clear()
+            self.first_sn, self.base = sn, depth
+        else:
+            i = min(lc - self.first_sn, len(pref) - 1)
+            depth = (pref[i] if i >= 0 else self.base) + 1
+        pref.append(max(depth, pref[-1]) if pref else depth)
+        self.depth = max(self.depth, depth)
+        self.prev = sn
+
+
+def test_span_bits_equal_the_prefix_list() -> None:
+    """Clock streams with barriers, gaps, restarts and long barrier-free stretches
+    (past several 64-bit words): the same work and span after every transaction."""
+    import random
+    from repltool.check.engine import _Span
+    for seed in range(400):
+        r = random.Random(seed)
+        ref, bits = _ListSpan(), _Span()
+        sn = 0
+        for _ in range(r.randint(1, 700)):
+            c = r.random()
+            if c < 0.01:
+                ref.new_segment()
+                bits.new_segment()
+            if c < 0.03:
+                sn = r.randint(0, 5)
+            else:
+                sn += 1 if r.random() < 0.98 else r.randint(-3, 3)
+            lc = r.randint(0, max(sn, 0)) if r.random() < 0.3 else max(0, sn - r.randint(1, 6))
+            ref.add(lc, sn)
+            bits.add(lc, sn)
+            assert (bits.work, bits.depth) == (ref.work, ref.depth), seed
