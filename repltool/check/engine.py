@@ -751,26 +751,84 @@ def _seen_key(trx: Transaction) -> tuple[object, int] | None:
     return ("maria", head), int(seq)
 
 
+class _Offsets:
+    """A run's file offsets in read order, ~2 bytes each: the differences as zigzag
+    LEB128 varints, with the offset itself every 64th (random access decodes at
+    most 63 varints; only a duplicate or a truncated transaction looks one up)."""
+
+    __slots__ = ("_data", "_marks", "_at", "_n", "_last")
+
+    def __init__(self, offsets: Iterable[int] = ()) -> None:
+        self._data = bytearray()
+        self._marks = array("q")        # every 64th offset
+        self._at = array("q")           # where the varints after it begin in _data
+        self._n = 0
+        self._last = 0
+        for offset in offsets:
+            self.append(offset)
+
+    def append(self, offset: int) -> None:
+        if self._n & 63 == 0:
+            self._marks.append(offset)
+            self._at.append(len(self._data))
+        else:
+            d = offset - self._last
+            z = d << 1 if d >= 0 else ((-d) << 1) - 1
+            data = self._data
+            while z >= 0x80:
+                data.append((z & 0x7F) | 0x80)
+                z >>= 7
+            data.append(z)
+        self._last = offset
+        self._n += 1
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, k: int) -> int:
+        if k < 0:
+            k += self._n
+        if not 0 <= k < self._n:
+            raise IndexError(k)
+        c = k >> 6
+        value, p, data = self._marks[c], self._at[c], self._data
+        for _ in range(k & 63):
+            z = shift = 0
+            while True:
+                b = data[p]
+                p += 1
+                z |= (b & 0x7F) << shift
+                shift += 7
+                if b < 0x80:
+                    break
+            value += -((z + 1) >> 1) if z & 1 else z >> 1
+        return value
+
+    def __iter__(self) -> Iterator[int]:
+        for k in range(self._n):
+            yield self[k]
+
+
 class _Committed:
     """The GTIDs committed so far and where, for G001 and R002, in ~8 bytes per GTID.
 
     Per GTID source, runs of consecutive numbers in one file: the run's first
-    number and an int64 array of the transactions' offsets.  A source's numbers
+    number and the transactions' offsets (:class:`_Offsets`, ~2 bytes each).  A source's numbers
     normally follow each other, so a log costs one run per source and file (a
     dict of GTID texts cost ~870 bytes per transaction).
     """
 
     def __init__(self) -> None:
         self._starts: dict[object, list[int]] = {}     # source -> sorted run starts
-        self._runs: dict[object, list[tuple[int, array]]] = {}   # parallel: (file, offsets)
-        self._tail: dict[object, tuple[int, int, array]] = {}    # source -> last run
+        self._runs: dict[object, list[tuple[int, _Offsets]]] = {}   # parallel: (file, offsets)
+        self._tail: dict[object, tuple[int, int, _Offsets]] = {}    # source -> last run
 
     def add(self, key: object, no: int, file: int, offset: int) -> None:
         tail = self._tail.get(key)
         if tail is not None and tail[1] == file and no == tail[0] + len(tail[2]):
             tail[2].append(offset)
             return
-        offsets = array("q", (offset,))
+        offsets = _Offsets((offset,))
         starts = self._starts.setdefault(key, [])
         runs = self._runs.setdefault(key, [])
         i = bisect_right(starts, no)
@@ -797,7 +855,7 @@ class _Committed:
         """Every run: (source, first number, file index, offsets), by source then number."""
         for key, starts in self._starts.items():
             for start, (file, offsets) in zip(starts, self._runs[key]):
-                yield key, start, file, offsets
+                yield key, start, file, array("q", offsets)
 
     def overlapping(self, key: object, first: int, count: int
                     ) -> Iterator[tuple[int, int, int]]:
@@ -821,8 +879,9 @@ class _Committed:
         runs = self._runs.setdefault(key, [])
         i = bisect_right(starts, first)
         starts.insert(i, first)
-        runs.insert(i, (file, offsets))
-        self._tail[key] = (first, file, offsets)
+        packed = _Offsets(offsets)
+        runs.insert(i, (file, packed))
+        self._tail[key] = (first, file, packed)
 
 
 def _previous_key(key: object) -> object:
