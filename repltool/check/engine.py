@@ -397,7 +397,7 @@ class _Checker:
                 stopped = False
                 nxt = len(self.paths)
             else:
-                general = _Resumed(self, first, rest)
+                general = _Stream(self, first + rest.index, rest)
                 for trx in group_transactions(general.events(), state=rest.state()):
                     self.transaction(trx)
                 stopped, nxt = general.stopped, general.next_index
@@ -892,29 +892,40 @@ def _previous_key(key: object) -> object:
     return key
 
 
-class _Resumed:
-    """The general reader's events where the core handed over (:class:`Handover`), as
-    :class:`_Stream` reads them: to the end of the stream."""
+class _Stream:
+    """Events of consecutive files until one of them fails (then the stream ends);
+    with ``rest``, the general reader's events from where the compiled core handed
+    over (:class:`Handover`: file ``start`` is read from its offset on)."""
 
-    def __init__(self, checker: _Checker, first: int, rest: Handover) -> None:
-        self.ck, self.first, self.rest = checker, first, rest
+    def __init__(self, checker: _Checker, start: int, rest: Handover | None = None) -> None:
+        self.ck, self.start, self.rest = checker, start, rest
         self.next_index = len(checker.paths)
         self.stopped = False            # a format error ended the stream
 
     def events(self) -> Iterator[Event]:
         ck, rest = self.ck, self.rest
-        for index in range(self.first + rest.index, len(ck.paths)):
+        if rest is None:
+            ck.segment += 1
+        for index in range(self.start, len(ck.paths)):
             path = ck.paths[index]
-            f = ck._file_upto(index)
             info: list[FileInfo] = []
-            resumed = index == self.first + rest.index
-            if resumed:
-                info.append(rest.info)
-                if f.fi is not None:
-                    f.fi = rest.info            # the general reader goes on updating it
+            resumed = rest is not None and index == self.start
+            if rest is None:
+                f = ck.begin_file(index, path)
+            else:
+                f = ck._file_upto(index)    # the core may have begun it
+                if resumed:
+                    info.append(rest.info)
+                    if f.fi is not None:
+                        f.fi = rest.info    # the general reader goes on updating it
             try:
-                events = (resume_events(rest.info, rest.offset, ck.opts) if resumed
-                          else ck.reader(path, ck.opts, info))
+                if resumed:
+                    assert rest is not None
+                    events = resume_events(rest.info, rest.offset, ck.opts)
+                else:
+                    events = ck.reader(path, ck.opts, info)
+                    if ck.damage is not None:
+                        events = ck.damage.count(events)
                 for ev in events:
                     if f.fi is None:
                         f.fi = info[0]
@@ -929,41 +940,6 @@ class _Resumed:
                 ck.format_error(f, exc)
                 self.next_index = index + 1
                 self.stopped = True
-                return
-            f.fi = f.fi or (info[0] if info else None)
-
-
-class _Stream:
-    """Events of consecutive files until one of them fails (then the stream ends)."""
-
-    def __init__(self, checker: _Checker, start: int) -> None:
-        self.ck, self.start = checker, start
-        self.next_index = len(checker.paths)
-
-    def events(self) -> Iterator[Event]:
-        ck = self.ck
-        ck.segment += 1
-        for index in range(self.start, len(ck.paths)):
-            path = ck.paths[index]
-            f = ck.begin_file(index, path)
-            info: list[FileInfo] = []
-            try:
-                events = ck.reader(path, ck.opts, info)
-                if ck.damage is not None:
-                    events = ck.damage.count(events)
-                for ev in events:
-                    if f.fi is None:
-                        f.fi = info[0]
-                        if not f.relay:
-                            ck.segment += 1
-                    ck.event(f, ev)
-                    yield ev
-            except InputError:
-                raise
-            except (LogFormatError, UnsupportedLog) as exc:
-                f.fi = f.fi or (info[0] if info else None)
-                ck.format_error(f, exc)
-                self.next_index = index + 1
                 return
             f.fi = f.fi or (info[0] if info else None)
 
