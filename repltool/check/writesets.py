@@ -75,6 +75,8 @@ class RowWritesetProvider:
         self._extractor = WritesetExtractor(schema, drop_past_limit=True)
         self.failures = 0
         self.unknown_key_tables: dict[str, None] = {}
+        self._maps_seen: tuple[Any, ...] = ()
+        self._named: set[tuple[str, str]] = set()
 
     def fresh(self) -> RowWritesetProvider:
         """A provider of the same schema that has read nothing yet."""
@@ -115,8 +117,13 @@ class RowWritesetProvider:
         schema = self._extractor.schema
         if schema is not None and schema.table(db, name) is not None:
             return True
-        return any(td.has_names and td.db == db and td.table == name
-                   for td in table_maps.values())
+        # the names the maps describe, again only when a map changed (the tuple
+        # compares its items by identity first)
+        maps = tuple(table_maps.values())
+        if maps != self._maps_seen:
+            self._maps_seen = maps
+            self._named = {(td.db, td.table) for td in maps if td.has_names}
+        return (db, name) in self._named
 
     def reading(self, paths: list[str]) -> LogPairs:
         """The same write sets, read by the fused reader
