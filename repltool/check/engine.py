@@ -23,7 +23,7 @@ from collections import deque
 from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ..binlog import EventFlag, EventType, FileInfo, ReadOptions, read_events, type_name
 from ..binlog.corescan import CheckScan, CheckTransaction, Handover
@@ -255,6 +255,7 @@ class _Checker:
         self.seen = _Committed()                         # complete GTIDs -> where
         self.truncated: list[Transaction] = []
         self.safety: object = None                       # W001's SafetyChecker
+        self._cert: tuple[Any, Any, Any] = (None, None, None)  # certify's classes, Reason.KEY
         self.violations: list[object] = []
         self.ws_unknown = 0
         self.last_gtid_pos: object = None
@@ -642,7 +643,6 @@ class _Checker:
             self._writeset(f, trx, lc, sn)
 
     def _writeset(self, f: _File, trx: Transaction, lc: int, sn: int) -> None:
-        from ..certify import CertResult, CertTransaction, Reason
         assert self.provider is not None
         ws = self.provider(trx)
         if ws is None:
@@ -656,16 +656,18 @@ class _Checker:
         if "W001" not in self.on:
             return
         if self.safety is None:
-            from ..certify import SafetyChecker
+            from ..certify import CertResult, CertTransaction, Reason, SafetyChecker
             self.safety = SafetyChecker()
+            self._cert = (CertTransaction, CertResult, Reason.KEY)   # (imported once)
             self.w001_first = (lc, sn)
         self.w001_last = sn
+        cert_transaction, cert_result, key = self._cert
         gtid = trx.gtid if trx.gtid and trx.gtid != "ANONYMOUS" else None
-        ct = CertTransaction(gtid=gtid, pos=trx.start, file=f.path, recorded=(lc, sn),
-                             writeset=hashes)
+        ct = cert_transaction(gtid=gtid, pos=trx.start, file=f.path, recorded=(lc, sn),
+                              writeset=hashes)
         # streamed: only the violations are kept, and the checker's last writer per key
         self.violations += self.safety.add(  # type: ignore[attr-defined]
-            CertResult(trx=ct, computed=(lc, sn), reason=Reason.KEY))
+            cert_result(trx=ct, computed=(lc, sn), reason=key))
 
     # ---- the end ----
 
