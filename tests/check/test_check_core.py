@@ -219,3 +219,32 @@ def test_committed_offsets_round_trip() -> None:
             assert packed[-1] == values[-1]
         with pytest.raises(IndexError):
             packed[n]
+
+
+def test_write_set_read_stops_check_starts_over(monkeypatch, synth_logs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A Rows event whose column count does not match its Table_map (CRC32 valid): the
+    event-fed provider counts a failure and reads on, the fused write-set read stops
+    there; the compiled check then starts over on the general reader (once), with the
+    same output."""
+    from repltool.check import writesets as cw
+    paths = list(synth_logs["bin"])
+    src = paths[1]
+    data = bytearray(src.read_bytes())
+    rows = [(o, s) for o, tc, s in _event_offsets(src) if tc == 30]      # Write_rows v2
+    off, size = rows[len(rows) // 2]
+    body = off + 19
+    extra = int.from_bytes(data[body + 8:body + 10], "little")
+    data[body + 10 + extra - 2] += 3                                     # the column count
+    data[off + size - 4:off + size] = zlib.crc32(bytes(data[off:off + size - 4])
+                                                 ).to_bytes(4, "little")
+    paths[1] = tmp_path / src.name
+    paths[1].write_bytes(bytes(data))
+    fresh = cw.RowWritesetProvider.fresh
+    calls: list[int] = []
+
+    def counted(self):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return fresh(self)
+    monkeypatch.setattr(cw.RowWritesetProvider, "fresh", counted)
+    assert _same(monkeypatch, paths) > 0
+    assert calls == [1]
