@@ -164,8 +164,9 @@ class TransactionStart(NamedTuple):
 
 
 class ClockTransaction(NamedTuple):
-    """What ``schedule`` reads of a transaction (:func:`scan_clock_transactions`): the
-    fields of :class:`~repltool.binlog.transactions.Transaction` of the same names."""
+    """What ``schedule`` (:func:`scan_clock_transactions`) and ``check``
+    (:class:`CheckScan`) read of a transaction: the fields of
+    :class:`~repltool.binlog.transactions.Transaction` of the same names."""
 
     start: Position
     end: Position
@@ -177,21 +178,8 @@ class ClockTransaction(NamedTuple):
     truncated: bool
     rows_events: tuple[tuple[str, int], ...]
     immediate_commit_timestamp: int | None
-
-
-class CheckTransaction(NamedTuple):
-    """What ``check`` reads of a transaction (:class:`CheckScan`): the fields of
-    :class:`~repltool.binlog.transactions.Transaction` of the same names."""
-
-    start: Position
-    end: Position
-    gtid: str | None
-    last_committed: int | None
-    sequence_number: int | None
-    size: int
-    truncated: bool
-    maria_flags: int | None
-    delta16_saturated: bool
+    maria_flags: int | None = None
+    delta16_saturated: bool = False
 
     @property
     def spans_files(self) -> bool:
@@ -200,7 +188,7 @@ class CheckTransaction(NamedTuple):
 
 class CheckScan:
     """The ``check`` hot loop: the transactions of the logs as the compiled core reads
-    them (:class:`CheckTransaction` lists, in order), every CRC32 verified.
+    them (:class:`ClockTransaction` lists, in order), every CRC32 verified.
 
     ``watch`` gets every Format_description, Rotate, Previous_gtids and GTID_LIST
     event the core walks (decoded by the general code), as the walk meets them: ahead
@@ -226,14 +214,14 @@ class CheckScan:
         self.paths = paths
         self.scan = _CoreScan(core, paths, True, watch,  # type: ignore[arg-type]
                               roles=bytes(roles))
-        self.scan.check = True
+        self.scan.clock = True
         self.info: list[FileInfo] = []
         self.counts: dict[str, tuple[Counter[int], Counter[int]]] = {}
         self.rest: Handover | None = None
         #: how many transactions the core completed (tests: the core path ran)
         self.transactions = 0
 
-    def __iter__(self) -> Iterator[list[CheckTransaction]]:
+    def __iter__(self) -> Iterator[list[ClockTransaction]]:
         scan = self.scan
         try:
             for i in range(len(self.paths)):
@@ -488,7 +476,6 @@ class _CoreScan:
         self.mod = core
         self.watch = watch
         self.clock = False              # records() builds ClockTransaction tuples
-        self.check = False              # records() builds CheckTransaction tuples
         #: capture: the core keeps each transaction's Table_map and Rows bodies
         #: (``GroupCapture``), and the records are taken before any event goes to
         #: the driver (a batch then never spans a Format_description)
@@ -924,8 +911,7 @@ class _CoreScan:
             "flags", "gtid_kind", "sid", "gno", "last_committed", "sequence_number",
             "server_id", "domain_id", "maria_flags", "commit_id", "rows_from", "rows_n")]
         clock_mode = self.clock
-        check_mode = self.check
-        if clock_mode or check_mode:
+        if clock_mode:
             ends = zip(vals[F("end_file")::nf], vals[F("end_pos")::nf],
                        vals[F("immediate_commit_timestamp")::nf])
             has_ict = m.HAS_ICT
@@ -947,14 +933,6 @@ class _CoreScan:
             else:
                 rows_events = ()
             clock = flags & has_clock
-            if check_mode:
-                e_file, e_pos, _ = next(ends)
-                add(_new(CheckTransaction, (
-                    _new(Position, (paths[f_file], start, None)),
-                    _new(Position, (paths[e_file], e_pos, None)), gtid,
-                    lc if clock else None, sn if clock else None, size, bool(flags & trunc),
-                    mflags if flags & has_maria else None, bool(flags & sat))))
-                continue
             if clock_mode:
                 e_file, e_pos, ict = next(ends)
                 if gk == 3:
@@ -965,7 +943,8 @@ class _CoreScan:
                     _new(Position, (paths[f_file], start, None)),
                     _new(Position, (paths[e_file], e_pos, None)), gtid,
                     lc if clock else None, sn if clock else None, size, count,
-                    bool(flags & trunc), rows_events, ict)))
+                    bool(flags & trunc), rows_events, ict,
+                    mflags if flags & has_maria else None, bool(flags & sat))))
                 continue
             add(_new(TransactionSummary, (
                 _new(Position, (paths[f_file], start, None)), gtid,

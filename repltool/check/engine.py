@@ -26,7 +26,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ..binlog import EventFlag, EventType, FileInfo, ReadOptions, read_events, type_name
-from ..binlog.corescan import CheckScan, CheckTransaction, Handover
+from ..binlog.corescan import CheckScan, Handover
 from ..binlog.damage import DamageLog
 from ..binlog.engine import compiled_core
 from ..binlog.reader import resume_events
