@@ -43,14 +43,14 @@ def _run(monkeypatch, which: str, paths: list[Path], schema=None) -> tuple:  # t
             rep.render_junit(report), [str(w.message) for w in caught])
 
 
-def _same(monkeypatch, paths: list[Path]) -> int:  # type: ignore[no-untyped-def]
+def _same(monkeypatch, paths: list[Path], schema=None) -> int:  # type: ignore[no-untyped-def]
     """Both engines' outputs are equal; how many transactions the core read."""
     monkeypatch.setattr(check_engine, "CheckScan", _Counted)
     _Counted.made = []
-    compiled = _run(monkeypatch, "compiled", paths)
+    compiled = _run(monkeypatch, "compiled", paths, schema)
     core = sum(s.transactions for s in _Counted.made)
     _Counted.made = []
-    python = _run(monkeypatch, "python", paths)
+    python = _run(monkeypatch, "python", paths, schema)
     assert _Counted.made == []
     assert compiled[:4] == python[:4]
     if json.loads(python[1])["totals"]["transactions_with_clock"] == 0:
@@ -248,3 +248,12 @@ def test_write_set_read_stops_check_starts_over(monkeypatch, synth_logs, tmp_pat
     monkeypatch.setattr(cw.RowWritesetProvider, "fresh", counted)
     assert _same(monkeypatch, paths) > 0
     assert calls == [1]
+
+
+def test_synth_with_schema(monkeypatch, synth_logs) -> None:  # type: ignore[no-untyped-def]
+    """--schema: UNIQUE and FOREIGN keys in the write sets (W001 findings on synth's hot
+    keys), the same with both engines."""
+    from repltool.writeset import load_schema
+    paths = synth_logs["bin"]
+    schema = load_schema([str(paths[0].parent / "schema.sql")])
+    assert _same(monkeypatch, paths, schema) >= 400
