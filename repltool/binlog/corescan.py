@@ -34,7 +34,7 @@ from .engine import Unsupported, compiled_core
 from .events import Event, GtidBody, MariaGtidBody
 from .fastdecode import FAST_DECODERS
 from .reader import (
-    CHUNK, FileInfo, ReadOptions, apply_format_description, open_log, read_events,
+    CHUNK, FileInfo, ReadOptions, apply_format_description, events_in, open_log, read_events,
     resume_events, structs_for,
 )
 if TYPE_CHECKING:                     # pragma: no cover
@@ -75,6 +75,9 @@ _CAPTURED = (EventType.TABLE_MAP_EVENT, EventType.WRITE_ROWS_EVENT_V1,
              EventType.UPDATE_ROWS_EVENT_V1, EventType.DELETE_ROWS_EVENT_V1,
              EventType.WRITE_ROWS_EVENT, EventType.UPDATE_ROWS_EVENT,
              EventType.DELETE_ROWS_EVENT, EventType.PARTIAL_UPDATE_ROWS_EVENT)
+#: types a :class:`CheckScan` hands to the driver (decoded) and its watcher: ``check``
+#: reads their GTID sets (G002)
+_WATCHED = frozenset({int(EventType.PREVIOUS_GTIDS_LOG_EVENT), int(EventType.GTID_LIST_EVENT)})
 #: what classify_query returns -> the core's codes
 _CLASSES = {"begin": 0, "commit": 1, "rollback": 2, "xa-rollback": 3, "xa-commit": 4,
             "xa-end": 5, "statement": 5}
@@ -161,8 +164,9 @@ class TransactionStart(NamedTuple):
 
 
 class ClockTransaction(NamedTuple):
-    """What ``schedule`` reads of a transaction (:func:`scan_clock_transactions`): the
-    fields of :class:`~repltool.binlog.transactions.Transaction` of the same names."""
+    """What ``schedule`` (:func:`scan_clock_transactions`) and ``check``
+    (:class:`CheckScan`) read of a transaction: the fields of
+    :class:`~repltool.binlog.transactions.Transaction` of the same names."""
 
     start: Position
     end: Position
@@ -174,6 +178,63 @@ class ClockTransaction(NamedTuple):
     truncated: bool
     rows_events: tuple[tuple[str, int], ...]
     immediate_commit_timestamp: int | None
+    maria_flags: int | None = None
+    delta16_saturated: bool = False
+
+    @property
+    def spans_files(self) -> bool:
+        return self.start.file != self.end.file
+
+
+class CheckScan:
+    """The ``check`` hot loop: the transactions of the logs as the compiled core reads
+    them (:class:`ClockTransaction` lists, in order), every CRC32 verified.
+
+    ``watch`` gets every Format_description, Rotate, Previous_gtids and GTID_LIST
+    event the core walks (decoded by the general code), as the walk meets them: ahead
+    of the transactions of the same chunk.  Where the logs leave the core's subset
+    (a CRC32 mismatch, an unknown type, a GR View_change, damage, a Transaction_payload
+    ...) the iteration ends after the transactions completed before that point and
+    :attr:`rest` says where the general reader continues (:class:`Handover`); :attr:`counts`
+    then holds the events the core counted per path before it.
+
+    :raises Unsupported: when the compiled engine is not active.
+    """
+
+    def __init__(self, paths: list[str],
+                 watch: Callable[[Iterable[Event]], Iterable[Event]]) -> None:
+        core = compiled_core()
+        if core is None:
+            raise Unsupported("the compiled engine is not active")
+        roles = bytearray(core_roles(core))
+        for tc in _WATCHED:
+            roles[tc] = core.ROLES["PYTHON"]
+        # C006 looks at the View_change event of a (0, 0) transaction
+        roles[EventType.VIEW_CHANGE_EVENT] = 0
+        self.paths = paths
+        self.scan = _CoreScan(core, paths, True, watch,  # type: ignore[arg-type]
+                              roles=bytes(roles))
+        self.scan.clock = True
+        self.info: list[FileInfo] = []
+        self.counts: dict[str, tuple[Counter[int], Counter[int]]] = {}
+        self.rest: Handover | None = None
+        #: how many transactions the core completed (tests: the core path ran)
+        self.transactions = 0
+
+    def __iter__(self) -> Iterator[list[ClockTransaction]]:
+        scan = self.scan
+        try:
+            for i in range(len(self.paths)):
+                for batch in scan.file(i, self.info, self.counts):
+                    self.transactions += len(batch)
+                    yield batch             # type: ignore[misc]
+            scan.core.finish()
+        except (Unsupported, ReplToolError) as exc:
+            self.rest = scan.handover(exc, self.info, self.counts)
+        batch = scan.records()
+        if batch:
+            self.transactions += len(batch)
+            yield batch                     # type: ignore[misc]
 
 
 def scan_clock_transactions(
@@ -411,7 +472,7 @@ class _CoreScan:
 
     def __init__(self, core, paths: list[str], verify: bool,  # type: ignore[no-untyped-def]
                  watch: Callable[[Iterable[Event]], Iterator[Event]] | None = None,
-                 capture: bool = False) -> None:
+                 capture: bool = False, roles: bytes | None = None) -> None:
         self.mod = core
         self.watch = watch
         self.clock = False              # records() builds ClockTransaction tuples
@@ -419,7 +480,7 @@ class _CoreScan:
         #: (``GroupCapture``), and the records are taken before any event goes to
         #: the driver (a batch then never spans a Format_description)
         self.capture = capture
-        roles = bytearray(core_roles(core))
+        roles = bytearray(core_roles(core) if roles is None else roles)
         if capture:
             for tc in CAPTURE_REFUSED:
                 roles[tc] = 0
@@ -567,6 +628,13 @@ class _CoreScan:
             body = decoder(data, DecodeContext(self.structs, pos, tc))
         if tc == EventType.ROTATE_EVENT:
             self._see(Event(pos, ts, tc, sid, size, log_pos, flags, body, None))
+            return
+        if tc in _WATCHED:
+            # (CheckScan) decoded by the general reader's code, for the watcher only
+            assert self.watch is not None
+            for ev in events_in(fi, raw, p, ReadOptions(verify_checksum=False)):
+                for _ in self.watch((ev,)):
+                    pass
             return
         self._open_gtid(fi.path, p, size, ts, sid, body)
 
@@ -875,7 +943,8 @@ class _CoreScan:
                     _new(Position, (paths[f_file], start, None)),
                     _new(Position, (paths[e_file], e_pos, None)), gtid,
                     lc if clock else None, sn if clock else None, size, count,
-                    bool(flags & trunc), rows_events, ict)))
+                    bool(flags & trunc), rows_events, ict,
+                    mflags if flags & has_maria else None, bool(flags & sat))))
                 continue
             add(_new(TransactionSummary, (
                 _new(Position, (paths[f_file], start, None)), gtid,

@@ -19,13 +19,17 @@ import math
 import os
 import zlib
 from array import array
+from collections import deque
 from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ..binlog import EventFlag, EventType, FileInfo, ReadOptions, read_events, type_name
+from ..binlog.corescan import CheckScan, Handover
 from ..binlog.damage import DamageLog
+from ..binlog.engine import compiled_core
+from ..binlog.reader import resume_events
 from ..binlog.events import DAMAGED_TYPE, DamagedBody, Event, GtidListBody, PreviousGtidsBody
 from ..binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
 from ..errors import (
@@ -36,7 +40,9 @@ from ..paths import Paths, path_list
 from .config import CheckConfig
 from .model import TOTAL, CheckPart, CheckReport, FileResult, Finding, Totals
 from .rules import FATAL_RULES, RULES, WRITESET_RULES, Severity
-from .writesets import SKIP_REASON, WritesetProvider, builtin_provider
+from .writesets import (
+    SKIP_REASON, LogPairs, PairsEnded, RowWritesetProvider, WritesetProvider, builtin_provider,
+)
 
 if TYPE_CHECKING:
     from ..binlog.window import Window
@@ -83,8 +89,18 @@ def check_files(paths: Paths,
         for name in names:
             require_readable(name)
     provider = builtin_provider() if writesets is _BUILTIN else writesets
-    return _Checker(names, config or CheckConfig(), provider,  # type: ignore[arg-type]
-                    reader or read_events, window, damage).run()
+    checker = _Checker(names, config or CheckConfig(), provider,  # type: ignore[arg-type]
+                       reader or read_events, window, damage)
+    if not checker.core:
+        return checker.run()
+    try:
+        return checker.run()
+    except PairsEnded:
+        # the fused write-set read stopped where the event-fed provider reads on (it
+        # counts a failure): the whole check again, on the general reader
+        assert isinstance(provider, RowWritesetProvider)
+        return _Checker(names, config or CheckConfig(), provider.fresh(), read_events,
+                        window, damage, core=False).run()
 
 
 def require_readable(path: str) -> None:
@@ -119,29 +135,50 @@ class _Span:
         self.work = self.depth = 0
         # Between barriers sequence numbers go up by one (anything else is a
         # barrier), so the k-th transaction since the last barrier has number
-        # first_sn + k: the prefix maxima of the depths are all that is kept, as
-        # int64s (8 bytes per transaction of a barrier-free stretch).
+        # first_sn + k, and only the prefix maxima of the depths are needed.  Each
+        # is the one before or one more (a depth is at most one more than an earlier
+        # depth), so they are kept as bits (bit k: prefix maximum k is one more than
+        # k-1) in 64-bit words, with the count of set bits before each word: 0.25
+        # bytes per transaction of a barrier-free stretch, not 8.
         self._first_sn = 0
-        self._pref = array("q")
-        self._base = 0
+        self._words = array("Q")
+        self._ones_before = array("q")
+        self._ones = 0                  # set bits so far
+        self._n = 0                     # prefix maxima kept
+        self._base = 0                  # prefix maximum 0 (the barrier's depth)
         self._prev: int | None = None
 
     def new_segment(self) -> None:
         self._prev = None
 
+    def _pref(self, i: int) -> int:
+        """Prefix maximum ``i`` (0 <= i < _n)."""
+        w = i >> 6
+        return (self._base + self._ones_before[w]
+                + (self._words[w] & ((2 << (i & 63)) - 1)).bit_count())
+
     def add(self, lc: int, sn: int) -> None:
         self.work += 1
         prev = self._prev
-        pref = self._pref
         if lc == 0 or sn == 0 or not prev or sn > prev + 1 or sn <= prev:
             depth = self.depth + 1
-            del pref[:]
+            del self._words[:]
+            del self._ones_before[:]
+            self._ones = 0
+            self._n = 0
             self._first_sn = sn
             self._base = depth
         else:
-            i = min(lc - self._first_sn, len(pref) - 1)
-            depth = (pref[i] if i >= 0 else self._base) + 1
-        pref.append(max(depth, pref[-1]) if pref else depth)
+            i = min(lc - self._first_sn, self._n - 1)
+            depth = (self._pref(i) if i >= 0 else self._base) + 1
+        k = self._n
+        if k & 63 == 0:
+            self._words.append(0)
+            self._ones_before.append(self._ones)
+        if k and depth > self._base + self._ones:      # the prefix maximum grows by one
+            self._words[k >> 6] |= 1 << (k & 63)
+            self._ones += 1
+        self._n = k + 1
         self.depth = max(self.depth, depth)
         self._prev = sn
 
@@ -191,7 +228,8 @@ class _Checker:
     def __init__(self, paths: list[str], cfg: CheckConfig,
                  provider: WritesetProvider | None,
                  reader: Callable[..., Iterator[Event]] = read_events,
-                 window: Window | None = None, damage: DamageLog | None = None) -> None:
+                 window: Window | None = None, damage: DamageLog | None = None,
+                 core: bool = True) -> None:
         self.paths, self.cfg, self.provider = paths, cfg, provider
         self.reader = reader
         self.damage = damage
@@ -217,6 +255,7 @@ class _Checker:
         self.seen = _Committed()                         # complete GTIDs -> where
         self.truncated: list[Transaction] = []
         self.safety: object = None                       # W001's SafetyChecker
+        self._cert: tuple[Any, Any, Any] = (None, None, None)  # certify's classes, Reason.KEY
         self.violations: list[object] = []
         self.ws_unknown = 0
         self.last_gtid_pos: object = None
@@ -230,12 +269,26 @@ class _Checker:
                             or bool(window and window.needs_events))
         self.opts = ReadOptions(verify_checksum=False, types=None if ws_events else CHECK_READ_TYPES,
                                 keep_going=damage is not None)
+        # the compiled core reads (CheckScan), unless the events themselves are needed
+        # (a window's, a provider's without a fused read) or a path repeats
+        self.core = bool(core and reader is read_events and damage is None
+                         and self.window is None and compiled_core() is not None
+                         and (provider is None or isinstance(provider, RowWritesetProvider)
+                              or not ws_events)
+                         and len(set(paths)) == len(paths))
+        #: transactions the core completed (tests: the core path ran)
+        self.core_transactions = 0
+        self._pending: deque[tuple[int, int, Event]] = deque()
+        self._index = {p: i for i, p in enumerate(paths)}
 
     # ---- driving ----
 
     def run(self) -> CheckReport:
         i = 0
         while i < len(self.paths):
+            if self.core:
+                i = self._core_stream(i)
+                continue
             stream = _Stream(self, i)
             transactions = group_transactions(stream.events(), keep_events=self.keep_events,
                                               tap=self.tap)
@@ -296,6 +349,87 @@ class _Checker:
         f.stopped_at = exc.pos.offset if exc.pos is not None else None
         self.emit(code, f.path, f.stopped_at, exc.reason, exc.event_type)
 
+    # ---- the compiled core's read (CheckScan) ----
+
+    def _core_stream(self, first: int) -> int:
+        """One stream (see :class:`_Stream`) from file ``first`` on, read by the core up
+        to where it hands over, then by the general reader; the index of the file the
+        next stream starts at."""
+        self.segment += 1
+        paths = self.paths[first:]
+        provider = self.provider
+        if isinstance(provider, RowWritesetProvider):
+            self.provider = provider.reading(paths)
+        pending = self._pending
+        pending.clear()
+        index = self._index
+
+        def watch(events: Iterable[Event]) -> tuple[()]:
+            for ev in events:
+                pending.append((index[ev.pos.file], ev.pos.offset, ev))
+            return ()
+
+        scan = CheckScan(paths, watch)
+        self._infos = scan.scan.infos       # (every file the core opened)
+        try:
+            for batch in scan:
+                for trx in batch:
+                    at = (index[trx.start.file], trx.start.offset)
+                    while pending and pending[0][:2] < at:
+                        self._core_event(first, *pending.popleft())
+                    f = self._file_upto(at[0])
+                    if trx.gtid is not None:
+                        self.notes[trx.start] = _Note(self.segment)
+                    self.transaction(trx)   # type: ignore[arg-type]
+            self.core_transactions += scan.transactions
+            rest = scan.rest
+            stop = (index[rest.paths[rest.index]], rest.offset) if rest is not None else None
+            while pending and (stop is None or pending[0][:2] < stop):
+                self._core_event(first, *pending.popleft())
+            pending.clear()                 # the general reader reads them again
+            last = first + (rest.index if rest is not None else len(paths) - 1)
+            for i in range(first, last + 1):
+                f = self._file_upto(i)
+                if f.fi is None and i - first < len(self._infos):
+                    f.fi = self._infos[i - first]
+                types, _ = scan.counts.get(self.paths[i], (None, None))
+                f.events = sum(types.values()) if types else 0
+            if rest is None:
+                stopped = False
+                nxt = len(self.paths)
+            else:
+                general = _Stream(self, first + rest.index, rest)
+                for trx in group_transactions(general.events(), state=rest.state()):
+                    self.transaction(trx)
+                stopped, nxt = general.stopped, general.next_index
+            if isinstance(self.provider, LogPairs):
+                # the write sets of the rest of the stream are read too (their
+                # warnings are the event-fed provider's)
+                self.provider.drain(stopped)
+            return nxt
+        finally:
+            self.provider = provider
+
+    def _file_upto(self, i: int) -> _File:
+        """File ``i``'s state (the files up to it begun, in order)."""
+        path = self.paths[i]
+        f = self.files.get(path)
+        if f is None:
+            for j in range(len(self.files), i + 1):
+                f = self.begin_file(j, self.paths[j])
+        assert f is not None
+        return f
+
+    def _core_event(self, first: int, i: int, offset: int, ev: Event) -> None:
+        """An event the core handed to the driver (FDE, Rotate, Previous_gtids,
+        GTID_LIST), at its place before the transactions after it."""
+        f = self._file_upto(i)
+        if f.fi is None:
+            f.fi = self._infos[i - first]
+            if not f.relay:
+                self.segment += 1
+        self._facts(f, ev, ev.type_code, True)
+
     # ---- events (the tap runs slightly ahead of the transactions) ----
 
     def event(self, f: _File, ev: Event) -> None:
@@ -312,7 +446,13 @@ class _Checker:
             self.emit(code, f.path, ev.pos.offset, f"unknown event type {tc}"
                       + (" (ignorable)" if code == "S010" else
                          ": a server's applier stops here"), type_name(tc))
-        elif tc in _GTID_TYPES or tc == _T.MARIADB_GTID_EVENT:
+        else:
+            self._facts(f, ev, tc, outer)
+
+    def _facts(self, f: _File, ev: Event, tc: int, outer: bool) -> None:
+        """What a known event tells the rules beyond its transaction: clock segments,
+        GTID notes, the file's Previous_gtids / GTID_LIST."""
+        if tc in _GTID_TYPES or tc == _T.MARIADB_GTID_EVENT:
             self.notes[ev.pos] = _Note(self.segment)
             self.last_gtid_pos = ev.pos
         elif tc == _T.VIEW_CHANGE_EVENT:
@@ -503,7 +643,6 @@ class _Checker:
             self._writeset(f, trx, lc, sn)
 
     def _writeset(self, f: _File, trx: Transaction, lc: int, sn: int) -> None:
-        from ..certify import CertResult, CertTransaction, Reason
         assert self.provider is not None
         ws = self.provider(trx)
         if ws is None:
@@ -517,16 +656,18 @@ class _Checker:
         if "W001" not in self.on:
             return
         if self.safety is None:
-            from ..certify import SafetyChecker
+            from ..certify import CertResult, CertTransaction, Reason, SafetyChecker
             self.safety = SafetyChecker()
+            self._cert = (CertTransaction, CertResult, Reason.KEY)   # (imported once)
             self.w001_first = (lc, sn)
         self.w001_last = sn
+        cert_transaction, cert_result, key = self._cert
         gtid = trx.gtid if trx.gtid and trx.gtid != "ANONYMOUS" else None
-        ct = CertTransaction(gtid=gtid, pos=trx.start, file=f.path, recorded=(lc, sn),
-                             writeset=hashes)
+        ct = cert_transaction(gtid=gtid, pos=trx.start, file=f.path, recorded=(lc, sn),
+                              writeset=hashes)
         # streamed: only the violations are kept, and the checker's last writer per key
         self.violations += self.safety.add(  # type: ignore[attr-defined]
-            CertResult(trx=ct, computed=(lc, sn), reason=Reason.KEY))
+            cert_result(trx=ct, computed=(lc, sn), reason=key))
 
     # ---- the end ----
 
@@ -612,26 +753,84 @@ def _seen_key(trx: Transaction) -> tuple[object, int] | None:
     return ("maria", head), int(seq)
 
 
+class _Offsets:
+    """A run's file offsets in read order, ~2 bytes each: the differences as zigzag
+    LEB128 varints, with the offset itself every 64th (random access decodes at
+    most 63 varints; only a duplicate or a truncated transaction looks one up)."""
+
+    __slots__ = ("_data", "_marks", "_at", "_n", "_last")
+
+    def __init__(self, offsets: Iterable[int] = ()) -> None:
+        self._data = bytearray()
+        self._marks = array("q")        # every 64th offset
+        self._at = array("q")           # where the varints after it begin in _data
+        self._n = 0
+        self._last = 0
+        for offset in offsets:
+            self.append(offset)
+
+    def append(self, offset: int) -> None:
+        if self._n & 63 == 0:
+            self._marks.append(offset)
+            self._at.append(len(self._data))
+        else:
+            d = offset - self._last
+            z = d << 1 if d >= 0 else ((-d) << 1) - 1
+            data = self._data
+            while z >= 0x80:
+                data.append((z & 0x7F) | 0x80)
+                z >>= 7
+            data.append(z)
+        self._last = offset
+        self._n += 1
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, k: int) -> int:
+        if k < 0:
+            k += self._n
+        if not 0 <= k < self._n:
+            raise IndexError(k)
+        c = k >> 6
+        value, p, data = self._marks[c], self._at[c], self._data
+        for _ in range(k & 63):
+            z = shift = 0
+            while True:
+                b = data[p]
+                p += 1
+                z |= (b & 0x7F) << shift
+                shift += 7
+                if b < 0x80:
+                    break
+            value += -((z + 1) >> 1) if z & 1 else z >> 1
+        return value
+
+    def __iter__(self) -> Iterator[int]:
+        for k in range(self._n):
+            yield self[k]
+
+
 class _Committed:
     """The GTIDs committed so far and where, for G001 and R002, in ~8 bytes per GTID.
 
     Per GTID source, runs of consecutive numbers in one file: the run's first
-    number and an int64 array of the transactions' offsets.  A source's numbers
+    number and the transactions' offsets (:class:`_Offsets`, ~2 bytes each).  A source's numbers
     normally follow each other, so a log costs one run per source and file (a
     dict of GTID texts cost ~870 bytes per transaction).
     """
 
     def __init__(self) -> None:
         self._starts: dict[object, list[int]] = {}     # source -> sorted run starts
-        self._runs: dict[object, list[tuple[int, array]]] = {}   # parallel: (file, offsets)
-        self._tail: dict[object, tuple[int, int, array]] = {}    # source -> last run
+        self._runs: dict[object, list[tuple[int, _Offsets]]] = {}   # parallel: (file, offsets)
+        self._tail: dict[object, tuple[int, int, _Offsets]] = {}    # source -> last run
 
     def add(self, key: object, no: int, file: int, offset: int) -> None:
         tail = self._tail.get(key)
         if tail is not None and tail[1] == file and no == tail[0] + len(tail[2]):
             tail[2].append(offset)
             return
-        offsets = array("q", (offset,))
+        offsets = _Offsets((offset,))
         starts = self._starts.setdefault(key, [])
         runs = self._runs.setdefault(key, [])
         i = bisect_right(starts, no)
@@ -658,7 +857,7 @@ class _Committed:
         """Every run: (source, first number, file index, offsets), by source then number."""
         for key, starts in self._starts.items():
             for start, (file, offsets) in zip(starts, self._runs[key]):
-                yield key, start, file, offsets
+                yield key, start, file, array("q", offsets)
 
     def overlapping(self, key: object, first: int, count: int
                     ) -> Iterator[tuple[int, int, int]]:
@@ -682,8 +881,9 @@ class _Committed:
         runs = self._runs.setdefault(key, [])
         i = bisect_right(starts, first)
         starts.insert(i, first)
-        runs.insert(i, (file, offsets))
-        self._tail[key] = (first, file, offsets)
+        packed = _Offsets(offsets)
+        runs.insert(i, (file, packed))
+        self._tail[key] = (first, file, packed)
 
 
 def _previous_key(key: object) -> object:
@@ -695,23 +895,39 @@ def _previous_key(key: object) -> object:
 
 
 class _Stream:
-    """Events of consecutive files until one of them fails (then the stream ends)."""
+    """Events of consecutive files until one of them fails (then the stream ends);
+    with ``rest``, the general reader's events from where the compiled core handed
+    over (:class:`Handover`: file ``start`` is read from its offset on)."""
 
-    def __init__(self, checker: _Checker, start: int) -> None:
-        self.ck, self.start = checker, start
+    def __init__(self, checker: _Checker, start: int, rest: Handover | None = None) -> None:
+        self.ck, self.start, self.rest = checker, start, rest
         self.next_index = len(checker.paths)
+        self.stopped = False            # a format error ended the stream
 
     def events(self) -> Iterator[Event]:
-        ck = self.ck
-        ck.segment += 1
+        ck, rest = self.ck, self.rest
+        if rest is None:
+            ck.segment += 1
         for index in range(self.start, len(ck.paths)):
             path = ck.paths[index]
-            f = ck.begin_file(index, path)
             info: list[FileInfo] = []
+            resumed = rest is not None and index == self.start
+            if rest is None:
+                f = ck.begin_file(index, path)
+            else:
+                f = ck._file_upto(index)    # the core may have begun it
+                if resumed:
+                    info.append(rest.info)
+                    if f.fi is not None:
+                        f.fi = rest.info    # the general reader goes on updating it
             try:
-                events = ck.reader(path, ck.opts, info)
-                if ck.damage is not None:
-                    events = ck.damage.count(events)
+                if resumed:
+                    assert rest is not None
+                    events = resume_events(rest.info, rest.offset, ck.opts)
+                else:
+                    events = ck.reader(path, ck.opts, info)
+                    if ck.damage is not None:
+                        events = ck.damage.count(events)
                 for ev in events:
                     if f.fi is None:
                         f.fi = info[0]
@@ -725,6 +941,7 @@ class _Stream:
                 f.fi = f.fi or (info[0] if info else None)
                 ck.format_error(f, exc)
                 self.next_index = index + 1
+                self.stopped = True
                 return
             f.fi = f.fi or (info[0] if info else None)
 
@@ -743,7 +960,9 @@ def check_part(paths: Paths, config: CheckConfig | None = None, *,
     for name in names:
         require_readable(name)
     provider = builtin_provider() if writesets is _BUILTIN else writesets
-    ck = _Checker(names, config or CheckConfig(), provider, read_events)  # type: ignore[arg-type]
+    # (the parts' truncated transactions are sent without events: the general reader's)
+    ck = _Checker(names, config or CheckConfig(), provider, read_events,  # type: ignore[arg-type]
+                  core=False)
     ck.duplicates = []
     last: list[Transaction] = []
     count = ck.transaction

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Protocol
 
 from ..binlog import Transaction
-from ..errors import UsageError
+from ..errors import ReplToolError, UsageError
 
 SKIP_REASON = "no write-set provider was given"
 #: The largest ``--writesets`` JSON file read (parsed in memory: ~10x its size).
@@ -75,6 +75,12 @@ class RowWritesetProvider:
         self._extractor = WritesetExtractor(schema, drop_past_limit=True)
         self.failures = 0
         self.unknown_key_tables: dict[str, None] = {}
+        self._maps_seen: tuple[Any, ...] = ()
+        self._named: set[tuple[str, str]] = set()
+
+    def fresh(self) -> RowWritesetProvider:
+        """A provider of the same schema that has read nothing yet."""
+        return RowWritesetProvider(self._extractor.schema)
 
     def feed(self, ev: Any, opens: bool) -> None:
         """One event of the open transaction, as it streams (its keys are folded
@@ -91,7 +97,12 @@ class RowWritesetProvider:
         except ReplToolError:
             self.failures += 1
             return None
-        unknown = [t for t in ws.missing_key_tables if not self._key_known(t)]
+        return self._judge(ws, self._extractor.table_maps)
+
+    def _judge(self, ws: Any, table_maps: Mapping[int, Any]) -> TrxWriteset | None:
+        """The rules' view of an extracted write set (``table_maps``: the Table_maps
+        read up to its transaction)."""
+        unknown = [t for t in ws.missing_key_tables if not self._key_known(t, table_maps)]
         if unknown:
             # No key information at all for these tables: not "keyless", unknown.
             self.unknown_key_tables.update(dict.fromkeys(unknown))
@@ -100,14 +111,80 @@ class RowWritesetProvider:
             return None
         return TrxWriteset(ws.hashes, ws.missing_key_tables)
 
-    def _key_known(self, table: str) -> bool:
+    def _key_known(self, table: str, table_maps: Mapping[int, Any]) -> bool:
         """Whether the schema or a FULL-metadata Table_map describes ``table``'s keys."""
         db, _, name = table.partition(".")
         schema = self._extractor.schema
         if schema is not None and schema.table(db, name) is not None:
             return True
-        return any(td.has_names and td.db == db and td.table == name
-                   for td in self._extractor.table_maps.values())
+        # the names the maps describe, again only when a map changed (the tuple
+        # compares its items by identity first)
+        maps = tuple(table_maps.values())
+        if maps != self._maps_seen:
+            self._maps_seen = maps
+            self._named = {(td.db, td.table) for td in maps if td.has_names}
+        return (db, name) in self._named
+
+    def reading(self, paths: list[str]) -> LogPairs:
+        """The same write sets, read by the fused reader
+        (:func:`repltool.writeset.read_writesets`: the compiled core) from ``paths``,
+        one ordered read, instead of from events fed to it: for a caller that reads
+        the transactions of ``paths`` elsewhere and asks for theirs, in order."""
+        return LogPairs(self, paths)
+
+
+class PairsEnded(Exception):
+    """The fused read of :class:`LogPairs` stopped (an error of the log or of a row
+    image that the event-fed provider counts as a failure and reads past): the caller
+    starts over with the event-fed provider."""
+
+
+class LogPairs:
+    """:meth:`RowWritesetProvider.reading`: write sets by transaction start, read ahead
+    lazily (nothing is read until the first one is asked for)."""
+
+    needs_events = False
+
+    def __init__(self, owner: RowWritesetProvider, paths: list[str]) -> None:
+        self.owner, self.paths = owner, paths
+        self.unknown_key_tables = owner.unknown_key_tables
+        self._maps: dict[int, Any] = {}
+        self._pairs: Any = None
+
+    def _read(self) -> Any:
+        if self._pairs is None:
+            from ..writeset.fused import read_writeset_summaries
+            ex = self.owner._extractor
+            self._pairs = read_writeset_summaries(
+                self.paths, ex.schema, verify_checksum=False, drop_past_limit=True,
+                history_size=ex.history_size, table_maps=self._maps)
+        return self._pairs
+
+    def __call__(self, trx: Any) -> TrxWriteset | None:
+        self._read()
+        start = trx.start
+        try:
+            for t, ws in self._pairs:
+                if t.start == start:
+                    return self.owner._judge(ws, self._maps)
+        except ReplToolError as exc:
+            raise PairsEnded(f"{type(exc).__name__}: {exc}") from exc
+        raise PairsEnded(f"no write set read for the transaction at {start}")
+
+    def drain(self, stopped: bool) -> None:
+        """Read the rest, once a write set was asked for: the stream ended
+        (``stopped``: at an error of the log, which the read then meets too).  The
+        warnings of the read are then the event-fed provider's.  A stream whose
+        transactions carry no MySQL clock (MariaDB) asks for none: its write sets are
+        not read at all, and their warnings (rows that cannot be keyed) not given."""
+        if self._pairs is None:
+            return
+        try:
+            for _ in self._read():
+                pass
+        except ReplToolError as exc:
+            if not stopped:
+                raise PairsEnded(f"{type(exc).__name__}: {exc}") from exc
 
 
 def builtin_provider(schema: Any = None) -> WritesetProvider:
