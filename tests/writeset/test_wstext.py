@@ -213,3 +213,25 @@ def test_synth_engines_agree(capsys, monkeypatch, synth_logs: dict,  # type: ign
     files, schema = synth_logs[name]
     ints, strs = _engines_agree(capsys, monkeypatch, files, schema)
     assert ints > 1000 and strs > 100, (ints, strs)
+
+
+def test_long_and_short_lines_keep_their_order(capsys, monkeypatch,  # type: ignore[no-untyped-def]
+                                               synth_logs: dict) -> None:
+    """Lines of at least ``_OWN_WRITE`` characters are written by themselves, the others
+    in batches: the output is still every line of the general path, in order."""
+    import json
+
+    from repltool.binlog import read_transactions
+    from repltool.cli.dump import _OWN_WRITE
+    from repltool.writeset import READ_OPTIONS, load_schema, writeset_record
+    from repltool.writeset.extract import GeneralWritesetExtractor
+
+    files, schema = synth_logs["hot"]
+    out = _dump(capsys, monkeypatch, "compiled", files, schema).split("\n")
+    ex = GeneralWritesetExtractor(load_schema(schema))
+    want = [json.dumps(writeset_record(t, ex.writeset(t)), ensure_ascii=False)
+            for t in read_transactions([str(f) for f in files], READ_OPTIONS, keep_events=True)]
+    assert out[0] == "exit 0" and out[1:-2] == want
+    long = [i for i, line in enumerate(want) if len(line) >= _OWN_WRITE]
+    assert long and len(long) < len(want) - 10
+    assert any(0 < i < len(want) - 1 and len(want[i + 1]) < _OWN_WRITE for i in long)
