@@ -45,32 +45,43 @@ cdef inline void _wt_put4(char* o, uint32_t x) noexcept nogil:
     memcpy(o + 2, _DIGITS2 + 2 * (x % 100), 2)
 
 
+cdef int _wt_ndigits(uint64_t v) noexcept nogil:
+    """How many decimal digits ``v`` has."""
+    cdef int n = 1
+    cdef uint64_t t = 10
+    if v >= 10000000000000000000ULL:
+        return 20
+    while v >= t:
+        n += 1
+        t *= 10
+    return n
+
+
 cdef int _wt_decimal(char* out, uint64_t v) noexcept nogil:
     """The decimal digits of ``v`` at ``out`` (at most 20); how many.  ``_decimal``'s
-    result, two digits per step and eight-digit groups apart (a shorter chain of
-    dependent divisions: the hash of every entry is printed)."""
-    cdef char tmp[24]
-    cdef int p = 24, n
+    result, written in place from the last digit, two digits per step and
+    eight-digit groups apart (a short chain of dependent divisions, no copy: the
+    hash of every entry is printed)."""
+    cdef int n = _wt_ndigits(v)
+    cdef char* p = out + n
     cdef uint32_t lo
     while v >= 100000000:
         lo = <uint32_t>(v % 100000000)
         v //= 100000000
         p -= 8
-        _wt_put4(tmp + p, lo // 10000)
-        _wt_put4(tmp + p + 4, lo % 10000)
+        _wt_put4(p, lo // 10000)
+        _wt_put4(p + 4, lo % 10000)
     lo = <uint32_t>v
     while lo >= 100:
         p -= 2
-        memcpy(tmp + p, _DIGITS2 + 2 * (lo % 100), 2)
+        memcpy(p, _DIGITS2 + 2 * (lo % 100), 2)
         lo //= 100
     if lo >= 10:
         p -= 2
-        memcpy(tmp + p, _DIGITS2 + 2 * lo, 2)
+        memcpy(p, _DIGITS2 + 2 * lo, 2)
     else:
         p -= 1
-        tmp[p] = <char>(48 + lo)
-    n = 24 - p
-    memcpy(out, tmp + p, n)
+        p[0] = <char>(48 + lo)
     return n
 
 
