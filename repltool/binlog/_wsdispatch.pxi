@@ -60,19 +60,34 @@ cdef str _int_entry_text(tuple it, const int64_t* ints, const uint8_t** ptrs,
     cdef bint signed
     cdef uint64_t u
     cdef int64_t v
-    cdef bytes tail
-    prefix, head, end, tails = it
-    n = len(<bytes>prefix)
+    cdef PyObject* prefix                   # borrowed from ``it`` (no reference counting)
+    cdef PyObject* head
+    cdef PyObject* end
+    cdef PyObject* tails
+    cdef PyObject* tail
+    if PyTuple_GET_SIZE(it) != 4:
+        raise ValueError("an integer key text has 4 fields")
+    prefix = PyTuple_GET_ITEM(it, 0)
+    head = PyTuple_GET_ITEM(it, 1)
+    end = PyTuple_GET_ITEM(it, 2)
+    tails = PyTuple_GET_ITEM(it, 3)
+    if type(<object>prefix) is not bytes or type(<object>head) is not str \
+            or type(<object>end) is not str or type(<object>tails) is not tuple \
+            or PyTuple_GET_SIZE(<object>tails) < np:
+        raise TypeError("(prefix bytes, head str, end str, tail bytes per part)")
+    n = PyBytes_GET_SIZE(<object>prefix)
     if n > 512 or np > 16:
         raise ValueError("key string too long")
-    memcpy(buf, <const char*>(<bytes>prefix), n)
+    memcpy(buf, PyBytes_AS_STRING(<object>prefix), n)
     for j in range(np):
         r = ptrs[j]
         rlen = lens[j]
         width = <int>ints[3 * j]
         signed = ints[3 * j + 1]
-        tail = <bytes>(<tuple>tails)[j]
-        nt = len(tail)
+        tail = PyTuple_GET_ITEM(<object>tails, j)
+        if type(<object>tail) is not bytes:
+            raise TypeError("a part's tail is bytes")
+        nt = PyBytes_GET_SIZE(<object>tail)
         if rlen != width or width < 1 or width > 8:
             raise ValueError("short integer")
         if n + width + nt > 512:
@@ -82,7 +97,7 @@ cdef str _int_entry_text(tuple it, const int64_t* ints, const uint8_t** ptrs,
             buf[n + kk] = r[width - 1 - kk]
             u = (u << 8) | r[width - 1 - kk]
         buf[n] ^= <uint8_t>ints[3 * j + 2]
-        memcpy(buf + n + width, <const char*>tail, nt)
+        memcpy(buf + n + width, PyBytes_AS_STRING(<object>tail), nt)
         n += width + nt
         if j:
             vals[nv] = 44           # ", "
@@ -98,7 +113,7 @@ cdef str _int_entry_text(tuple it, const int64_t* ints, const uint8_t** ptrs,
             u = <uint64_t>0 - <uint64_t>v
         nv += _wt_decimal(vals + nv, u)
     _wt_int_built += 1
-    return _wt_entry(<str>head, vals, nv, _xxh64(buf, n), <str>end)
+    return _wt_entry(<str><object>head, vals, nv, _xxh64(buf, n), <str><object>end)
 
 
 cdef object _str_entry_texts(tuple st, const uint8_t* r, Py_ssize_t rlen):

@@ -244,7 +244,13 @@ cdef Py_ssize_t _wt_weights_into(char* o, Py_ssize_t limit, const uint8_t* v, Py
             w = <object>PyList_GET_ITEM(asc, v[k])
             if type(w) is not bytes:
                 raise TypeError("an ASCII weight is bytes")
-            lw = min(PyBytes_GET_SIZE(w), limit - at)
+            lw = PyBytes_GET_SIZE(w)
+            if lw == 2 and at + 2 <= limit:        # most ASCII weights: one primary
+                o[at] = PyBytes_AS_STRING(w)[0]
+                o[at + 1] = PyBytes_AS_STRING(w)[1]
+                at += 2
+                continue
+            lw = min(lw, limit - at)
             memcpy(o + at, PyBytes_AS_STRING(w), lw)
             at += lw
     return at

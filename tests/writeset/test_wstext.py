@@ -235,3 +235,17 @@ def test_long_and_short_lines_keep_their_order(capsys, monkeypatch,  # type: ign
     long = [i for i, line in enumerate(want) if len(line) >= _OWN_WRITE]
     assert long and len(long) < len(want) - 10
     assert any(0 < i < len(want) - 1 and len(want[i + 1]) < _OWN_WRITE for i in long)
+
+
+def test_integer_text_refuses_wrong_types(core) -> None:  # type: ignore[no-untyped-def]
+    """The builder reads the spec's fields without reference counting: a field of the
+    wrong type is refused, not read as bytes."""
+    head, end = key_head("d", "t", "PRIMARY", False)
+    good = (b"p", head, end, ((1, False, 0, b"x"),))
+    assert core.int_entry_text([b"\x01"], good).startswith(head + "1]")
+    for bad in [("p", head, end, ((1, False, 0, b"x"),)),
+                (b"p", head.encode(), end, ((1, False, 0, b"x"),)),
+                (b"p", head, None, ((1, False, 0, b"x"),)),
+                (b"p", head, end, ((1, False, 0, "x"),))]:
+        with pytest.raises(TypeError):
+            core.int_entry_text([b"\x01"], bad)
