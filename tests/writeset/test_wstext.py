@@ -50,12 +50,14 @@ def string_specs(synth_logs: dict, corpus: Path) -> list:  # type: ignore[type-a
     """(miss, spec) of the string keys the dispatch builds itself: the synth sets'
     ``customers.email`` (utf8mb4_0900_ai_ci: the weight rule) and the MariaDB
     ``small`` set's keys (utf8mb4_general_ci: the ``_unicode`` rule)."""
-    files, schema = synth_logs["uniform"]
-    found = [(miss, spec) for _, miss, spec in _string_keys(files, schema)]
-    pattern, _, sch = SETS["small"]
-    root = corpus / "mariadb"
-    found += [(miss, spec) for _, miss, spec in
-              _string_keys(sorted(root.glob(pattern)), root / sch / "schema.sql")]
+    with pytest.MonkeyPatch.context() as mp:     # whichever engine the suite runs with
+        mp.setenv(engine.ENV, "compiled")
+        files, schema = synth_logs["uniform"]
+        found = [(miss, spec) for _, miss, spec in _string_keys(files, schema)]
+        pattern, _, sch = SETS["small"]
+        root = corpus / "mariadb"
+        found += [(miss, spec) for _, miss, spec in
+                  _string_keys(sorted(root.glob(pattern)), root / sch / "schema.sql")]
     rules = {spec[5][0][0] for _, spec in found}
     assert rules == {"w", "u"}, rules
     return found
@@ -163,6 +165,7 @@ def _dump(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, w
 
 def _engines_agree(capsys, monkeypatch, files, schema) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     """Both engines' whole outputs equal; the entries the core's builder made."""
+    monkeypatch.setenv(engine.ENV, "compiled")      # whichever engine the suite runs with
     core = engine.compiled_core()
     assert core is not None
     before = core.text_builds()
