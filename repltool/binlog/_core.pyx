@@ -1854,6 +1854,7 @@ def join_ascii_weights(bytes data, list levels):
 
 include "_textcore.pxi"
 include "_wsdispatch.pxi"
+include "_wstext.pxi"
 
 # ---- certification (the source-side trackers) ----
 include "_certcore.pxi"

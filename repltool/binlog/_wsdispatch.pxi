@@ -49,7 +49,9 @@ cdef str _int_entry_text(tuple it, const int64_t* ints, const uint8_t** ptrs,
     ``ptrs``/``lens`` (``ints``: width, signed, top byte XOR per part; ``it``: prefix,
     head, end, tails): per part the value and ``sort key + tail`` as ``int_key_text``
     builds them, the key string hashed with XXH64 - ``encode_key`` of
-    ``repltool.writeset.plan.key_entries``' entry (or ``fk_entry``'s)."""
+    ``repltool.writeset.plan.key_entries``' entry (or ``fk_entry``'s), built in one
+    buffer (``_wstext.pxi``)."""
+    global _wt_int_built
     cdef uint8_t buf[512]
     cdef char vals[400]
     cdef Py_ssize_t n, nv = 0, j, rlen, nt
@@ -58,19 +60,34 @@ cdef str _int_entry_text(tuple it, const int64_t* ints, const uint8_t** ptrs,
     cdef bint signed
     cdef uint64_t u
     cdef int64_t v
-    cdef bytes tail
-    prefix, head, end, tails = it
-    n = len(<bytes>prefix)
+    cdef PyObject* prefix                   # borrowed from ``it`` (no reference counting)
+    cdef PyObject* head
+    cdef PyObject* end
+    cdef PyObject* tails
+    cdef PyObject* tail
+    if PyTuple_GET_SIZE(it) != 4:
+        raise ValueError("an integer key text has 4 fields")
+    prefix = PyTuple_GET_ITEM(it, 0)
+    head = PyTuple_GET_ITEM(it, 1)
+    end = PyTuple_GET_ITEM(it, 2)
+    tails = PyTuple_GET_ITEM(it, 3)
+    if type(<object>prefix) is not bytes or type(<object>head) is not str \
+            or type(<object>end) is not str or type(<object>tails) is not tuple \
+            or PyTuple_GET_SIZE(<object>tails) < np:
+        raise TypeError("(prefix bytes, head str, end str, tail bytes per part)")
+    n = PyBytes_GET_SIZE(<object>prefix)
     if n > 512 or np > 16:
         raise ValueError("key string too long")
-    memcpy(buf, <const char*>(<bytes>prefix), n)
+    memcpy(buf, PyBytes_AS_STRING(<object>prefix), n)
     for j in range(np):
         r = ptrs[j]
         rlen = lens[j]
         width = <int>ints[3 * j]
         signed = ints[3 * j + 1]
-        tail = <bytes>(<tuple>tails)[j]
-        nt = len(tail)
+        tail = PyTuple_GET_ITEM(<object>tails, j)
+        if type(<object>tail) is not bytes:
+            raise TypeError("a part's tail is bytes")
+        nt = PyBytes_GET_SIZE(<object>tail)
         if rlen != width or width < 1 or width > 8:
             raise ValueError("short integer")
         if n + width + nt > 512:
@@ -80,7 +97,7 @@ cdef str _int_entry_text(tuple it, const int64_t* ints, const uint8_t** ptrs,
             buf[n + kk] = r[width - 1 - kk]
             u = (u << 8) | r[width - 1 - kk]
         buf[n] ^= <uint8_t>ints[3 * j + 2]
-        memcpy(buf + n + width, <const char*>tail, nt)
+        memcpy(buf + n + width, PyBytes_AS_STRING(<object>tail), nt)
         n += width + nt
         if j:
             vals[nv] = 44           # ", "
@@ -94,11 +111,9 @@ cdef str _int_entry_text(tuple it, const int64_t* ints, const uint8_t** ptrs,
             vals[nv] = 45           # "-"
             nv += 1
             u = <uint64_t>0 - <uint64_t>v
-        nv += _decimal(vals + nv, u)
-    memcpy(vals + nv, b'], "hash": ', 11)
-    nv += 11
-    nv += _decimal(vals + nv, _xxh64(buf, n))
-    return f'{head}{vals[:nv].decode("ascii")}{end}'
+        nv += _wt_decimal(vals + nv, u)
+    _wt_int_built += 1
+    return _wt_entry(<str><object>head, vals, nv, _xxh64(buf, n), <str><object>end)
 
 
 cdef object _str_entry_texts(tuple st, const uint8_t* r, Py_ssize_t rlen):
@@ -110,68 +125,7 @@ cdef object _str_entry_texts(tuple st, const uint8_t* r, Py_ssize_t rlen):
     zero-padded to it - ``repltool.writeset.collation.sort_key_function``'s rule -
     and the key string ``prefix + sort key + separator + its length`` is hashed with
     XXH64, as ``repltool.writeset.plan.key_entries`` builds it."""
-    cdef Py_ssize_t lb, n, j, nj = 0, cut, nsk
-    cdef const uint8_t* v
-    cdef uint8_t c
-    cdef bytes w, sk, key
-    cdef char* o
-    prefix, head, end, lb_obj, levels, cuts, sep = st
-    lb = lb_obj
-    if rlen < lb:
-        raise IndexError("length past the end")
-    n = <Py_ssize_t>_rdn(r, <int>lb)
-    if lb + n != rlen:
-        raise ValueError("value does not fill its bytes")
-    v = r + lb
-    for j in range(n):
-        c = v[j]
-        if c >= 128:
-            return None
-        if c < 32 or c == 34 or c == 92:
-            nj += 5
-    js = PyBytes_FromStringAndSize(NULL, n + nj + 2)
-    o = <char*>(<bytes>js)
-    o[0] = 34
-    nj = 1
-    for j in range(n):
-        c = v[j]
-        if c == 34 or c == 92:
-            o[nj] = 92
-            o[nj + 1] = c
-            nj += 2
-        elif c >= 32:
-            o[nj] = c
-            nj += 1
-        elif c == 10 or c == 13 or c == 9 or c == 8 or c == 12:
-            o[nj] = 92
-            o[nj + 1] = b"n"[0] if c == 10 else b"r"[0] if c == 13 else \
-                b"t"[0] if c == 9 else b"b"[0] if c == 8 else b"f"[0]
-            nj += 2
-        else:                                   # \u00XX, lower-case hex as json writes it
-            o[nj], o[nj + 1], o[nj + 2], o[nj + 3] = 92, 117, 48, 48
-            o[nj + 4] = b"0123456789abcdef"[c >> 4]
-            o[nj + 5] = b"0123456789abcdef"[c & 15]
-            nj += 6
-    o[nj] = 34
-    nj += 1
-    text = (<bytes>js)[:nj].decode("ascii")
-    w = join_ascii_weights(PyBytes_FromStringAndSize(<const char*>v, n), levels) \
-        if levels is not None else None
-    out = []
-    for rule in cuts:
-        if rule[0] == "w":
-            _, cut, pad = rule
-            sk = w[:cut]
-            if pad and len(sk) < cut:
-                sk = sk + bytes(cut - len(sk))
-        elif rule[0] == "u":
-            sk = _unicode_ascii_key(v, n, rule[1], rule[2], rule[3], rule[4])
-        else:
-            raise ValueError(f"sort key rule {rule[0]!r}")
-        nsk = len(sk)
-        key = b"".join((prefix, sk, sep, str(nsk).encode()))
-        out.append(f'{head}{text}], "hash": {_xxh64(<const uint8_t*>(<const char*>key), len(key))}{end}')
-    return tuple(out)
+    return _wt_str_entries(st, r, rlen)         # _wstext.pxi: one buffer per entry
 
 
 cdef bytes _unicode_ascii_key(const uint8_t* v, Py_ssize_t k, Py_ssize_t dstlen,
@@ -181,46 +135,9 @@ cdef bytes _unicode_ascii_key(const uint8_t* v, Py_ssize_t k, Py_ssize_t dstlen,
     them; with room left, the next weight's high byte when characters are left, else
     ``00 20`` pairs for the weights left (cut at the buffer), then (``pad_to_max``)
     ``00 20`` pairs to the buffer's end."""
-    cdef Py_ssize_t n = k, i, j, rest, room, size, extra = 0
-    cdef uint8_t c
-    cdef char* o
-    if nweights < n:
-        n = nweights
-    if dstlen // 2 < n:
-        n = dstlen // 2
-    if n < 0:
-        n = 0
-    rest = nweights - n
-    room = dstlen - 2 * n
-    if room > 0 and rest > 0 and n < k:
-        size = 2 * n + 1
-    else:
-        size = 2 * n
-        if room > 0 and rest > 0:
-            size += min(2 * rest, room)
-        if pad_to_max and size < dstlen:
-            extra = dstlen - size
-        else:
-            extra = 0
-    out = PyBytes_FromStringAndSize(NULL, size if n < k and room > 0 and rest > 0
-                                    else size + extra)
-    o = <char*>(<bytes>out)
-    for i in range(n):
-        c = v[i]
-        if upper and 97 <= c <= 122:
-            c -= 32
-        o[2 * i] = 0
-        o[2 * i + 1] = c
-    if room > 0 and rest > 0 and n < k:
-        o[2 * n] = 0                        # the high byte of character n's weight
-        return out
-    i = 2 * n
-    if room > 0 and rest > 0:
-        for j in range(min(2 * rest, room)):
-            o[i + j] = 0 if j % 2 == 0 else 32
-        i += min(2 * rest, room)
-    for j in range(extra):
-        o[i + j] = 0 if j % 2 == 0 else 32
+    cdef Py_ssize_t size = _wt_unicode_size(k, dstlen, nweights, pad_to_max)
+    out = PyBytes_FromStringAndSize(NULL, size)
+    _wt_unicode_into(<char*>(<bytes>out), v, k, dstlen, nweights, pad_to_max, upper)
     return out
 
 

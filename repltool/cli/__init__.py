@@ -246,4 +246,11 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
                 "-", "") == "utf8":
             reconfigure(errors="surrogateescape" if stream is sys.stdout
                         else "backslashreplace")
-    sys.exit(run(argv))
+    status = run(argv)
+    if argv is None:
+        # the console command: what is left (the write-set and schema caches, the
+        # modules) is freed by the process's exit; the collector's last full pass
+        # over it is skipped
+        import gc
+        gc.freeze()
+    sys.exit(status)

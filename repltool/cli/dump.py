@@ -330,6 +330,16 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: DamageLog,
                             out.write(json_safe(text[at:at + _LONG_LINE]).encode("utf-8"))
                         out.write(b"\n")
                         continue
+                    if len(text) >= _OWN_WRITE:
+                        # longer than the stream's buffer: written on its own (one copy,
+                        # the encoding; not joined with others first)
+                        if batch:
+                            batch.append("")
+                            out.write(json_safe("\n".join(batch)).encode("utf-8"))
+                            batch.clear()
+                        out.write(json_safe(text).encode("utf-8"))
+                        out.write(b"\n")
+                        continue
                     batch.append(text)
                     if len(batch) >= 256:
                         batch.append("")
@@ -343,6 +353,8 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: DamageLog,
 
 #: a ``dump --writesets`` line longer than this (characters) is written in pieces
 _LONG_LINE = 1 << 20
+#: one at least this long (a buffered stream's buffer) is written by itself, not batched
+_OWN_WRITE = 1 << 13
 
 
 class _TextSink:

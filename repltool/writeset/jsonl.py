@@ -93,7 +93,8 @@ class RecordWriter:
         file = self._files.get(start.file)
         if file is None:
             file = self._files[start.file] = encode_basestring(start.file)
-        gtid = "null" if trx.gtid is None else encode_basestring(trx.gtid)
+        gtid = trx.gtid
+        gtid = "null" if gtid is None else encode_basestring(gtid)
         flags = self._flags.get(flags_key)
         if flags is None:
             if len(self._flags) >= CACHE_SIZE:
@@ -103,11 +104,13 @@ class RecordWriter:
                 ddl=ddl, empty=empty, missing_key_tables=tuple(missing),
                 fk_parent_tables=tuple(parents), limit_reached=limit).flags(),
                 ensure_ascii=False)
+        if len(frags) < 16:
+            # one f-string (a single build of the line; most lines have few keys)
+            return (f'{{"file": {file}, "pos": {int.__repr__(start.offset)}, "gtid": {gtid}, '
+                    f'"keys": [{", ".join(frags)}], "flags": {flags}}}')
         head = ('{"file": ', file, ', "pos": ', int.__repr__(start.offset), ', "gtid": ', gtid,
                 ', "keys": [')
         tail = ('], "flags": ', flags, "}")
-        if len(frags) < 16:
-            return "".join((*head, ", ".join(frags), *tail))
         # many keys (or chunks of them, fused.py): one join, so the keys' text is not
         # built a second time inside the line
         parts = [", "] * (2 * len(frags) - 1)
