@@ -174,6 +174,124 @@ cdef object _str_entry_texts(tuple st, const uint8_t* r, Py_ssize_t rlen):
     return tuple(out)
 
 
+cdef int64_t _core_hashed = 0     # keys RowsShape hashed itself in hash mode
+
+
+def core_hashed_keys():
+    """How many keys :class:`RowsShape` hashed itself in hash mode in this process
+    (integer and ASCII-string keys; tests assert the hash mode ran)."""
+    return _core_hashed
+
+
+cdef uint64_t _int_key_hash(tuple it, const int64_t* ints, const uint8_t** ptrs,
+                            const Py_ssize_t* lens, Py_ssize_t np) except? 0:
+    """The XXH64 hash of the key string of a key of ``np`` integer parts stored at
+    ``ptrs``/``lens`` (a NULL part: ``ptrs[j]`` NULL, left out of the key string, as
+    ``repltool.writeset.plan.fk_entry`` leaves it out): the string ``_int_entry_text``
+    hashes (``it``: prefix, head, end, tails; ``ints``: width, signed, top byte XOR per
+    part)."""
+    cdef uint8_t buf[512]
+    cdef Py_ssize_t n, j, nt
+    cdef const uint8_t* r
+    cdef int width, kk
+    cdef bytes tail
+    prefix = <bytes>it[0]
+    tails = <tuple>it[3]
+    n = len(prefix)
+    if n > 512 or np > 16:
+        raise ValueError("key string too long")
+    memcpy(buf, <const char*>prefix, n)
+    for j in range(np):
+        r = ptrs[j]
+        if r is NULL:
+            continue
+        width = <int>ints[3 * j]
+        tail = <bytes>tails[j]
+        nt = len(tail)
+        if lens[j] != width or width < 1 or width > 8:
+            raise ValueError("short integer")
+        if n + width + nt > 512:
+            raise ValueError("key string too long")
+        for kk in range(width):
+            buf[n + kk] = r[width - 1 - kk]
+        buf[n] ^= <uint8_t>ints[3 * j + 2]
+        memcpy(buf + n + width, <const char*>tail, nt)
+        n += width + nt
+    return _xxh64(buf, n)
+
+
+cdef int _str_entry_hashes(tuple st, const uint8_t* r, Py_ssize_t rlen, list out) except -1:
+    """The XXH64 hashes of the entries of a one-part unique key over a VARCHAR column
+    stored as ``r`` appended to ``out`` when the value is ASCII (1), else 0 and nothing
+    appended: the key strings ``_str_entry_texts`` hashes, by its rules."""
+    cdef Py_ssize_t lb, n, j, cut, nsk
+    cdef const uint8_t* v
+    cdef bytes w, sk, key
+    prefix, head, end, lb_obj, levels, cuts, sep = st
+    lb = lb_obj
+    if rlen < lb:
+        raise IndexError("length past the end")
+    n = <Py_ssize_t>_rdn(r, <int>lb)
+    if lb + n != rlen:
+        raise ValueError("value does not fill its bytes")
+    v = r + lb
+    for j in range(n):
+        if v[j] >= 128:
+            return 0
+    w = join_ascii_weights(PyBytes_FromStringAndSize(<const char*>v, n), levels) \
+        if levels is not None else None
+    for rule in cuts:
+        if rule[0] == "w":
+            _, cut, pad = rule
+            sk = w[:cut]
+            if pad and len(sk) < cut:
+                sk = sk + bytes(cut - len(sk))
+        elif rule[0] == "u":
+            sk = _unicode_ascii_key(v, n, rule[1], rule[2], rule[3], rule[4])
+        else:
+            raise ValueError(f"sort key rule {rule[0]!r}")
+        nsk = len(sk)
+        key = b"".join((prefix, sk, sep, str(nsk).encode()))
+        out.append(_xxh64(<const uint8_t*>(<const char*>key), len(key)))
+    return 1
+
+
+def int_key_hash(list raws, tuple spec):
+    """:class:`RowsShape`'s hash of an integer key's entry (hash mode), for tests:
+    ``raws`` the stored bytes per part (None: NULL, left out), ``spec`` as
+    :func:`int_entry_text`'s."""
+    cdef const uint8_t* ptrs[16]
+    cdef Py_ssize_t lens[16]
+    cdef int64_t ints[48]
+    cdef Py_ssize_t j, np = len(raws)
+    cdef object raw
+    cdef bytes rb
+    prefix, head, end, layouts = spec
+    if np > 16 or len(layouts) != np:
+        raise ValueError("one layout per part, at most 16")
+    for j in range(np):
+        raw = raws[j]                   # raws holds a reference: the pointer stays valid
+        if raw is None:
+            ptrs[j], lens[j] = NULL, 0
+        else:
+            rb = <bytes?>raw
+            ptrs[j] = <const uint8_t*>(<const char*>rb)
+            lens[j] = len(rb)
+        ints[3 * j], ints[3 * j + 1], ints[3 * j + 2] = \
+            layouts[j][0], 1 if layouts[j][1] else 0, layouts[j][2]
+    return _int_key_hash((prefix, head, end, tuple(lay[3] for lay in layouts)), ints, ptrs,
+                         lens, np)
+
+
+def str_entry_hashes(bytes raw, tuple st):
+    """:class:`RowsShape`'s hashes of a VARCHAR key's entries (hash mode, for tests);
+    None when the value is not ASCII."""
+    out = []
+    if not _str_entry_hashes(st, <const uint8_t*>(<const char*>raw), len(raw), out):
+        return None
+    return out
+
+
 cdef bytes _unicode_ascii_key(const uint8_t* v, Py_ssize_t k, Py_ssize_t dstlen,
                               Py_ssize_t nweights, bint pad_to_max, bint upper):
     """``repltool.writeset.collation._unicode`` of an ASCII value: a weight ``00 c`` per
@@ -272,6 +390,8 @@ cdef class RowsShape:
     cdef list int_text               # per key: (prefix, head, end, part tails) or None
     cdef list str_text               # per key: see _str_entry_texts, or None
     cdef readonly bint fk_on, no_fk
+    #: hash mode (certify): the entries are the keys' XXH64 hashes (ints), not WriteKeys
+    cdef readonly bint hashed
     cdef readonly object parent      # db.table booked as an FK parent, or None
     cdef readonly object missing     # (db.table, reason) booked as missing keys, or None
 
@@ -286,14 +406,20 @@ cdef class RowsShape:
         free(self.ints)
 
     def __init__(self, bytes header, int tc, td, ImageProgram first, ImageProgram second,
-                 list specs, bint fk_on, bint no_fk, parent, missing):
+                 list specs, bint fk_on, bint no_fk, parent, missing, bint hashed=False):
         """``specs``: ``(is foreign key, slots, cache dict, miss, integer text, string
         text)`` per key; string text: None, or see :func:`_str_entry_texts`; integer
         text: None, or for a key of integer columns whose entry is its JSON
         text (``dump --writesets``): ``(prefix, head, end, ((width, signed, top, tail)
         per part))``, the entry then built here (``int_key_text``'s rule per part; an
         entry is a pure function of the stored bytes, the cache only saves building it
-        again)."""
+        again).
+
+        ``hashed``: every entry is the hash of the key string (``WriteKey.hash``):
+        built here for the integer texts (NULL parts of a foreign key left out) and
+        the ASCII values of the string texts, else ``.hash`` of the cached or missed
+        entries (the misses build ``WriteKey`` records, as without texts)."""
+        self.hashed = hashed
         cdef Py_ssize_t i, j, np = 0, at = 0
         self.header, self.tc, self.td = header, tc, td
         self.first, self.second = first, second
@@ -308,7 +434,8 @@ cdef class RowsShape:
             raise MemoryError()
         self.caches, self.misses, self.int_text, self.str_text = [], [], [], []
         for i, (is_fk, slots, cache, miss, it, st) in enumerate(specs):
-            if st is not None and (is_fk or len(slots) != 1 or it is not None):
+            if st is not None and (is_fk or len(slots) != 1 or it is not None
+                                   or len(st) != 7):
                 raise ValueError("a string text is for a one-part unique key")
             self.str_text.append(<tuple?>st if st is not None else None)
             if it is not None:
@@ -339,6 +466,76 @@ cdef class RowsShape:
             self.caches.append(<dict?>cache)
             self.misses.append(miss)
 
+    cdef int emit_hashes(self, const uint8_t* d, const Py_ssize_t* at, list out) except -1:
+        """Hash mode: the hashes of the entries of one image appended to ``out``."""
+        global _core_hashed
+        cdef const uint8_t* ptrs[16]
+        cdef Py_ssize_t lens[16]
+        cdef Py_ssize_t i, j, k, np, base
+        cdef int64_t kind
+        cdef PyObject* hit
+        cdef object x, v
+        cdef bint null
+        for i in range(self.nspec):
+            kind = self.spec[3 * i]
+            if kind == KS_FK and not self.fk_on:
+                continue
+            np = self.spec[3 * i + 1]
+            base = self.spec[3 * i + 2]
+            null = False
+            for j in range(np):
+                if at[2 * self.parts[base + j]] < 0:
+                    null = True
+                    break
+            if null and kind == KS_KEY:
+                continue
+            if self.ints[3 * base] and np <= 16:
+                for j in range(np):
+                    k = self.parts[base + j]
+                    if at[2 * k] < 0:
+                        ptrs[j], lens[j] = NULL, 0
+                    else:
+                        ptrs[j] = d + at[2 * k]
+                        lens[j] = at[2 * k + 1] - at[2 * k]
+                out.append(_int_key_hash(<tuple>self.int_text[i], self.ints + 3 * base,
+                                         ptrs, lens, np))
+                _core_hashed += 1
+                continue
+            if np == 1:
+                k = self.parts[base]
+                if null:
+                    x = None
+                else:
+                    if self.str_text[i] is not None and _str_entry_hashes(
+                            <tuple>self.str_text[i], d + at[2 * k],
+                            at[2 * k + 1] - at[2 * k], out):
+                        _core_hashed += 1
+                        continue
+                    x = PyBytes_FromStringAndSize(<const char*>d + at[2 * k],
+                                                  at[2 * k + 1] - at[2 * k])
+            else:
+                x = PyTuple_New(np)
+                for j in range(np):
+                    k = self.parts[base + j]
+                    if at[2 * k] < 0:
+                        v = None
+                    else:
+                        v = PyBytes_FromStringAndSize(<const char*>d + at[2 * k],
+                                                      at[2 * k + 1] - at[2 * k])
+                    Py_INCREF(v)
+                    PyTuple_SET_ITEM(x, j, v)
+            hit = PyDict_GetItem(<dict>self.caches[i], x)
+            if hit is NULL or not <object>hit:
+                v = self.misses[i](x)
+            else:
+                v = <object>hit
+            if kind == KS_KEY:
+                for e in <tuple?>v:
+                    out.append(e.hash)
+            else:
+                out.append(v.hash)
+        return 0
+
     cdef int emit(self, const uint8_t* d, const Py_ssize_t* at, list out) except -1:
         """The entries of one image (slot spans ``at``) appended to ``out``."""
         cdef Py_ssize_t i, j, k, np, base
@@ -346,6 +543,8 @@ cdef class RowsShape:
         cdef PyObject* hit
         cdef object x, v
         cdef bint null
+        if self.hashed:
+            return self.emit_hashes(d, at, out)
         for i in range(self.nspec):
             kind = self.spec[3 * i]
             if kind == KS_FK and not self.fk_on:
@@ -476,6 +675,9 @@ cdef class KeyDispatch:
     cdef public Py_ssize_t spill_at
     #: Rows events keyed here / sent to the general route (tests assert the path ran)
     cdef public int64_t fast_events, general_events
+    #: the last :meth:`run` met a Rows event whose table id no Table_map before it in
+    #: the same call mapped (it used a mapping of an earlier transaction)
+    cdef public bint borrowed
 
     def __init__(self, int table_map_type, tds_get, tm_miss, maps, shape_miss, general,
                  spill, errors, no_usable, Py_ssize_t spill_at):
@@ -492,6 +694,7 @@ cdef class KeyDispatch:
         self.shapes = {}
         memset(self.layout, 0, 256)
         self.fast_events = self.general_events = 0
+        self.borrowed = False
 
     def set_layout(self, bytes layout):
         """Per type code (256 bytes): RL_GENERAL, or RL_V1 / RL_V2 (| RL_UPDATE), from
@@ -512,6 +715,10 @@ cdef class KeyDispatch:
         cdef uint64_t h
         cdef RowsShape shape
         cdef object ev, data, td, cur, hit, missing, table, why
+        cdef int64_t mapped[32]
+        cdef int nmapped = 0, m
+        cdef bint known
+        self.borrowed = False
         try:
             for ev in events:
                 tc = <int>ev[0]
@@ -525,12 +732,27 @@ cdef class KeyDispatch:
                     if td is None:
                         td = self.tm_miss(data, ev[3], ev[1])
                     tid = <int64_t>_rdn(d, 6)
+                    if nmapped < 32:
+                        mapped[nmapped] = tid
+                        nmapped += 1
+                    else:
+                        self.borrowed = True    # (too many to follow: say so)
                     cur = self.maps_get(tid)
                     if cur is not td:
                         self.maps[tid] = td
                     elif self.maps_touch is not None:
                         self.maps_touch(tid)
                     continue
+                if not self.borrowed:
+                    known = False
+                    if n >= 6:
+                        tid = <int64_t>_rdn(d, 6)
+                        for m in range(nmapped):
+                            if mapped[m] == tid:
+                                known = True
+                                break
+                    if not known:
+                        self.borrowed = True
                 lay = self.layout[tc]
                 if lay == RL_GENERAL:
                     self._general(tc, data, ev)

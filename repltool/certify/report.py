@@ -147,11 +147,14 @@ class CertifyRun:
         self._fused: Iterator[tuple[Transaction, Any]] | None = None
         if self.extractor is not None and type(self)._pairs is CertifyRun._pairs \
                 and not windowed and damage is None:
-            from ..writeset import read_writesets
-            self._fused = read_writesets(self.paths, self.schema, verify_checksum=verify_checksum,
-                                         history_size=self.options.history_size,
-                                         default_collation=default_collation,
-                                         drop_past_limit=drops_past_limit(mode, self.paths))
+            from ..writeset import read_writeset_hashes, read_writesets
+            drop = drops_past_limit(mode, self.paths)
+            # the WRITESET modes read the keys' hashes and describe only the shared key
+            # of a line (read_writeset_hashes); other runs keep the WriteKey records
+            read = read_writeset_hashes if drop and type(self) is CertifyRun else read_writesets
+            self._fused = read(self.paths, self.schema, verify_checksum=verify_checksum,
+                               history_size=self.options.history_size,
+                               default_collation=default_collation, drop_past_limit=drop)
             self._first_pair = next(self._fused, None)
             self._first = self._first_pair[0] if self._first_pair is not None else None
         else:

@@ -120,6 +120,16 @@ class TableKeys:
             run = self._events[ek] = self._compile(kind, before, after, width)
         return run
 
+    def core_hash_keys(self, core: Any, before: bytes, after: bytes | None, width: int
+                       ) -> tuple[Any, Any, list[tuple[Any, ...]]]:
+        """:meth:`core_keys` for the core's hash mode (``RowsShape(..., hashed=True)``:
+        ``repltool certify``): the same programs, caches and misses (of ``WriteKey``
+        records), with the integer and ASCII-string layouts the core hashes itself
+        (:meth:`_int_text`, :meth:`_str_text`) whatever ``text`` says.
+
+        :raises ValueError: (``_Unsupported``) a shape left to the general decoder."""
+        return self._core_specs(core, before, after, width, True)
+
     def core_keys(self, core: Any, before: bytes, after: bytes | None, width: int
                   ) -> tuple[Any, Any, list[tuple[bool, tuple[int, ...], dict[Any, Any], Any]]]:
         """What the compiled core's ``RowsShape`` needs to key one event shape itself:
@@ -128,7 +138,11 @@ class TableKeys:
         cache, miss)`` - the caches and misses :meth:`runner`'s code uses.
 
         :raises ValueError: (``_Unsupported``) a shape left to the general decoder."""
-        ek = ("core", before, after, width)
+        return self._core_specs(core, before, after, width, False)
+
+    def _core_specs(self, core: Any, before: bytes, after: bytes | None, width: int,
+                    hashed: bool) -> Any:
+        ek = ("core", before, after, width, hashed)
         hit = self._events.get(ek)
         if hit is None:
             self._check_present(before, after, width)
@@ -139,23 +153,25 @@ class TableKeys:
             specs = [(False, tuple(slot[p.column] for p in key.parts), names[f"C{n}"],
                       names[f"M{n}"], self._int_text(
                           [(p.column, p.sort_key) for p in key.parts], key.prefix, key.name,
-                          False, self.td.db, self.td.table) if not key.has_prefix else None,
-                      self._str_text(key))
+                          False, self.td.db, self.td.table, hashed)
+                      if not key.has_prefix else None,
+                      self._str_text(key, hashed))
                      for n, key in enumerate(self.plan.keys)]
             specs += [(True, tuple(slot[c] for c in fk.columns), names[f"F{n}"], names[f"G{n}"],
                        self._int_text(list(zip(fk.columns, fk.sort_keys)), fk.prefix, fk.index,
-                                      True, fk.db, fk.table), None)
+                                      True, fk.db, fk.table, hashed), None)
                       for n, fk in enumerate(self.plan.fks)]
             hit = self._events[ek] = (first, second, specs)
         return hit  # type: ignore[no-any-return]
 
     def _int_text(self, parts: list[tuple[int, Any]], prefix: bytes, index: str, parent: bool,
-                  db: str, table: str) -> tuple[Any, ...] | None:
+                  db: str, table: str, hashed: bool = False) -> tuple[Any, ...] | None:
         """Text mode, a key (or FK) of whole integer columns (``parts``: column, sort
         key): what the core's ``RowsShape`` needs to build the JSON of its entry -
         ``encode_key`` of :func:`~repltool.writeset.plan.key_entries`' (or ``fk_entry``'s)
-        entry, :func:`_int_text_miss`'s for one part - itself; else None."""
-        if not self.text:
+        entry, :func:`_int_text_miss`'s for one part - itself; else None.  ``hashed``:
+        also without ``text`` (the core then hashes the key string only)."""
+        if not (self.text or hashed):
             return None
         layouts = []
         for column, sort_key in parts:
@@ -167,15 +183,16 @@ class TableKeys:
         head, end = key_head(db, table, index, parent)
         return (prefix, head, end, tuple(layouts))
 
-    def _str_text(self, key: Key) -> tuple[Any, ...] | None:
+    def _str_text(self, key: Key, hashed: bool = False) -> tuple[Any, ...] | None:
         """Text mode, a one-part unique key over a VARCHAR column whose sort keys take
         a rule the core knows for ASCII values (``ascii_plan`` of
         :func:`repltool.writeset.collation.sort_key_function`: the 0900 collations'
         ASCII weight tables, the ``_unicode`` collations' 2-byte weights): what the
         core's ``RowsShape`` needs to build the JSON of :func:`_text_miss1`'s entries
         itself for ASCII values (``(prefix, head, end, length bytes, weight levels,
-        rule per entry, separator)``), else None."""
-        if not self.text or len(key.parts) != 1:
+        rule per entry, separator)``), else None.  ``hashed``: also without ``text``
+        (the core then hashes the key strings only)."""
+        if not (self.text or hashed) or len(key.parts) != 1:
             return None
         part = key.parts[0]
         plan = getattr(part.sort_key, "ascii_plan", None)

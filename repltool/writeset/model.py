@@ -320,6 +320,29 @@ class TrxWriteset:
                 "limit_reached": self.limit_reached}
 
 
+@dataclass(frozen=True, slots=True)
+class HashedWriteset:
+    """A transaction's write set as its key hashes (:func:`repltool.writeset.read_writeset_hashes`,
+    ``repltool certify``): what :class:`TrxWriteset` says, with ``hashes`` given (a tuple,
+    or an ``array('Q')``) and ``keys`` a sequence parallel to them whose entries (the
+    :class:`WriteKey` records) are built only when one is read - or empty when the
+    write set was dropped past the limit (:meth:`TrxWriteset.hashes_only`'s case)."""
+
+    hashes: Sequence[int] = ()
+    keys: Sequence[WriteKey] = ()
+    ddl: bool = False
+    empty: bool = True
+    missing_key_tables: tuple[str, ...] = ()
+    fk_parent_tables: tuple[str, ...] = ()
+    limit_reached: bool = False
+    no_fk_checks: bool = False
+    missing_key_reasons: tuple[str, ...] = ()
+
+    @property
+    def has_missing_keys(self) -> bool:
+        return bool(self.missing_key_tables)
+
+
 def jsonable(value: Any) -> Any:
     """A decoded column value as JSON can carry it.
 
