@@ -434,9 +434,10 @@ cdef class RowsShape:
             raise MemoryError()
         self.caches, self.misses, self.int_text, self.str_text = [], [], [], []
         for i, (is_fk, slots, cache, miss, it, st) in enumerate(specs):
-            if st is not None and (is_fk or len(slots) != 1 or it is not None
-                                   or len(st) != 7):
-                raise ValueError("a string text is for a one-part unique key")
+            if st is not None and ((is_fk and not hashed) or len(slots) != 1
+                                   or it is not None or len(st) != 7):
+                raise ValueError("a string text is for a one-part unique key (or, hashed, "
+                                 "foreign key)")
             self.str_text.append(<tuple?>st if st is not None else None)
             if it is not None:
                 prefix, head, end, layouts = it

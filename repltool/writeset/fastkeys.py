@@ -161,6 +161,11 @@ class TableKeys:
                        self._int_text(list(zip(fk.columns, fk.sort_keys)), fk.prefix, fk.index,
                                       True, fk.db, fk.table, hashed), None)
                       for n, fk in enumerate(self.plan.fks)]
+            if hashed:          # one-part string foreign keys: hashed by the core too
+                specs = [spec if not spec[0] or spec[4] is not None
+                         else (*spec[:5], self._fk_str_hash(fk))
+                         for spec, fk in zip(specs, (*[None] * len(self.plan.keys),
+                                                     *self.plan.fks))]
             hit = self._events[ek] = (first, second, specs)
         return hit  # type: ignore[no-any-return]
 
@@ -195,24 +200,37 @@ class TableKeys:
         if not (self.text or hashed) or len(key.parts) != 1:
             return None
         part = key.parts[0]
-        plan = getattr(part.sort_key, "ascii_plan", None)
+        head, end = key_head(self.td.db, self.td.table, key.name, False)
+        return self._str_layout(part.column, part.sort_key, part.full_key, key.prefix, head,
+                                end)
+
+    def _fk_str_hash(self, fk: Any) -> tuple[Any, ...] | None:
+        """Hash mode, a one-part foreign key over a VARCHAR column: the layout of
+        :meth:`_str_text` for its one entry (:func:`~repltool.writeset.plan.fk_entry`:
+        ``prefix + sort key + ½len``), else None."""
+        if len(fk.columns) != 1:
+            return None
+        return self._str_layout(fk.columns[0], fk.sort_keys[0], None, fk.prefix, "", "")
+
+    def _str_layout(self, column: int, sort_key: Any, full_key: Any, prefix: bytes,
+                    head: str, end: str) -> tuple[Any, ...] | None:
+        plan = getattr(sort_key, "ascii_plan", None)
         if plan is None or plan[1][2]:               # CHAR (spaces stripped): not here
             return None
         lb, (levels, entry, _) = plan
         cuts = [entry]
-        if part.full_key is not None:
-            full = getattr(part.full_key, "ascii_plan", None)
+        if full_key is not None:
+            full = getattr(full_key, "ascii_plan", None)
             if full is None or full[0] != lb or full[1][0] != levels or full[1][2]:
                 return None
             cuts.append(full[1][1])
-        dec = self.td.decoders[part.column]
+        dec = self.td.decoders[column]
         if getattr(dec, "unsupported", False) or lb not in (1, 2):
             return None
         probe = bytes([1] + [0] * (lb - 1)) + b"a"     # an ASCII value decodes to itself
         if dec(probe, 0) != ("a", len(probe)):
             return None
-        head, end = key_head(self.td.db, self.td.table, key.name, False)
-        return (key.prefix, head, end, lb, levels, tuple(cuts), SEP)
+        return (prefix, head, end, lb, levels, tuple(cuts), SEP)
 
     # ---- code generation ----
 
