@@ -178,8 +178,8 @@ cdef int64_t _core_hashed = 0     # keys RowsShape hashed itself in hash mode
 
 
 def core_hashed_keys():
-    """How many keys :class:`RowsShape` hashed itself in hash mode in this process
-    (integer and ASCII-string keys; tests assert the hash mode ran)."""
+    """How many hashes :class:`RowsShape` computed itself in hash mode in this process
+    (of integer and ASCII-string keys; tests assert the hash mode ran)."""
     return _core_hashed
 
 
@@ -472,7 +472,7 @@ cdef class RowsShape:
         global _core_hashed
         cdef const uint8_t* ptrs[16]
         cdef Py_ssize_t lens[16]
-        cdef Py_ssize_t i, j, k, np, base
+        cdef Py_ssize_t i, j, k, np, base, mark
         cdef int64_t kind
         cdef PyObject* hit
         cdef object x, v
@@ -507,10 +507,11 @@ cdef class RowsShape:
                 if null:
                     x = None
                 else:
+                    mark = len(out)
                     if self.str_text[i] is not None and _str_entry_hashes(
                             <tuple>self.str_text[i], d + at[2 * k],
                             at[2 * k + 1] - at[2 * k], out):
-                        _core_hashed += 1
+                        _core_hashed += len(out) - mark     # (8.0's second entry too)
                         continue
                     x = PyBytes_FromStringAndSize(<const char*>d + at[2 * k],
                                                   at[2 * k + 1] - at[2 * k])
@@ -657,9 +658,9 @@ cdef class KeyDispatch:
 
     * ``tm_miss(body, file index, offset) -> TableDef``: a Table_map body not in
       ``tds`` (which it fills);
-    * ``shape_miss(type code, body, table id, flags, p, q) -> RowsShape | None``: a
-      Rows header (``body[:q]``, its width byte at ``p - 1``) not seen with this
-      TableDef; None: the general route;
+    * ``shape_miss(type code, body, table id, flags, p, q, file index, offset) ->
+      RowsShape | None``: a Rows header (``body[:q]``, its width byte at ``p - 1``) not
+      seen with this TableDef; None: the general route;
     * ``general(type code, body, file index, offset)``: one Rows event by the
       general route (the extractor's own decoding, into the same ``Acc``);
     * ``spill(acc)``: many entries pending (:data:`repltool.writeset.extract.SPILL_AT`).
@@ -793,7 +794,7 @@ cdef class KeyDispatch:
                             or self.maps_get(tid) is not shape.td:
                         shape = None
                 if shape is None:
-                    hit = self.shape_miss(tc, data, tid, flags, p, q)
+                    hit = self.shape_miss(tc, data, tid, flags, p, q, ev[3], ev[1])
                     if hit is None:
                         self._general(tc, data, ev)
                         continue

@@ -300,9 +300,13 @@ class _FastRun:
         self._spill()
 
     def _shape_miss(self, tc: int, data: bytes, table_id: int, flags: int, p: int,
-                    q: int) -> Any:
-        """The core's ``RowsShape`` of a Rows header (see :meth:`_shape`), or None."""
-        found = self._images(data, table_id, p, q, _CORE_KIND[tc] == "update")
+                    q: int, f: int, offset: int) -> Any:
+        """The core's ``RowsShape`` of a Rows header (see :meth:`_shape`), or None.  The
+        table's key plan is made here if it is not made yet (its warnings at this event,
+        as the general route would give them), so the first Rows event of a table is
+        keyed by the core too."""
+        found = self._images(data, table_id, p, q, _CORE_KIND[tc] == "update",
+                             _new(Position, (self.files[f], offset, None)))
         if found is None:
             return None
         td, fast, before, after, width = found
@@ -318,7 +322,8 @@ class _FastRun:
                               probe.no_fk, next(iter(probe.parents), None),
                               next(iter(probe.missing.items()), None), self.hashed)
 
-    def _images(self, data: bytes, table_id: int, p: int, q: int, update: bool
+    def _images(self, data: bytes, table_id: int, p: int, q: int, update: bool,
+                pos: Position | None = None
                 ) -> tuple[TableDef, TableKeys, bytes, bytes | None, int] | None:
         """``(TableDef, its key extractor, before-image bitmap, after-image bitmap,
         width)`` of the Rows header whose column count ends at ``p`` (bitmaps up to
@@ -327,20 +332,24 @@ class _FastRun:
         td = self.extractor.table_maps.get(table_id)
         if td is None:
             return None
-        fast = self._table_keys(td)
+        fast = self._table_keys(td, pos)
         if fast is None or width > len(td.columns) or td.table_id != table_id:
             return None
         nb = (width + 7) >> 3
         return td, fast, data[p:p + nb], data[p + nb:q] if update else None, width
 
-    def _table_keys(self, td: TableDef) -> TableKeys | None:
-        """The key-only extractor of ``td`` (text mode: its JSON twin), once the
-        general route made its plan; else None."""
+    def _table_keys(self, td: TableDef, pos: Position | None = None) -> TableKeys | None:
+        """The key-only extractor of ``td`` (text mode: its JSON twin): with ``pos`` (the
+        compiled engine, a Rows event there) its plan made now if not made yet, else
+        once the general route made it (else None)."""
+        ex = self.extractor
+        if not ex.key_only:
+            return None
         if self.writer is None:
-            return self.extractor.table_keys(td)
+            return ex.plan_keys(td, pos) if pos is not None else ex.table_keys(td)
         fast = self._text_keys.get(id(td))
         if fast is None or fast.td is not td:
-            base = self.extractor.table_keys(td)    # the plan, once the general route made it
+            base = ex.plan_keys(td, pos) if pos is not None else ex.table_keys(td)
             if base is None:
                 return None
             fast = self._text_keys[id(td)] = TableKeys(base.plan, td, self._text_shared,
