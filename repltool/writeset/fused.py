@@ -528,11 +528,11 @@ class _FastRun:
             maps = dict(ex.table_maps.items()) if self.dispatch.borrowed else None
             described = _Described(self, events, self._structs, maps, hashes)
         _HASHED[0] += 1
-        return trx, HashedWriteset(
-            hashes=hashes, keys=described, ddl=trx.kind == "ddl", empty=acc.rows == 0,
-            missing_key_tables=tuple(acc.missing), fk_parent_tables=tuple(acc.parents),
-            limit_reached=limit, no_fk_checks=acc.no_fk,
-            missing_key_reasons=tuple(acc.missing.values()))
+        missing = acc.missing
+        return trx, _new(HashedWriteset, (
+            hashes, described, trx.kind == "ddl", acc.rows == 0, tuple(missing),
+            tuple(acc.parents), limit, acc.no_fk,
+            tuple(missing.values()) if missing else ()))
 
     def describe(self, events: list[Any], structs: Any, maps: dict[int, Any] | None
                  ) -> list[Any]:
