@@ -973,9 +973,13 @@ class _CoreScan:
                 saturated = g.delta16_saturated
             else:
                 gtid = None
-            k = r[f_rows_from] * 2
-            rows_events = tuple((names[pairs[i]] if pairs[i] >= 0 else "?", pairs[i + 1])
-                                for i in range(k, k + r[f_rows_n] * 2, 2))
+            k, nr = r[f_rows_from] * 2, r[f_rows_n]
+            if nr == 1:
+                n = pairs[k]
+                rows_events = ((names[n] if n >= 0 else "?", pairs[k + 1]),)
+            else:
+                rows_events = tuple((names[pairs[i]] if pairs[i] >= 0 else "?", pairs[i + 1])
+                                    for i in range(k, k + nr * 2, 2))
             seen: list[str] = []
             for ev in events:
                 if ev[0] == tm:

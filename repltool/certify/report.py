@@ -384,7 +384,8 @@ def line_of(trx: Transaction, computed: Any, reason: Reason, depends_on: str | N
     """:func:`result_line` from the values of a :class:`CertResult`; for an unusual
     field type ``json.dumps(result_row(certified))``, or None without ``certified``."""
     start = trx.start
-    recorded = recorded_clock(trx)
+    lc, sn = trx.last_committed, trx.sequence_number
+    recorded = None if lc is None or sn is None else (lc, sn)     # recorded_clock(trx)
     rec, comp = _clock_json(recorded), _clock_json(computed)
     file, offset, gtid, segment = start.file, start.offset, trx.gtid, trx.segment or start.file
     depends = log_gtid(depends_on)
