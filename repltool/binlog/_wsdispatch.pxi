@@ -677,9 +677,10 @@ cdef class KeyDispatch:
     cdef public Py_ssize_t spill_at
     #: Rows events keyed here / sent to the general route (tests assert the path ran)
     cdef public int64_t fast_events, general_events
-    #: the last :meth:`run` met a Rows event whose table id no Table_map before it in
-    #: the same call mapped (it used a mapping of an earlier transaction)
-    cdef public bint borrowed
+    #: ``(table id, TableDef or None)`` for each Rows event of the last :meth:`run`
+    #: whose table id no Table_map before it in the same call mapped: the mapping of
+    #: an earlier transaction it used (what keying its events again needs)
+    cdef public list borrowed
 
     def __init__(self, int table_map_type, tds_get, tm_miss, maps, shape_miss, general,
                  spill, errors, no_usable, Py_ssize_t spill_at):
@@ -696,7 +697,7 @@ cdef class KeyDispatch:
         self.shapes = {}
         memset(self.layout, 0, 256)
         self.fast_events = self.general_events = 0
-        self.borrowed = False
+        self.borrowed = []
 
     def set_layout(self, bytes layout):
         """Per type code (256 bytes): RL_GENERAL, or RL_V1 / RL_V2 (| RL_UPDATE), from
@@ -720,7 +721,7 @@ cdef class KeyDispatch:
         cdef int64_t mapped[32]
         cdef int nmapped = 0, m
         cdef bint known
-        self.borrowed = False
+        self.borrowed = []
         try:
             for ev in events:
                 tc = <int>ev[0]
@@ -734,27 +735,24 @@ cdef class KeyDispatch:
                     if td is None:
                         td = self.tm_miss(data, ev[3], ev[1])
                     tid = <int64_t>_rdn(d, 6)
-                    if nmapped < 32:
-                        mapped[nmapped] = tid
+                    if nmapped < 32:     # (past 32 a Rows event of a later one is
+                        mapped[nmapped] = tid   # listed with its current mapping: the same)
                         nmapped += 1
-                    else:
-                        self.borrowed = True    # (too many to follow: say so)
                     cur = self.maps_get(tid)
                     if cur is not td:
                         self.maps[tid] = td
                     elif self.maps_touch is not None:
                         self.maps_touch(tid)
                     continue
-                if not self.borrowed:
+                if n >= 6:
+                    tid = <int64_t>_rdn(d, 6)
                     known = False
-                    if n >= 6:
-                        tid = <int64_t>_rdn(d, 6)
-                        for m in range(nmapped):
-                            if mapped[m] == tid:
-                                known = True
-                                break
+                    for m in range(nmapped):
+                        if mapped[m] == tid:
+                            known = True
+                            break
                     if not known:
-                        self.borrowed = True
+                        self.borrowed.append((tid, self.maps_get(tid)))
                 lay = self.layout[tc]
                 if lay == RL_GENERAL:
                     self._general(tc, data, ev)

@@ -205,14 +205,16 @@ def iter_fast_writesets(paths: Iterable[str | os.PathLike[str]], schema: Schema 
     return iter(_FastRun([os.fspath(p) for p in paths], schema, verify_checksum, kw))
 
 
-_HASHED = [0, 0]          # transactions yielded in hash mode, transactions described again
+#: transactions yielded in hash mode, described again, with table maps of earlier ones
+_HASHED = [0, 0, 0]
 
 
-def hash_counts() -> tuple[int, int]:
+def hash_counts() -> tuple[int, int, int]:
     """``(transactions keyed in hash mode, transactions whose keys were described
-    again)`` in this process (:func:`read_writeset_hashes`; tests assert the hash mode
-    ran)."""
-    return _HASHED[0], _HASHED[1]
+    again, hash-mode transactions with keys that used table maps of earlier
+    transactions)`` in this process (:func:`read_writeset_hashes`; tests assert the
+    hash mode and its paths ran)."""
+    return _HASHED[0], _HASHED[1], _HASHED[2]
 
 
 class _FastRun:
@@ -525,7 +527,13 @@ class _FastRun:
             # a dropped write set keeps no descriptions: WritesetExtractor.spill drops
             # it when the keys spilled (SPILL_AT pending, the same points here) are
             # past the limit; one that never spilled keeps its keys
-            maps = dict(ex.table_maps.items()) if self.dispatch.borrowed else None
+            # the mappings of earlier transactions its Rows events used, as they were
+            # then (the maps now also hold what this transaction mapped)
+            borrowed = self.dispatch.borrowed
+            maps = None
+            if borrowed:
+                maps = {tid: td for tid, td in borrowed if td is not None}
+                _HASHED[2] += 1
             described = _Described(self, events, self._structs, maps, hashes)
         _HASHED[0] += 1
         missing = acc.missing
