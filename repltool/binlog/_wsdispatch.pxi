@@ -190,24 +190,40 @@ cdef uint64_t _int_key_hash(tuple it, const int64_t* ints, const uint8_t** ptrs,
     ``repltool.writeset.plan.fk_entry`` leaves it out): the string ``_int_entry_text``
     hashes (``it``: prefix, head, end, tails; ``ints``: width, signed, top byte XOR per
     part)."""
+    cdef const char* tp[16]
+    cdef Py_ssize_t tn[16]
+    cdef Py_ssize_t j
+    cdef bytes prefix = <bytes?>it[0]
+    cdef tuple tails = <tuple?>it[3]
+    if np > 16 or len(tails) < np:
+        raise ValueError("key string too long")
+    cdef bytes tb
+    for j in range(np):
+        tb = <bytes?>tails[j]                       # (held by ``it``)
+        tp[j] = <const char*>tb
+        tn[j] = len(tb)
+    return _int_key_hash_raw(<const char*>prefix, len(prefix), tp, tn, ints, ptrs, lens, np)
+
+
+cdef uint64_t _int_key_hash_raw(const char* prefix, Py_ssize_t npre, const char** tails,
+                                const Py_ssize_t* ntails, const int64_t* ints,
+                                const uint8_t** ptrs, const Py_ssize_t* lens,
+                                Py_ssize_t np) except? 0:
+    """:func:`_int_key_hash` over the prefix and the part tails as C strings
+    (:class:`RowsShape` keeps them per key)."""
     cdef uint8_t buf[512]
-    cdef Py_ssize_t n, j, nt
+    cdef Py_ssize_t n = npre, j, nt
     cdef const uint8_t* r
     cdef int width, kk
-    cdef bytes tail
-    prefix = <bytes>it[0]
-    tails = <tuple>it[3]
-    n = len(prefix)
     if n > 512 or np > 16:
         raise ValueError("key string too long")
-    memcpy(buf, <const char*>prefix, n)
+    memcpy(buf, prefix, n)
     for j in range(np):
         r = ptrs[j]
         if r is NULL:
             continue
         width = <int>ints[3 * j]
-        tail = <bytes>tails[j]
-        nt = len(tail)
+        nt = ntails[j]
         if lens[j] != width or width < 1 or width > 8:
             raise ValueError("short integer")
         if n + width + nt > 512:
@@ -215,7 +231,7 @@ cdef uint64_t _int_key_hash(tuple it, const int64_t* ints, const uint8_t** ptrs,
         for kk in range(width):
             buf[n + kk] = r[width - 1 - kk]
         buf[n] ^= <uint8_t>ints[3 * j + 2]
-        memcpy(buf + n + width, <const char*>tail, nt)
+        memcpy(buf + n + width, tails[j], nt)
         n += width + nt
     return _xxh64(buf, n)
 
@@ -388,6 +404,10 @@ cdef class RowsShape:
     cdef int64_t* ints               # per part: integer width (0: not an integer key), signed,
                                      # top byte XOR of the sort key
     cdef list int_text               # per key: (prefix, head, end, part tails) or None
+    cdef const char** ipre           # per key: its integer text's prefix (held by int_text)
+    cdef Py_ssize_t* ipre_n
+    cdef const char** itail          # per part: its tail (held by int_text)
+    cdef Py_ssize_t* itail_n
     cdef list str_text               # per key: see _str_entry_texts, or None
     cdef readonly bint fk_on, no_fk
     #: hash mode (certify): the entries are the keys' XXH64 hashes (ints), not WriteKeys
@@ -399,8 +419,16 @@ cdef class RowsShape:
         self.spec = NULL
         self.parts = NULL
         self.ints = NULL
+        self.ipre = NULL
+        self.ipre_n = NULL
+        self.itail = NULL
+        self.itail_n = NULL
 
     def __dealloc__(self):
+        free(self.ipre)
+        free(self.ipre_n)
+        free(self.itail)
+        free(self.itail_n)
         free(self.spec)
         free(self.parts)
         free(self.ints)
@@ -421,6 +449,8 @@ cdef class RowsShape:
         entries (the misses build ``WriteKey`` records, as without texts)."""
         self.hashed = hashed
         cdef Py_ssize_t i, j, np = 0, at = 0
+        cdef tuple held, htails
+        cdef bytes hb
         self.header, self.tc, self.td = header, tc, td
         self.first, self.second = first, second
         self.fk_on, self.no_fk, self.parent, self.missing = fk_on, no_fk, parent, missing
@@ -430,6 +460,13 @@ cdef class RowsShape:
         self.spec = <int64_t*>calloc(3 * self.nspec + 1, sizeof(int64_t))
         self.parts = <int64_t*>calloc(np + 1, sizeof(int64_t))
         self.ints = <int64_t*>calloc(3 * np + 1, sizeof(int64_t))
+        self.ipre = <const char**>calloc(self.nspec + 1, sizeof(char*))
+        self.ipre_n = <Py_ssize_t*>calloc(self.nspec + 1, sizeof(Py_ssize_t))
+        self.itail = <const char**>calloc(np + 1, sizeof(char*))
+        self.itail_n = <Py_ssize_t*>calloc(np + 1, sizeof(Py_ssize_t))
+        if self.ipre is NULL or self.ipre_n is NULL or self.itail is NULL \
+                or self.itail_n is NULL:
+            raise MemoryError()
         if self.spec is NULL or self.parts is NULL or self.ints is NULL:
             raise MemoryError()
         self.caches, self.misses, self.int_text, self.str_text = [], [], [], []
@@ -451,6 +488,15 @@ cdef class RowsShape:
                     self.ints[3 * (at + j) + 2] = top
                 self.int_text.append((<bytes?>prefix, <str?>head, <str?>end,
                                       tuple(<bytes?>lay[3] for lay in layouts)))
+                held = <tuple>self.int_text[i]      # (the list keeps these bytes)
+                hb = <bytes>held[0]
+                self.ipre[i] = <const char*>hb
+                self.ipre_n[i] = len(hb)
+                htails = <tuple>held[3]
+                for j in range(len(layouts)):
+                    hb = <bytes>htails[j]
+                    self.itail[at + j] = <const char*>hb
+                    self.itail_n[at + j] = len(hb)
             else:
                 self.int_text.append(None)
             if not slots:
@@ -498,8 +544,9 @@ cdef class RowsShape:
                     else:
                         ptrs[j] = d + at[2 * k]
                         lens[j] = at[2 * k + 1] - at[2 * k]
-                out.append(_int_key_hash(<tuple>self.int_text[i], self.ints + 3 * base,
-                                         ptrs, lens, np))
+                out.append(_int_key_hash_raw(self.ipre[i], self.ipre_n[i], self.itail + base,
+                                             self.itail_n + base, self.ints + 3 * base,
+                                             ptrs, lens, np))
                 _core_hashed += 1
                 continue
             if np == 1:
