@@ -37,6 +37,7 @@ from repltool.certify import (Baseline, CertifyOptions, CertTransaction, KeyRef,
 from repltool.certify.coretrack import core_transactions, iter_core_dependencies
 from repltool.certify.dependency import iter_source_dependencies
 from repltool.certify.model import Fallback
+from repltool.certify.report import CertifyRun
 from repltool.writeset.fused import hash_counts
 
 CORE = compiled_core()
@@ -159,7 +160,11 @@ def _run(cli_args: list[str], capsys, python: bool, objects: bool = False) -> tu
                                writeset_pkg.read_writesets if objects
                                else writeset_pkg.read_writeset_hashes):
             if python:
-                with mock.patch.object(certify_pkg, "compiled_core", lambda: None):
+                # the Python trackers: certify() without the core, and no compiled lane
+                # (CertifyRun.lane_parts asks repltool.binlog.engine itself)
+                with mock.patch.object(certify_pkg, "compiled_core", lambda: None), \
+                        mock.patch.object(CertifyRun, "lane_parts",
+                                          lambda self, writers=(): None):
                     code = run(cli_args)
             else:
                 code = run(cli_args)
