@@ -128,6 +128,140 @@ cdef object _str_entry_texts(tuple st, const uint8_t* r, Py_ssize_t rlen):
     return _wt_str_entries(st, r, rlen)         # _wstext.pxi: one buffer per entry
 
 
+cdef int64_t _core_hashed = 0     # keys RowsShape hashed itself in hash mode
+
+
+def core_hashed_keys():
+    """How many hashes :class:`RowsShape` computed itself in hash mode in this process
+    (of integer and ASCII-string keys; tests assert the hash mode ran)."""
+    return _core_hashed
+
+
+cdef uint64_t _int_key_hash(tuple it, const int64_t* ints, const uint8_t** ptrs,
+                            const Py_ssize_t* lens, Py_ssize_t np) except? 0:
+    """The XXH64 hash of the key string of a key of ``np`` integer parts stored at
+    ``ptrs``/``lens`` (a NULL part: ``ptrs[j]`` NULL, left out of the key string, as
+    ``repltool.writeset.plan.fk_entry`` leaves it out): the string ``_int_entry_text``
+    hashes (``it``: prefix, head, end, tails; ``ints``: width, signed, top byte XOR per
+    part)."""
+    cdef const char* tp[16]
+    cdef Py_ssize_t tn[16]
+    cdef Py_ssize_t j
+    cdef bytes prefix = <bytes?>it[0]
+    cdef tuple tails = <tuple?>it[3]
+    if np > 16 or len(tails) < np:
+        raise ValueError("key string too long")
+    cdef bytes tb
+    for j in range(np):
+        tb = <bytes?>tails[j]                       # (held by ``it``)
+        tp[j] = <const char*>tb
+        tn[j] = len(tb)
+    return _int_key_hash_raw(<const char*>prefix, len(prefix), tp, tn, ints, ptrs, lens, np)
+
+
+cdef uint64_t _int_key_hash_raw(const char* prefix, Py_ssize_t npre, const char** tails,
+                                const Py_ssize_t* ntails, const int64_t* ints,
+                                const uint8_t** ptrs, const Py_ssize_t* lens,
+                                Py_ssize_t np) except? 0:
+    """:func:`_int_key_hash` over the prefix and the part tails as C strings
+    (:class:`RowsShape` keeps them per key)."""
+    cdef uint8_t buf[512]
+    cdef Py_ssize_t n = npre, j, nt
+    cdef const uint8_t* r
+    cdef int width, kk
+    if n > 512 or np > 16:
+        raise ValueError("key string too long")
+    memcpy(buf, prefix, n)
+    for j in range(np):
+        r = ptrs[j]
+        if r is NULL:
+            continue
+        width = <int>ints[3 * j]
+        nt = ntails[j]
+        if lens[j] != width or width < 1 or width > 8:
+            raise ValueError("short integer")
+        if n + width + nt > 512:
+            raise ValueError("key string too long")
+        for kk in range(width):
+            buf[n + kk] = r[width - 1 - kk]
+        buf[n] ^= <uint8_t>ints[3 * j + 2]
+        memcpy(buf + n + width, tails[j], nt)
+        n += width + nt
+    return _xxh64(buf, n)
+
+
+cdef int _str_entry_hashes(tuple st, const uint8_t* r, Py_ssize_t rlen, list out) except -1:
+    """The XXH64 hashes of the entries of a one-part unique key over a VARCHAR column
+    stored as ``r`` appended to ``out`` when the value is ASCII (1), else 0 and nothing
+    appended: the key strings ``_str_entry_texts`` hashes, by its rules."""
+    cdef Py_ssize_t lb, n, j, cut, nsk
+    cdef const uint8_t* v
+    cdef bytes w, sk, key
+    prefix, head, end, lb_obj, levels, cuts, sep = st
+    lb = lb_obj
+    if rlen < lb:
+        raise IndexError("length past the end")
+    n = <Py_ssize_t>_rdn(r, <int>lb)
+    if lb + n != rlen:
+        raise ValueError("value does not fill its bytes")
+    v = r + lb
+    for j in range(n):
+        if v[j] >= 128:
+            return 0
+    w = join_ascii_weights(PyBytes_FromStringAndSize(<const char*>v, n), levels) \
+        if levels is not None else None
+    for rule in cuts:
+        if rule[0] == "w":
+            _, cut, pad = rule
+            sk = w[:cut]
+            if pad and len(sk) < cut:
+                sk = sk + bytes(cut - len(sk))
+        elif rule[0] == "u":
+            sk = _unicode_ascii_key(v, n, rule[1], rule[2], rule[3], rule[4])
+        else:
+            raise ValueError(f"sort key rule {rule[0]!r}")
+        nsk = len(sk)
+        key = b"".join((prefix, sk, sep, str(nsk).encode()))
+        out.append(_xxh64(<const uint8_t*>(<const char*>key), len(key)))
+    return 1
+
+
+def int_key_hash(list raws, tuple spec):
+    """:class:`RowsShape`'s hash of an integer key's entry (hash mode), for tests:
+    ``raws`` the stored bytes per part (None: NULL, left out), ``spec`` as
+    :func:`int_entry_text`'s."""
+    cdef const uint8_t* ptrs[16]
+    cdef Py_ssize_t lens[16]
+    cdef int64_t ints[48]
+    cdef Py_ssize_t j, np = len(raws)
+    cdef object raw
+    cdef bytes rb
+    prefix, head, end, layouts = spec
+    if np > 16 or len(layouts) != np:
+        raise ValueError("one layout per part, at most 16")
+    for j in range(np):
+        raw = raws[j]                   # raws holds a reference: the pointer stays valid
+        if raw is None:
+            ptrs[j], lens[j] = NULL, 0
+        else:
+            rb = <bytes?>raw
+            ptrs[j] = <const uint8_t*>(<const char*>rb)
+            lens[j] = len(rb)
+        ints[3 * j], ints[3 * j + 1], ints[3 * j + 2] = \
+            layouts[j][0], 1 if layouts[j][1] else 0, layouts[j][2]
+    return _int_key_hash((prefix, head, end, tuple(lay[3] for lay in layouts)), ints, ptrs,
+                         lens, np)
+
+
+def str_entry_hashes(bytes raw, tuple st):
+    """:class:`RowsShape`'s hashes of a VARCHAR key's entries (hash mode, for tests);
+    None when the value is not ASCII."""
+    out = []
+    if not _str_entry_hashes(st, <const uint8_t*>(<const char*>raw), len(raw), out):
+        return None
+    return out
+
+
 cdef bytes _unicode_ascii_key(const uint8_t* v, Py_ssize_t k, Py_ssize_t dstlen,
                               Py_ssize_t nweights, bint pad_to_max, bint upper):
     """``repltool.writeset.collation._unicode`` of an ASCII value: a weight ``00 c`` per
@@ -187,8 +321,14 @@ cdef class RowsShape:
     cdef int64_t* ints               # per part: integer width (0: not an integer key), signed,
                                      # top byte XOR of the sort key
     cdef list int_text               # per key: (prefix, head, end, part tails) or None
+    cdef const char** ipre           # per key: its integer text's prefix (held by int_text)
+    cdef Py_ssize_t* ipre_n
+    cdef const char** itail          # per part: its tail (held by int_text)
+    cdef Py_ssize_t* itail_n
     cdef list str_text               # per key: see _str_entry_texts, or None
     cdef readonly bint fk_on, no_fk
+    #: hash mode (certify): the entries are the keys' XXH64 hashes (ints), not WriteKeys
+    cdef readonly bint hashed
     cdef readonly object parent      # db.table booked as an FK parent, or None
     cdef readonly object missing     # (db.table, reason) booked as missing keys, or None
 
@@ -196,22 +336,38 @@ cdef class RowsShape:
         self.spec = NULL
         self.parts = NULL
         self.ints = NULL
+        self.ipre = NULL
+        self.ipre_n = NULL
+        self.itail = NULL
+        self.itail_n = NULL
 
     def __dealloc__(self):
+        free(self.ipre)
+        free(self.ipre_n)
+        free(self.itail)
+        free(self.itail_n)
         free(self.spec)
         free(self.parts)
         free(self.ints)
 
     def __init__(self, bytes header, int tc, td, ImageProgram first, ImageProgram second,
-                 list specs, bint fk_on, bint no_fk, parent, missing):
+                 list specs, bint fk_on, bint no_fk, parent, missing, bint hashed=False):
         """``specs``: ``(is foreign key, slots, cache dict, miss, integer text, string
         text)`` per key; string text: None, or see :func:`_str_entry_texts`; integer
         text: None, or for a key of integer columns whose entry is its JSON
         text (``dump --writesets``): ``(prefix, head, end, ((width, signed, top, tail)
         per part))``, the entry then built here (``int_key_text``'s rule per part; an
         entry is a pure function of the stored bytes, the cache only saves building it
-        again)."""
+        again).
+
+        ``hashed``: every entry is the hash of the key string (``WriteKey.hash``):
+        built here for the integer texts (NULL parts of a foreign key left out) and
+        the ASCII values of the string texts, else ``.hash`` of the cached or missed
+        entries (the misses build ``WriteKey`` records, as without texts)."""
+        self.hashed = hashed
         cdef Py_ssize_t i, j, np = 0, at = 0
+        cdef tuple held, htails
+        cdef bytes hb
         self.header, self.tc, self.td = header, tc, td
         self.first, self.second = first, second
         self.fk_on, self.no_fk, self.parent, self.missing = fk_on, no_fk, parent, missing
@@ -221,12 +377,21 @@ cdef class RowsShape:
         self.spec = <int64_t*>calloc(3 * self.nspec + 1, sizeof(int64_t))
         self.parts = <int64_t*>calloc(np + 1, sizeof(int64_t))
         self.ints = <int64_t*>calloc(3 * np + 1, sizeof(int64_t))
+        self.ipre = <const char**>calloc(self.nspec + 1, sizeof(char*))
+        self.ipre_n = <Py_ssize_t*>calloc(self.nspec + 1, sizeof(Py_ssize_t))
+        self.itail = <const char**>calloc(np + 1, sizeof(char*))
+        self.itail_n = <Py_ssize_t*>calloc(np + 1, sizeof(Py_ssize_t))
+        if self.ipre is NULL or self.ipre_n is NULL or self.itail is NULL \
+                or self.itail_n is NULL:
+            raise MemoryError()
         if self.spec is NULL or self.parts is NULL or self.ints is NULL:
             raise MemoryError()
         self.caches, self.misses, self.int_text, self.str_text = [], [], [], []
         for i, (is_fk, slots, cache, miss, it, st) in enumerate(specs):
-            if st is not None and (is_fk or len(slots) != 1 or it is not None):
-                raise ValueError("a string text is for a one-part unique key")
+            if st is not None and ((is_fk and not hashed) or len(slots) != 1
+                                   or it is not None or len(st) != 7):
+                raise ValueError("a string text is for a one-part unique key (or, hashed, "
+                                 "foreign key)")
             self.str_text.append(<tuple?>st if st is not None else None)
             if it is not None:
                 prefix, head, end, layouts = it
@@ -240,6 +405,15 @@ cdef class RowsShape:
                     self.ints[3 * (at + j) + 2] = top
                 self.int_text.append((<bytes?>prefix, <str?>head, <str?>end,
                                       tuple(<bytes?>lay[3] for lay in layouts)))
+                held = <tuple>self.int_text[i]      # (the list keeps these bytes)
+                hb = <bytes>held[0]
+                self.ipre[i] = <const char*>hb
+                self.ipre_n[i] = len(hb)
+                htails = <tuple>held[3]
+                for j in range(len(layouts)):
+                    hb = <bytes>htails[j]
+                    self.itail[at + j] = <const char*>hb
+                    self.itail_n[at + j] = len(hb)
             else:
                 self.int_text.append(None)
             if not slots:
@@ -256,6 +430,78 @@ cdef class RowsShape:
             self.caches.append(<dict?>cache)
             self.misses.append(miss)
 
+    cdef int emit_hashes(self, const uint8_t* d, const Py_ssize_t* at, list out) except -1:
+        """Hash mode: the hashes of the entries of one image appended to ``out``."""
+        global _core_hashed
+        cdef const uint8_t* ptrs[16]
+        cdef Py_ssize_t lens[16]
+        cdef Py_ssize_t i, j, k, np, base, mark
+        cdef int64_t kind
+        cdef PyObject* hit
+        cdef object x, v
+        cdef bint null
+        for i in range(self.nspec):
+            kind = self.spec[3 * i]
+            if kind == KS_FK and not self.fk_on:
+                continue
+            np = self.spec[3 * i + 1]
+            base = self.spec[3 * i + 2]
+            null = False
+            for j in range(np):
+                if at[2 * self.parts[base + j]] < 0:
+                    null = True
+                    break
+            if null and kind == KS_KEY:
+                continue
+            if self.ints[3 * base] and np <= 16:
+                for j in range(np):
+                    k = self.parts[base + j]
+                    if at[2 * k] < 0:
+                        ptrs[j], lens[j] = NULL, 0
+                    else:
+                        ptrs[j] = d + at[2 * k]
+                        lens[j] = at[2 * k + 1] - at[2 * k]
+                out.append(_int_key_hash_raw(self.ipre[i], self.ipre_n[i], self.itail + base,
+                                             self.itail_n + base, self.ints + 3 * base,
+                                             ptrs, lens, np))
+                _core_hashed += 1
+                continue
+            if np == 1:
+                k = self.parts[base]
+                if null:
+                    x = None
+                else:
+                    mark = len(out)
+                    if self.str_text[i] is not None and _str_entry_hashes(
+                            <tuple>self.str_text[i], d + at[2 * k],
+                            at[2 * k + 1] - at[2 * k], out):
+                        _core_hashed += len(out) - mark     # (8.0's second entry too)
+                        continue
+                    x = PyBytes_FromStringAndSize(<const char*>d + at[2 * k],
+                                                  at[2 * k + 1] - at[2 * k])
+            else:
+                x = PyTuple_New(np)
+                for j in range(np):
+                    k = self.parts[base + j]
+                    if at[2 * k] < 0:
+                        v = None
+                    else:
+                        v = PyBytes_FromStringAndSize(<const char*>d + at[2 * k],
+                                                      at[2 * k + 1] - at[2 * k])
+                    Py_INCREF(v)
+                    PyTuple_SET_ITEM(x, j, v)
+            hit = PyDict_GetItem(<dict>self.caches[i], x)
+            if hit is NULL or not <object>hit:
+                v = self.misses[i](x)
+            else:
+                v = <object>hit
+            if kind == KS_KEY:
+                for e in <tuple?>v:
+                    out.append(e.hash)
+            else:
+                out.append(v.hash)
+        return 0
+
     cdef int emit(self, const uint8_t* d, const Py_ssize_t* at, list out) except -1:
         """The entries of one image (slot spans ``at``) appended to ``out``."""
         cdef Py_ssize_t i, j, k, np, base
@@ -263,6 +509,8 @@ cdef class RowsShape:
         cdef PyObject* hit
         cdef object x, v
         cdef bint null
+        if self.hashed:
+            return self.emit_hashes(d, at, out)
         for i in range(self.nspec):
             kind = self.spec[3 * i]
             if kind == KS_FK and not self.fk_on:
@@ -374,9 +622,9 @@ cdef class KeyDispatch:
 
     * ``tm_miss(body, file index, offset) -> TableDef``: a Table_map body not in
       ``tds`` (which it fills);
-    * ``shape_miss(type code, body, table id, flags, p, q) -> RowsShape | None``: a
-      Rows header (``body[:q]``, its width byte at ``p - 1``) not seen with this
-      TableDef; None: the general route;
+    * ``shape_miss(type code, body, table id, flags, p, q, file index, offset) ->
+      RowsShape | None``: a Rows header (``body[:q]``, its width byte at ``p - 1``) not
+      seen with this TableDef; None: the general route;
     * ``general(type code, body, file index, offset)``: one Rows event by the
       general route (the extractor's own decoding, into the same ``Acc``);
     * ``spill(acc)``: many entries pending (:data:`repltool.writeset.extract.SPILL_AT`).
@@ -393,6 +641,10 @@ cdef class KeyDispatch:
     cdef public Py_ssize_t spill_at
     #: Rows events keyed here / sent to the general route (tests assert the path ran)
     cdef public int64_t fast_events, general_events
+    #: ``(table id, TableDef or None)`` for each Rows event of the last :meth:`run`
+    #: whose table id no Table_map before it in the same call mapped: the mapping of
+    #: an earlier transaction it used (what keying its events again needs)
+    cdef public list borrowed
 
     def __init__(self, int table_map_type, tds_get, tm_miss, maps, shape_miss, general,
                  spill, errors, no_usable, Py_ssize_t spill_at):
@@ -409,6 +661,7 @@ cdef class KeyDispatch:
         self.shapes = {}
         memset(self.layout, 0, 256)
         self.fast_events = self.general_events = 0
+        self.borrowed = []
 
     def set_layout(self, bytes layout):
         """Per type code (256 bytes): RL_GENERAL, or RL_V1 / RL_V2 (| RL_UPDATE), from
@@ -429,6 +682,10 @@ cdef class KeyDispatch:
         cdef uint64_t h
         cdef RowsShape shape
         cdef object ev, data, td, cur, hit, missing, table, why
+        cdef int64_t mapped[32]
+        cdef int nmapped = 0, m
+        cdef bint known
+        self.borrowed = []
         try:
             for ev in events:
                 tc = <int>ev[0]
@@ -442,12 +699,24 @@ cdef class KeyDispatch:
                     if td is None:
                         td = self.tm_miss(data, ev[3], ev[1])
                     tid = <int64_t>_rdn(d, 6)
+                    if nmapped < 32:     # (past 32 a Rows event of a later one is
+                        mapped[nmapped] = tid   # listed with its current mapping: the same)
+                        nmapped += 1
                     cur = self.maps_get(tid)
                     if cur is not td:
                         self.maps[tid] = td
                     elif self.maps_touch is not None:
                         self.maps_touch(tid)
                     continue
+                if n >= 6:
+                    tid = <int64_t>_rdn(d, 6)
+                    known = False
+                    for m in range(nmapped):
+                        if mapped[m] == tid:
+                            known = True
+                            break
+                    if not known:
+                        self.borrowed.append((tid, self.maps_get(tid)))
                 lay = self.layout[tc]
                 if lay == RL_GENERAL:
                     self._general(tc, data, ev)
@@ -487,7 +756,7 @@ cdef class KeyDispatch:
                             or self.maps_get(tid) is not shape.td:
                         shape = None
                 if shape is None:
-                    hit = self.shape_miss(tc, data, tid, flags, p, q)
+                    hit = self.shape_miss(tc, data, tid, flags, p, q, ev[3], ev[1])
                     if hit is None:
                         self._general(tc, data, ev)
                         continue

@@ -112,8 +112,9 @@ class CoreDependencyTracker:
         if type(recorded) is not tuple or len(recorded) != 2:
             trx.validate()
         rec_lc, rec_seq = recorded
+        nk = len(keys)      # (once: a lazily described sequence's len is Python code)
         if type(rec_lc) is not int or type(rec_seq) is not int or rec_lc < 0 or rec_seq < 0 \
-                or (keys and len(keys) != len(ws)):
+                or (nk and nk != len(ws)):
             trx.validate()
             rec_lc, rec_seq = index(rec_lc), index(rec_seq)
         if self._file is None or trx.new_file or trx.file != self._file:

@@ -147,11 +147,14 @@ class CertifyRun:
         self._fused: Iterator[tuple[Transaction, Any]] | None = None
         if self.extractor is not None and type(self)._pairs is CertifyRun._pairs \
                 and not windowed and damage is None:
-            from ..writeset import read_writesets
-            self._fused = read_writesets(self.paths, self.schema, verify_checksum=verify_checksum,
-                                         history_size=self.options.history_size,
-                                         default_collation=default_collation,
-                                         drop_past_limit=drops_past_limit(mode, self.paths))
+            from ..writeset import read_writeset_hashes, read_writesets
+            drop = drops_past_limit(mode, self.paths)
+            # the WRITESET modes read the keys' hashes and describe only the shared key
+            # of a line (read_writeset_hashes); other runs keep the WriteKey records
+            read = read_writeset_hashes if drop and type(self) is CertifyRun else read_writesets
+            self._fused = read(self.paths, self.schema, verify_checksum=verify_checksum,
+                               history_size=self.options.history_size,
+                               default_collation=default_collation, drop_past_limit=drop)
             self._first_pair = next(self._fused, None)
             self._first = self._first_pair[0] if self._first_pair is not None else None
         else:
@@ -381,7 +384,8 @@ def line_of(trx: Transaction, computed: Any, reason: Reason, depends_on: str | N
     """:func:`result_line` from the values of a :class:`CertResult`; for an unusual
     field type ``json.dumps(result_row(certified))``, or None without ``certified``."""
     start = trx.start
-    recorded = recorded_clock(trx)
+    lc, sn = trx.last_committed, trx.sequence_number
+    recorded = None if lc is None or sn is None else (lc, sn)     # recorded_clock(trx)
     rec, comp = _clock_json(recorded), _clock_json(computed)
     file, offset, gtid, segment = start.file, start.offset, trx.gtid, trx.segment or start.file
     depends = log_gtid(depends_on)

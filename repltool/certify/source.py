@@ -18,6 +18,24 @@ if TYPE_CHECKING:
 
 _VIEW_CHANGE_EVENT = 37     # binlog/constants.py EventType.VIEW_CHANGE_EVENT
 
+#: a CertTransaction built field by field (``_cert``): what its ``__init__`` does, in
+#: half the time (one per transaction of ``repltool certify``)
+_CERT_FIELDS = ("gtid", "pos", "file", "recorded", "writeset", "keys", "ddl", "empty",
+                "missing_keys", "fallback", "fk_parent", "write_set_limit_reached", "ctas",
+                "view_change", "session", "commit_time", "snapshot", "member", "new_file")
+_CERT_SET = tuple(CertTransaction.__dict__[name].__set__ for name in _CERT_FIELDS)
+if set(_CERT_FIELDS) != set(CertTransaction.__dataclass_fields__):
+    raise RuntimeError("repltool.certify.source: CertTransaction's fields changed")
+_bare = object.__new__
+
+
+def _cert(values: tuple[object, ...]) -> CertTransaction:
+    """``CertTransaction(**dict(zip(_CERT_FIELDS, values)))``."""
+    cert = _bare(CertTransaction)
+    for put, value in zip(_CERT_SET, values):
+        put(cert, value)
+    return cert
+
 
 class WritesetLike(Protocol):
     """What certification reads of a writeset (:class:`repltool.writeset.TrxWriteset`)."""
@@ -162,19 +180,18 @@ def to_cert_transaction(trx: Transaction, writeset: WritesetLike | None, *,
     # also those of a write set dropped past the limit, whose keys are then empty)
     hashes = getattr(writeset, "hashes", None)
     missing = writeset.missing_key_tables
-    return CertTransaction(
-        gtid=gtid, pos=pos, file=file, recorded=recorded, session=session,
-        commit_time=commit_time, new_file=new_file, ctas=ctas,
-        writeset=(hashes if hashes is not None and not isinstance(hashes, list)
-                  else tuple([int(k.hash) for k in keys])),
+    limit = writeset.limit_reached
+    return _cert((
+        gtid, pos, file, recorded,
+        (hashes if hashes is not None and not isinstance(hashes, list)
+         else tuple([int(k.hash) for k in keys])),
         # described only when explained (model.key_ref); a compact sequence stays one
-        keys=tuple(keys) if isinstance(keys, list) else keys,
-        ddl=(kind == "ddl" and not keys and not missing and not writeset.limit_reached),
-        empty=kind == "empty",
-        missing_keys=bool(missing),
-        fallback=fallback_reasons(writeset, schema) if missing else (),
-        fk_parent=bool(writeset.fk_parent_tables),
-        write_set_limit_reached=writeset.limit_reached)
+        tuple(keys) if isinstance(keys, list) else keys,
+        kind == "ddl" and not keys and not missing and not limit,     # ddl
+        kind == "empty", bool(missing),
+        fallback_reasons(writeset, schema) if missing else (),
+        bool(writeset.fk_parent_tables), limit, ctas, False, session, commit_time,
+        None, None, new_file))
 
 
 def to_cert_transactions(pairs: Iterable[tuple[Transaction, WritesetLike | None]], *,

@@ -28,9 +28,9 @@ from .extract import (
     READ_OPTIONS, WritesetExtractor, iter_writesets, key_string, stream_writesets, writeset_of,
     writeset_record, xxh64,
 )
-from .fused import read_writesets
+from .fused import read_writeset_hashes, read_writesets
 from .model import (
-    MissingKey, SchemaError, SchemaMismatch, SchemaWarning, TrxWriteset, WriteKey,
+    HashedWriteset, MissingKey, SchemaError, SchemaMismatch, SchemaWarning, TrxWriteset, WriteKey,
     WritesetError, WritesetWarning, jsonable,
 )
 from .schema import (
@@ -40,7 +40,7 @@ from .schema import (
 
 __all__ = [
     "WriteKey", "TrxWriteset", "writeset_of", "iter_writesets", "stream_writesets", "WritesetExtractor", "writeset_record",
-    "READ_OPTIONS", "read_writesets", "load_schema", "parse_schema", "Schema", "TableSchema", "ColumnSchema",
+    "READ_OPTIONS", "read_writesets", "read_writeset_hashes", "HashedWriteset", "load_schema", "parse_schema", "Schema", "TableSchema", "ColumnSchema",
     "IndexSchema", "KeyPart", "ForeignKeySchema", "key_string", "xxh64", "jsonable",
     "Collation", "field_sort_key", "collation_by_id", "collation_by_name",
     "MissingKey", "WritesetError", "WritesetWarning", "SchemaError", "SchemaMismatch", "SchemaWarning",

@@ -179,6 +179,16 @@ class WritesetExtractor:
         fast = self._fast_keys.get(id(td))
         return fast if fast is not None and fast.td is td else None
 
+    def plan_keys(self, td: TableDef, pos: Position | None) -> TableKeys:
+        """The key-only extractor of ``td``, its plan made now if it is not made yet
+        (what :meth:`rows` does for a Rows event of ``td`` at ``pos``: the same
+        warnings)."""
+        fast = self._fast_keys.get(id(td))
+        if fast is None or fast.td is not td:
+            fast = self._fast_keys[id(td)] = TableKeys(self._plan(td, pos), td,
+                                                       self._entry_caches)
+        return fast
+
     # ---- transactions ----
 
     def writeset(self, trx: Transaction) -> TrxWriteset:
@@ -343,10 +353,7 @@ class WritesetExtractor:
                 category=WritesetWarning)
             return
         if self.key_only:
-            fast = self._fast_keys.get(id(td))
-            if fast is None or fast.td is not td:
-                fast = self._fast_keys[id(td)] = TableKeys(self._plan(td, pos), td,
-                                                                 self._entry_caches)
+            fast = self.plan_keys(td, pos)
             plan = fast.plan
         else:
             plan = self._plan(td, pos)

@@ -120,6 +120,16 @@ class TableKeys:
             run = self._events[ek] = self._compile(kind, before, after, width)
         return run
 
+    def core_hash_keys(self, core: Any, before: bytes, after: bytes | None, width: int
+                       ) -> tuple[Any, Any, list[tuple[Any, ...]]]:
+        """:meth:`core_keys` for the core's hash mode (``RowsShape(..., hashed=True)``:
+        ``repltool certify``): the same programs, caches and misses (of ``WriteKey``
+        records), with the integer and ASCII-string layouts the core hashes itself
+        (:meth:`_int_text`, :meth:`_str_text`) whatever ``text`` says.
+
+        :raises ValueError: (``_Unsupported``) a shape left to the general decoder."""
+        return self._core_specs(core, before, after, width, True)
+
     def core_keys(self, core: Any, before: bytes, after: bytes | None, width: int
                   ) -> tuple[Any, Any, list[tuple[bool, tuple[int, ...], dict[Any, Any], Any]]]:
         """What the compiled core's ``RowsShape`` needs to key one event shape itself:
@@ -128,7 +138,11 @@ class TableKeys:
         cache, miss)`` - the caches and misses :meth:`runner`'s code uses.
 
         :raises ValueError: (``_Unsupported``) a shape left to the general decoder."""
-        ek = ("core", before, after, width)
+        return self._core_specs(core, before, after, width, False)
+
+    def _core_specs(self, core: Any, before: bytes, after: bytes | None, width: int,
+                    hashed: bool) -> Any:
+        ek = ("core", before, after, width, hashed)
         hit = self._events.get(ek)
         if hit is None:
             self._check_present(before, after, width)
@@ -139,23 +153,30 @@ class TableKeys:
             specs = [(False, tuple(slot[p.column] for p in key.parts), names[f"C{n}"],
                       names[f"M{n}"], self._int_text(
                           [(p.column, p.sort_key) for p in key.parts], key.prefix, key.name,
-                          False, self.td.db, self.td.table) if not key.has_prefix else None,
-                      self._str_text(key))
+                          False, self.td.db, self.td.table, hashed)
+                      if not key.has_prefix else None,
+                      self._str_text(key, hashed))
                      for n, key in enumerate(self.plan.keys)]
             specs += [(True, tuple(slot[c] for c in fk.columns), names[f"F{n}"], names[f"G{n}"],
                        self._int_text(list(zip(fk.columns, fk.sort_keys)), fk.prefix, fk.index,
-                                      True, fk.db, fk.table), None)
+                                      True, fk.db, fk.table, hashed), None)
                       for n, fk in enumerate(self.plan.fks)]
+            if hashed:          # one-part string foreign keys: hashed by the core too
+                specs = [spec if not spec[0] or spec[4] is not None
+                         else (*spec[:5], self._fk_str_hash(fk))
+                         for spec, fk in zip(specs, (*[None] * len(self.plan.keys),
+                                                     *self.plan.fks))]
             hit = self._events[ek] = (first, second, specs)
         return hit  # type: ignore[no-any-return]
 
     def _int_text(self, parts: list[tuple[int, Any]], prefix: bytes, index: str, parent: bool,
-                  db: str, table: str) -> tuple[Any, ...] | None:
+                  db: str, table: str, hashed: bool = False) -> tuple[Any, ...] | None:
         """Text mode, a key (or FK) of whole integer columns (``parts``: column, sort
         key): what the core's ``RowsShape`` needs to build the JSON of its entry -
         ``encode_key`` of :func:`~repltool.writeset.plan.key_entries`' (or ``fk_entry``'s)
-        entry, :func:`_int_text_miss`'s for one part - itself; else None."""
-        if not self.text:
+        entry, :func:`_int_text_miss`'s for one part - itself; else None.  ``hashed``:
+        also without ``text`` (the core then hashes the key string only)."""
+        if not (self.text or hashed):
             return None
         layouts = []
         for column, sort_key in parts:
@@ -167,35 +188,49 @@ class TableKeys:
         head, end = key_head(db, table, index, parent)
         return (prefix, head, end, tuple(layouts))
 
-    def _str_text(self, key: Key) -> tuple[Any, ...] | None:
+    def _str_text(self, key: Key, hashed: bool = False) -> tuple[Any, ...] | None:
         """Text mode, a one-part unique key over a VARCHAR column whose sort keys take
         a rule the core knows for ASCII values (``ascii_plan`` of
         :func:`repltool.writeset.collation.sort_key_function`: the 0900 collations'
         ASCII weight tables, the ``_unicode`` collations' 2-byte weights): what the
         core's ``RowsShape`` needs to build the JSON of :func:`_text_miss1`'s entries
         itself for ASCII values (``(prefix, head, end, length bytes, weight levels,
-        rule per entry, separator)``), else None."""
-        if not self.text or len(key.parts) != 1:
+        rule per entry, separator)``), else None.  ``hashed``: also without ``text``
+        (the core then hashes the key strings only)."""
+        if not (self.text or hashed) or len(key.parts) != 1:
             return None
         part = key.parts[0]
-        plan = getattr(part.sort_key, "ascii_plan", None)
+        head, end = key_head(self.td.db, self.td.table, key.name, False)
+        return self._str_layout(part.column, part.sort_key, part.full_key, key.prefix, head,
+                                end)
+
+    def _fk_str_hash(self, fk: Any) -> tuple[Any, ...] | None:
+        """Hash mode, a one-part foreign key over a VARCHAR column: the layout of
+        :meth:`_str_text` for its one entry (:func:`~repltool.writeset.plan.fk_entry`:
+        ``prefix + sort key + ½len``), else None."""
+        if len(fk.columns) != 1:
+            return None
+        return self._str_layout(fk.columns[0], fk.sort_keys[0], None, fk.prefix, "", "")
+
+    def _str_layout(self, column: int, sort_key: Any, full_key: Any, prefix: bytes,
+                    head: str, end: str) -> tuple[Any, ...] | None:
+        plan = getattr(sort_key, "ascii_plan", None)
         if plan is None or plan[1][2]:               # CHAR (spaces stripped): not here
             return None
         lb, (levels, entry, _) = plan
         cuts = [entry]
-        if part.full_key is not None:
-            full = getattr(part.full_key, "ascii_plan", None)
+        if full_key is not None:
+            full = getattr(full_key, "ascii_plan", None)
             if full is None or full[0] != lb or full[1][0] != levels or full[1][2]:
                 return None
             cuts.append(full[1][1])
-        dec = self.td.decoders[part.column]
+        dec = self.td.decoders[column]
         if getattr(dec, "unsupported", False) or lb not in (1, 2):
             return None
         probe = bytes([1] + [0] * (lb - 1)) + b"a"     # an ASCII value decodes to itself
         if dec(probe, 0) != ("a", len(probe)):
             return None
-        head, end = key_head(self.td.db, self.td.table, key.name, False)
-        return (key.prefix, head, end, lb, levels, tuple(cuts), SEP)
+        return (prefix, head, end, lb, levels, tuple(cuts), SEP)
 
     # ---- code generation ----
 

@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import os
 import struct
+from array import array
+from collections.abc import Sequence
 from typing import Any, Callable, Iterable, Iterator
 
 from dataclasses import replace
@@ -59,11 +61,11 @@ from ..positions import Position
 from .extract import KEY_WALK_ERRORS, READ_OPTIONS, SPILL_AT, Acc, WritesetExtractor, book, note_missing
 from .fastkeys import TableKeys
 from .jsonl import RecordWriter, encode_key
-from .model import MissingKey, TrxWriteset
+from .model import HashedWriteset, MissingKey, TrxWriteset, WritesetError
 from .schema import Schema
 
 __all__ = ["read_writesets", "read_writeset_summaries", "iter_fast_writesets",
-           "read_writeset_lines", "resume_general"]
+           "read_writeset_lines", "read_writeset_hashes", "resume_general", "hash_counts"]
 
 Pair = tuple[Transaction, TrxWriteset]
 _TMAP = int(EventType.TABLE_MAP_EVENT)
@@ -91,6 +93,22 @@ def read_writesets(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[st
     """
     return _read(paths, schema, replace(READ_OPTIONS, verify_checksum=verify_checksum), None,
                  False, kw, None)
+
+
+def read_writeset_hashes(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+                         schema: Schema | None = None, *, verify_checksum: bool = True,
+                         **kw: Any) -> Iterator[tuple[Transaction, Any]]:
+    """:func:`read_writesets` for consumers of the keys' hashes (``repltool certify``):
+    where the compiled core keys a transaction, its write set is a
+    :class:`~repltool.writeset.model.HashedWriteset` - the XXH64 hashes the
+    ``WriteKey`` records would carry, computed in the core for integer keys and the
+    ASCII values of string keys, and ``keys`` that describe them only when read
+    (that transaction's events keyed again by the ``WriteKey``-building path; its
+    hashes must be the same).  Elsewhere (the pure-Python engine, the general
+    reader) the pairs are :func:`read_writesets`' own.  The flags
+    (``limit_reached``, missing keys, FK parents ...) are :func:`read_writesets`'."""
+    return _read(paths, schema, replace(READ_OPTIONS, verify_checksum=verify_checksum), None,
+                 False, kw, None, True)
 
 
 def read_writeset_summaries(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
@@ -131,12 +149,13 @@ def read_writeset_lines(paths: str | os.PathLike[str] | Iterable[str | os.PathLi
 
 def _read(paths: Any, schema: Schema | None, options: ReadOptions,
           watch: Callable[[Iterable[Event]], Iterable[Event]] | None, light: bool,
-          kw: dict[str, Any], writer: RecordWriter | None) -> Iterator[Any]:
+          kw: dict[str, Any], writer: RecordWriter | None,
+          hashed: bool = False) -> Iterator[Any]:
     files = [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) \
         else [os.fspath(p) for p in paths]
     maps = kw.get("table_maps")
     maps_before = dict(maps) if maps is not None else None
-    fast = _FastRun(files, schema, options.verify_checksum, kw, light, writer)
+    fast = _FastRun(files, schema, options.verify_checksum, kw, light, writer, hashed)
     done = 0
     try:
         for pair in fast:
@@ -186,13 +205,27 @@ def iter_fast_writesets(paths: Iterable[str | os.PathLike[str]], schema: Schema 
     return iter(_FastRun([os.fspath(p) for p in paths], schema, verify_checksum, kw))
 
 
+#: transactions yielded in hash mode, described again, with table maps of earlier ones
+_HASHED = [0, 0, 0]
+
+
+def hash_counts() -> tuple[int, int, int]:
+    """``(transactions keyed in hash mode, transactions whose keys were described
+    again, hash-mode transactions with keys that used table maps of earlier
+    transactions)`` in this process (:func:`read_writeset_hashes`; tests assert the
+    hash mode and its paths ran)."""
+    return _HASHED[0], _HASHED[1], _HASHED[2]
+
+
 class _FastRun:
     """One pass of the fused scanner with the writeset hook attached."""
 
     def __init__(self, files: list[str], schema: Schema | None, verify: bool,
                  kw: dict[str, Any], light: bool = False,
-                 writer: RecordWriter | None = None) -> None:
+                 writer: RecordWriter | None = None, hashed: bool = False) -> None:
         self.files = files
+        self.schema = schema
+        self.kw = kw
         self.extractor = WritesetExtractor(schema, **kw)
         #: with a writer: yield its lines, the keys built as JSON text (``_text_keys``)
         self.writer = writer
@@ -204,6 +237,9 @@ class _FastRun:
         #: and Rows events (:func:`~repltool.binlog.corescan.scan_writeset_groups`);
         #: the pure-Python engine's fused scan calls the hooks itself
         self.core = compiled_core() is not None
+        #: hash mode (:func:`read_writeset_hashes`): the core's entries are hashes
+        self.hashed = hashed and self.core and writer is None
+        self._describer: _FastRun | None = None
         self.scan: Any = _Structs() if self.core else (LightScan if light else FusedScan)(verify)
         if not self.core:
             self.scan.hook = self._hook
@@ -266,24 +302,30 @@ class _FastRun:
         self._spill()
 
     def _shape_miss(self, tc: int, data: bytes, table_id: int, flags: int, p: int,
-                    q: int) -> Any:
-        """The core's ``RowsShape`` of a Rows header (see :meth:`_shape`), or None."""
-        found = self._images(data, table_id, p, q, _CORE_KIND[tc] == "update")
+                    q: int, f: int, offset: int) -> Any:
+        """The core's ``RowsShape`` of a Rows header (see :meth:`_shape`), or None.  The
+        table's key plan is made here if it is not made yet (its warnings at this event,
+        as the general route would give them), so the first Rows event of a table is
+        keyed by the core too."""
+        found = self._images(data, table_id, p, q, _CORE_KIND[tc] == "update",
+                             _new(Position, (self.files[f], offset, None)))
         if found is None:
             return None
         td, fast, before, after, width = found
         core = compiled_core()
         try:
-            first, second, specs = fast.core_keys(core, before, after, width)
+            first, second, specs = (fast.core_hash_keys if self.hashed else fast.core_keys)(
+                core, before, after, width)
         except KEY_WALK_ERRORS:
             return None
         probe = Acc()
         skip_fk = book(fast.plan, flags, probe)
         return core.RowsShape(data[:q], tc, td, first, second, specs, not skip_fk,
                               probe.no_fk, next(iter(probe.parents), None),
-                              next(iter(probe.missing.items()), None))
+                              next(iter(probe.missing.items()), None), self.hashed)
 
-    def _images(self, data: bytes, table_id: int, p: int, q: int, update: bool
+    def _images(self, data: bytes, table_id: int, p: int, q: int, update: bool,
+                pos: Position | None = None
                 ) -> tuple[TableDef, TableKeys, bytes, bytes | None, int] | None:
         """``(TableDef, its key extractor, before-image bitmap, after-image bitmap,
         width)`` of the Rows header whose column count ends at ``p`` (bitmaps up to
@@ -292,20 +334,24 @@ class _FastRun:
         td = self.extractor.table_maps.get(table_id)
         if td is None:
             return None
-        fast = self._table_keys(td)
+        fast = self._table_keys(td, pos)
         if fast is None or width > len(td.columns) or td.table_id != table_id:
             return None
         nb = (width + 7) >> 3
         return td, fast, data[p:p + nb], data[p + nb:q] if update else None, width
 
-    def _table_keys(self, td: TableDef) -> TableKeys | None:
-        """The key-only extractor of ``td`` (text mode: its JSON twin), once the
-        general route made its plan; else None."""
+    def _table_keys(self, td: TableDef, pos: Position | None = None) -> TableKeys | None:
+        """The key-only extractor of ``td`` (text mode: its JSON twin): with ``pos`` (the
+        compiled engine, a Rows event there) its plan made now if not made yet, else
+        once the general route made it (else None)."""
+        ex = self.extractor
+        if not ex.key_only:
+            return None
         if self.writer is None:
-            return self.extractor.table_keys(td)
+            return ex.plan_keys(td, pos) if pos is not None else ex.table_keys(td)
         fast = self._text_keys.get(id(td))
         if fast is None or fast.td is not td:
-            base = self.extractor.table_keys(td)    # the plan, once the general route made it
+            base = ex.plan_keys(td, pos) if pos is not None else ex.table_keys(td)
             if base is None:
                 return None
             fast = self._text_keys[id(td)] = TableKeys(base.plan, td, self._text_shared,
@@ -354,6 +400,8 @@ class _FastRun:
                             self.acc)
         if self.writer is not None:
             keys[mark:] = map(encode_key, keys[mark:])
+        elif self.hashed:
+            keys[mark:] = [k.hash for k in keys[mark:]]
         if len(keys) >= SPILL_AT:
             self._spill()
 
@@ -412,7 +460,13 @@ class _FastRun:
     def _spill(self) -> None:
         """Many keys pending: stored compactly (and MySQL's limit applied,
         ``WritesetExtractor.spill``), or their JSON texts joined in a chunk."""
-        if self.writer is None:
+        if self.hashed:
+            acc = self.acc
+            if acc.dropped is None:
+                acc.dropped = array("Q")
+            acc.dropped.extend(acc.keys)
+            acc.keys.clear()
+        elif self.writer is None:
             self.extractor.spill(self.acc)
         else:
             self.acc.spill_texts()
@@ -454,6 +508,63 @@ class _FastRun:
             trx.kind == "ddl", acc.rows == 0, tuple(acc.missing), tuple(acc.parents),
             count > self.extractor.history_size))
 
+    def _hash_pair(self, trx: Transaction, events: list[Any]) -> Pair:
+        """Hash mode: ``(trx, HashedWriteset)`` of the transaction keyed into ``acc``
+        (hashes, spilled ones in ``acc.dropped``) from ``events``."""
+        acc, self.acc = self.acc, Acc()
+        ex = self.extractor
+        keys: list[int] = acc.keys      # type: ignore[assignment]
+        spilled = acc.dropped
+        if spilled is not None:
+            spilled.extend(keys)
+            hashes: Sequence[int] = spilled
+        else:
+            hashes = tuple(keys)
+        size = len(hashes)
+        limit = size > ex.history_size
+        described: Sequence[Any] = ()
+        if size and not (limit and ex.drop_past_limit and spilled is not None):
+            # a dropped write set keeps no descriptions: WritesetExtractor.spill drops
+            # it when the keys spilled (SPILL_AT pending, the same points here) are
+            # past the limit; one that never spilled keeps its keys
+            # the mappings of earlier transactions its Rows events used, as they were
+            # then (the maps now also hold what this transaction mapped)
+            borrowed = self.dispatch.borrowed
+            maps = None
+            if borrowed:
+                maps = {tid: td for tid, td in borrowed if td is not None}
+                _HASHED[2] += 1
+            described = _Described(self, events, self._structs, maps, hashes)
+        _HASHED[0] += 1
+        missing = acc.missing
+        return trx, _new(HashedWriteset, (
+            hashes, described, trx.kind == "ddl", acc.rows == 0, tuple(missing),
+            tuple(acc.parents), limit, acc.no_fk,
+            tuple(missing.values()) if missing else ()))
+
+    def describe(self, events: list[Any], structs: Any, maps: dict[int, Any] | None
+                 ) -> list[Any]:
+        """The ``WriteKey`` records of a transaction's ``events`` (hash mode's
+        :class:`_Described`): keyed again, by a run of its own in object mode (its
+        table maps: ``maps``, the ones the transaction borrowed from earlier ones, or
+        none), every key kept."""
+        d = self._describer
+        if d is None:
+            kw = dict(self.kw, table_maps={}, drop_past_limit=False)
+            d = self._describer = _FastRun(self.files, self.schema, self.verify, kw)
+            d.extractor._warned = self.extractor._warned    # warn once
+        if d._structs is not structs:
+            d.scan.structs = structs
+            d._new_structs()
+        tables = d.extractor.table_maps
+        tables.clear()
+        if maps:
+            tables.update(maps)
+        d.acc = Acc()
+        d.dispatch.run(events, d.acc)
+        _HASHED[1] += 1
+        return list(d.extractor.result(d.acc, "dml").keys)
+
     def __iter__(self) -> Iterator[Pair]:
         if self.core:
             return self._core_pairs()
@@ -466,6 +577,7 @@ class _FastRun:
         words the error), :attr:`rest` is set to the hand-over at the start of the
         first transaction not yielded and :class:`FastPathUnsupported` raised."""
         files, pair, holder = self.files, self._pair, self.scan
+        hashed = self.hashed
         groups = WritesetGroups(files, verify_checksum=self.verify, summaries=self.light,
                                 starts_only=self.writer is not None)
         try:
@@ -482,7 +594,7 @@ class _FastRun:
                             f"{type(exc).__name__}: {exc}"
                         self.rest = groups.hand_over(trx, events[0][3], why)
                         raise FastPathUnsupported(why) from exc
-                    yield pair(trx)
+                    yield self._hash_pair(trx, events) if hashed else pair(trx)
         finally:
             self._count_dispatch()
         if groups.error is not None:
@@ -502,6 +614,38 @@ class _FastRun:
                 yield self._pair(scan.finish(True))
         except ReplToolError as exc:    # an error of the log: the general path words it
             raise FastPathUnsupported(f"{type(exc).__name__}: {exc}") from exc
+
+
+class _Described(Sequence[Any]):
+    """The ``keys`` of a :class:`~repltool.writeset.model.HashedWriteset`: as many as
+    its hashes; the first read keys the transaction's events again by the
+    ``WriteKey``-building path (:meth:`_FastRun.describe`), whose hashes must be the
+    hash mode's."""
+
+    __slots__ = ("_run", "_events", "_structs", "_maps", "_hashes", "_keys")
+
+    def __init__(self, run: _FastRun, events: list[Any], structs: Any,
+                 maps: dict[int, Any] | None, hashes: Sequence[int]) -> None:
+        self._run, self._events, self._structs, self._maps = run, events, structs, maps
+        self._hashes = hashes
+        self._keys: list[Any] | None = None
+
+    def __len__(self) -> int:
+        return len(self._hashes)
+
+    def _all(self) -> list[Any]:
+        keys = self._keys
+        if keys is None:
+            keys = self._run.describe(self._events, self._structs, self._maps)
+            if [k.hash for k in keys] != list(self._hashes):
+                raise WritesetError("the keys described again do not hash to the write "
+                                    "set's hashes (a bug of repltool)")
+            self._keys = keys
+            self._run = self._events = self._maps = None     # type: ignore[assignment]
+        return keys
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._all()[i]
 
 
 class _Structs:

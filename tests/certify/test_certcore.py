@@ -37,6 +37,8 @@ from repltool.certify import (Baseline, CertifyOptions, CertTransaction, KeyRef,
 from repltool.certify.coretrack import core_transactions, iter_core_dependencies
 from repltool.certify.dependency import iter_source_dependencies
 from repltool.certify.model import Fallback
+from repltool.certify.report import CertifyRun
+from repltool.writeset.fused import hash_counts
 
 CORE = compiled_core()
 SOURCE_MODES = [Mode.COMMIT_ORDER, Mode.WRITESET, Mode.WRITESET_SESSION]
@@ -145,17 +147,27 @@ def test_certify_takes_the_core_with_the_compiled_engine() -> None:
 
 # ---- whole outputs, core trackers against Python trackers ----
 
-def _run(cli_args: list[str], capsys, python: bool) -> tuple[int, str]:
+def _run(cli_args: list[str], capsys, python: bool, objects: bool = False) -> tuple[int, str]:
+    """``python``: the Python trackers; ``objects``: write sets of ``WriteKey`` records
+    (``read_writesets``) where certify reads hashes (``read_writeset_hashes``)."""
     from repltool.cli import run
+    import repltool.writeset as writeset_pkg
     capsys.readouterr()
     # (warnings.warn prints a place once per process: both runs print every one)
     with warnings.catch_warnings():
         warnings.simplefilter("always")
-        if python:
-            with mock.patch.object(certify_pkg, "compiled_core", lambda: None):
+        with mock.patch.object(writeset_pkg, "read_writeset_hashes",
+                               writeset_pkg.read_writesets if objects
+                               else writeset_pkg.read_writeset_hashes):
+            if python:
+                # the Python trackers: certify() without the core, and no compiled lane
+                # (CertifyRun.lane_parts asks repltool.binlog.engine itself)
+                with mock.patch.object(certify_pkg, "compiled_core", lambda: None), \
+                        mock.patch.object(CertifyRun, "lane_parts",
+                                          lambda self, writers=(): None):
+                    code = run(cli_args)
+            else:
                 code = run(cli_args)
-        else:
-            code = run(cli_args)
     out, err = capsys.readouterr()
     return code, out + "\n--stderr--\n" + err
 
@@ -167,7 +179,9 @@ def _tree(d: Path) -> dict[str, bytes]:
 def compare_outputs(files: list[Path], schema: Path | None, tmp_path: Path, capsys,
                     modes=(None, "writeset-session", "commit-order"),
                     formats=("text", "json", "jsonl"), options: tuple[str, ...] = ()) -> int:
-    """Run each command with both trackers; equal bytes; return the core's transaction count."""
+    """Run each command with both trackers, and with the core's trackers on write sets of
+    ``WriteKey`` records instead of hashes; equal bytes; return the core's transaction
+    count (:data:`HASHED` counts the transactions read in hash mode)."""
     _core()
     extra = [*(["--schema", str(schema)] if schema is not None else []), *options]
     names = [str(f) for f in files]
@@ -176,9 +190,10 @@ def compare_outputs(files: list[Path], schema: Path | None, tmp_path: Path, caps
         for fmt in formats:
             args = ["certify", "--format", fmt, *extra,
                     *(["--mode", mode] if mode else []), *names]
-            before = core_transactions()
+            before, hashed = core_transactions(), hash_counts()[0]
             core = _run(args, capsys, python=False)
             count = core_transactions() - before
+            HASHED[0] += hash_counts()[0] - hashed
             ran += count
             if fmt == "jsonl" and core[0] == 0:
                 # every transaction went through the core (default mode: none on relay
@@ -186,6 +201,7 @@ def compare_outputs(files: list[Path], schema: Path | None, tmp_path: Path, caps
                 lines = core[1].split("\n--stderr--\n")[0].count("\n")
                 assert count == lines or (mode is None and count == 0), (mode, count, lines)
             assert _run(args, capsys, python=True) == core, (mode, fmt)
+            assert _run(args, capsys, python=False, objects=True) == core, (mode, fmt)
     outs = []
     for python in (False, True):
         out = tmp_path / f"retag-{python}"
@@ -206,6 +222,13 @@ def test_certify_outputs_equal_on_every_mysql_corpus_file(path: Path, tmp_path, 
 
 
 MARIA_SETS = ["small", "rotation", "serial", "compressed"]
+HASHED = [0]
+
+
+def _hashed() -> int:
+    """Transactions the comparisons since the last call read in hash mode."""
+    n, HASHED[0] = HASHED[0], 0
+    return n
 
 
 @pytest.mark.parametrize("name", MARIA_SETS)
@@ -214,8 +237,10 @@ def test_certify_outputs_equal_on_the_mariadb_sets(name: str, corpus: Path, tmp_
     d = corpus / "mariadb" / name
     files = sorted(d.glob("mysql-bin.0*"))
     schema = d / "schema.sql"
+    _hashed()
     ran = compare_outputs(files, schema if schema.exists() else None, tmp_path, capsys)
     assert ran > 0
+    assert _hashed() > (0 if name == "compressed" else 1000)
 
 
 def test_certify_outputs_equal_on_a_synth_log(tmp_path: Path, capsys) -> None:
@@ -226,8 +251,9 @@ def test_certify_outputs_equal_on_a_synth_log(tmp_path: Path, capsys) -> None:
     capsys.readouterr()
     files = sorted(out.glob("binlog.0*"))
     assert files
+    _hashed()
     ran = compare_outputs(files, out / "schema.sql", tmp_path, capsys)
-    assert ran > 1000
+    assert ran > 1000 and _hashed() > 1000
     # a history of 4 hashes: write sets past it are dropped (MySQL's write-set limit,
     # write_set_limit_reached) and the history overflows and is cleared
     small = tmp_path / "small-history"
