@@ -28,21 +28,6 @@ cdef enum:
     RL_UPDATE = 4   # bit: the event carries an after-image bitmap too
 
 
-cdef inline int _decimal(char* out, uint64_t v) noexcept nogil:
-    """The decimal digits of ``v`` at ``out`` (at most 20); how many."""
-    cdef char tmp[20]
-    cdef int n = 0, i
-    while True:
-        tmp[n] = <char>(48 + v % 10)
-        n += 1
-        v //= 10
-        if v == 0:
-            break
-    for i in range(n):
-        out[i] = tmp[n - 1 - i]
-    return n
-
-
 cdef str _int_entry_text(tuple it, const int64_t* ints, const uint8_t** ptrs,
                          const Py_ssize_t* lens, Py_ssize_t np):
     """The JSON text of the entry of a key of ``np`` integer parts stored at
@@ -52,13 +37,14 @@ cdef str _int_entry_text(tuple it, const int64_t* ints, const uint8_t** ptrs,
     ``repltool.writeset.plan.key_entries``' entry (or ``fk_entry``'s), built in one
     buffer (``_wstext.pxi``)."""
     global _wt_int_built
-    cdef uint8_t buf[512]
     cdef char vals[400]
-    cdef Py_ssize_t n, nv = 0, j, rlen, nt
+    cdef const char* tp[16]
+    cdef Py_ssize_t tn[16]
+    cdef Py_ssize_t nv = 0, j
     cdef const uint8_t* r
     cdef int width, kk
     cdef bint signed
-    cdef uint64_t u
+    cdef uint64_t u, h
     cdef int64_t v
     cdef PyObject* prefix                   # borrowed from ``it`` (no reference counting)
     cdef PyObject* head
@@ -75,30 +61,26 @@ cdef str _int_entry_text(tuple it, const int64_t* ints, const uint8_t** ptrs,
             or type(<object>end) is not str or type(<object>tails) is not tuple \
             or PyTuple_GET_SIZE(<object>tails) < np:
         raise TypeError("(prefix bytes, head str, end str, tail bytes per part)")
-    n = PyBytes_GET_SIZE(<object>prefix)
-    if n > 512 or np > 16:
+    if np > 16:
         raise ValueError("key string too long")
-    memcpy(buf, PyBytes_AS_STRING(<object>prefix), n)
     for j in range(np):
-        r = ptrs[j]
-        rlen = lens[j]
-        width = <int>ints[3 * j]
-        signed = ints[3 * j + 1]
         tail = PyTuple_GET_ITEM(<object>tails, j)
         if type(<object>tail) is not bytes:
             raise TypeError("a part's tail is bytes")
-        nt = PyBytes_GET_SIZE(<object>tail)
-        if rlen != width or width < 1 or width > 8:
-            raise ValueError("short integer")
-        if n + width + nt > 512:
-            raise ValueError("key string too long")
+        tp[j] = PyBytes_AS_STRING(<object>tail)
+        tn[j] = PyBytes_GET_SIZE(<object>tail)
+        if ptrs[j] is NULL:
+            raise ValueError("a NULL part has no entry text")
+    # the key string and its hash: the hash mode's builder (also checks the widths)
+    h = _int_key_hash_raw(PyBytes_AS_STRING(<object>prefix), PyBytes_GET_SIZE(<object>prefix),
+                          tp, tn, ints, ptrs, lens, np)
+    for j in range(np):
+        r = ptrs[j]
+        width = <int>ints[3 * j]
+        signed = ints[3 * j + 1]
         u = 0
         for kk in range(width):
-            buf[n + kk] = r[width - 1 - kk]
             u = (u << 8) | r[width - 1 - kk]
-        buf[n] ^= <uint8_t>ints[3 * j + 2]
-        memcpy(buf + n + width, PyBytes_AS_STRING(<object>tail), nt)
-        n += width + nt
         if j:
             vals[nv] = 44           # ", "
             vals[nv + 1] = 32
@@ -113,7 +95,7 @@ cdef str _int_entry_text(tuple it, const int64_t* ints, const uint8_t** ptrs,
             u = <uint64_t>0 - <uint64_t>v
         nv += _wt_decimal(vals + nv, u)
     _wt_int_built += 1
-    return _wt_entry(<str><object>head, vals, nv, _xxh64(buf, n), <str><object>end)
+    return _wt_entry(<str><object>head, vals, nv, h, <str><object>end)
 
 
 cdef object _str_entry_texts(tuple st, const uint8_t* r, Py_ssize_t rlen):
@@ -193,36 +175,15 @@ cdef uint64_t _int_key_hash_raw(const char* prefix, Py_ssize_t npre, const char*
 cdef int _str_entry_hashes(tuple st, const uint8_t* r, Py_ssize_t rlen, list out) except -1:
     """The XXH64 hashes of the entries of a one-part unique key over a VARCHAR column
     stored as ``r`` appended to ``out`` when the value is ASCII (1), else 0 and nothing
-    appended: the key strings ``_str_entry_texts`` hashes, by its rules."""
-    cdef Py_ssize_t lb, n, j, cut, nsk
-    cdef const uint8_t* v
-    cdef bytes w, sk, key
-    prefix, head, end, lb_obj, levels, cuts, sep = st
-    lb = lb_obj
-    if rlen < lb:
-        raise IndexError("length past the end")
-    n = <Py_ssize_t>_rdn(r, <int>lb)
-    if lb + n != rlen:
-        raise ValueError("value does not fill its bytes")
-    v = r + lb
-    for j in range(n):
-        if v[j] >= 128:
-            return 0
-    w = join_ascii_weights(PyBytes_FromStringAndSize(<const char*>v, n), levels) \
-        if levels is not None else None
-    for rule in cuts:
-        if rule[0] == "w":
-            _, cut, pad = rule
-            sk = w[:cut]
-            if pad and len(sk) < cut:
-                sk = sk + bytes(cut - len(sk))
-        elif rule[0] == "u":
-            sk = _unicode_ascii_key(v, n, rule[1], rule[2], rule[3], rule[4])
-        else:
-            raise ValueError(f"sort key rule {rule[0]!r}")
-        nsk = len(sk)
-        key = b"".join((prefix, sk, sep, str(nsk).encode()))
-        out.append(_xxh64(<const uint8_t*>(<const char*>key), len(key)))
+    appended: the key strings ``_str_entry_texts`` hashes, by its rules (the same
+    builder, ``_wstext.pxi``)."""
+    cdef uint64_t hs[16]
+    cdef Py_ssize_t k, i, nj
+    k = _wt_str_hashes(st, r, rlen, False, hs, 16, &nj)
+    if k < 0:
+        return 0
+    for i in range(k):
+        out.append(hs[i])
     return 1
 
 
@@ -259,19 +220,6 @@ def str_entry_hashes(bytes raw, tuple st):
     out = []
     if not _str_entry_hashes(st, <const uint8_t*>(<const char*>raw), len(raw), out):
         return None
-    return out
-
-
-cdef bytes _unicode_ascii_key(const uint8_t* v, Py_ssize_t k, Py_ssize_t dstlen,
-                              Py_ssize_t nweights, bint pad_to_max, bint upper):
-    """``repltool.writeset.collation._unicode`` of an ASCII value: a weight ``00 c`` per
-    character (``c`` upper-cased under ``upper``), ``min(k, nweights, dstlen // 2)`` of
-    them; with room left, the next weight's high byte when characters are left, else
-    ``00 20`` pairs for the weights left (cut at the buffer), then (``pad_to_max``)
-    ``00 20`` pairs to the buffer's end."""
-    cdef Py_ssize_t size = _wt_unicode_size(k, dstlen, nweights, pad_to_max)
-    out = PyBytes_FromStringAndSize(NULL, size)
-    _wt_unicode_into(<char*>(<bytes>out), v, k, dstlen, nweights, pad_to_max, upper)
     return out
 
 

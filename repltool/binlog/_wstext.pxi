@@ -256,26 +256,25 @@ cdef Py_ssize_t _wt_weights_into(char* o, Py_ssize_t limit, const uint8_t* v, Py
     return at
 
 
-cdef object _wt_str_entries(tuple st, const uint8_t* r, Py_ssize_t rlen):
-    """See ``_str_entry_texts``: every entry's text built in one buffer."""
-    global _wt_str_built
-    cdef Py_ssize_t lb, n, j, nj = 0, cut, nsk, nw = 0, wmax = 0, skmax = 0, np, ns
+cdef Py_ssize_t _wt_str_hashes(tuple st, const uint8_t* r, Py_ssize_t rlen, bint json,
+                               uint64_t* hashes, Py_ssize_t room, Py_ssize_t* nj) except -2:
+    """The XXH64 hash of every entry's key string of a one-part VARCHAR key stored as
+    ``r`` (``st`` as ``_str_entry_texts``' string text) into ``hashes`` (room for
+    ``room``); with ``json`` the value's JSON string at the start of the scratch buffer,
+    ``nj`` its length.  How many entries; -1 when the value is not ASCII (the Python
+    miss builds them)."""
+    cdef Py_ssize_t lb, n, j, cut, nsk, nw = 0, wmax = 0, skmax = 0, np, ns
     cdef Py_ssize_t nrule, need, kn, ri
     cdef const uint8_t* v
     cdef char* buf
-    cdef char* js
     cdef char* sk
     cdef char* key
     cdef bint pad
     cdef tuple cuts, rule
     cdef object levels, prefix, sep
-    cdef str head, end
-    cdef uint64_t h
     if PyTuple_GET_SIZE(st) != 7:
         raise ValueError("a string key text has 7 fields")
     prefix = <bytes?>st[0]
-    head = <str?>st[1]
-    end = <str?>st[2]
     lb = st[3]
     levels = st[4]
     cuts = <tuple?>st[5]
@@ -288,8 +287,10 @@ cdef object _wt_str_entries(tuple st, const uint8_t* r, Py_ssize_t rlen):
     v = r + lb
     for j in range(n):
         if v[j] >= 128:
-            return None
+            return -1
     nrule = PyTuple_GET_SIZE(cuts)
+    if nrule > room:
+        raise ValueError("too many entries for one key")
     for ri in range(nrule):
         rule = <tuple?>cuts[ri]
         if rule[0] == "w":
@@ -307,16 +308,14 @@ cdef object _wt_str_entries(tuple st, const uint8_t* r, Py_ssize_t rlen):
     np = PyBytes_GET_SIZE(prefix)
     ns = PyBytes_GET_SIZE(sep)
     # the scratch: the JSON string, the weights (cut at the longest cut), one key string
-    need = (6 * n + 2) + wmax + (np + skmax + ns + 20)
+    need = (6 * n + 2 if json else 0) + wmax + (np + skmax + ns + 20)
     buf = _wt_reserve(need)
-    js = buf
-    nj = _wt_json_ascii(js, v, n)
-    sk = js + nj
+    nj[0] = _wt_json_ascii(buf, v, n) if json else 0
+    sk = buf + nj[0]
     if wmax:
         nw = _wt_weights_into(sk, wmax, v, n, <list?>levels)
     key = sk + wmax
     memcpy(key, PyBytes_AS_STRING(prefix), np)
-    out = PyTuple_New(nrule)
     for ri in range(nrule):
         rule = <tuple>cuts[ri]
         if rule[0] == "w":
@@ -333,9 +332,25 @@ cdef object _wt_str_entries(tuple st, const uint8_t* r, Py_ssize_t rlen):
         memcpy(key + kn, PyBytes_AS_STRING(sep), ns)
         kn += ns
         kn += _wt_decimal(key + kn, <uint64_t>nsk)
-        h = _xxh64(<const uint8_t*>key, kn)
-        e = _wt_entry(head, js, nj, h, end)
+        hashes[ri] = _xxh64(<const uint8_t*>key, kn)
+    return nrule
+
+
+cdef object _wt_str_entries(tuple st, const uint8_t* r, Py_ssize_t rlen):
+    """See ``_str_entry_texts``: every entry's text built in one buffer."""
+    global _wt_str_built
+    cdef uint64_t hs[16]
+    cdef Py_ssize_t k, ri, nj
+    cdef str head, end
+    k = _wt_str_hashes(st, r, rlen, True, hs, 16, &nj)
+    if k < 0:
+        return None
+    head = <str?>st[1]
+    end = <str?>st[2]
+    out = PyTuple_New(k)
+    for ri in range(k):
+        e = _wt_entry(head, _wt_scratch, nj, hs[ri], end)   # copies the JSON string
         Py_INCREF(e)
         PyTuple_SET_ITEM(out, ri, e)
-    _wt_str_built += nrule
+    _wt_str_built += k
     return out
