@@ -9,7 +9,8 @@ import click
 
 from ..certify import Baseline, CertifyOptions, GtidSet, Mode
 from ..errors import CertifyError, UsageError
-from ..escape import json_safe, printable
+from ..escape import printable
+from .jsonlines import LineBatch
 from .options import (
     damage_log, default_collation_option, few_collections, inputs_argument, keep_going_option,
     refuse_window, report_damage, run_spark, schema_db_option, spark_options,
@@ -167,13 +168,18 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
         clocks = ClockMap() if output_dir is not None else None
         if clocks is not None:
             sinks.append(clocks)
+        lines = None
         if fmt == "jsonl":
-            out = sys.stdout
-            sinks.append(LineSink(lambda line: out.write(json_safe(line) + "\n")))
+            lines = LineBatch(sys.stdout.write)
+            sinks.append(LineSink(lines.add))
         differences = _Differences()
         if check:
             sinks.append(differences)
-        report = ReportBuilder(run, sinks).build()
+        try:
+            report = ReportBuilder(run, sinks).build()
+        finally:                # the lines of what was certified before an error too
+            if lines is not None:
+                lines.flush()
         if clocks is not None:
             from dataclasses import replace
             retag = (retag_logs(files, clocks, output_dir,  # type: ignore[arg-type]

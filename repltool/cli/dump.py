@@ -293,6 +293,7 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: DamageLog,
     from ..writeset import READ_OPTIONS, load_schema, stream_writesets
     from ..writeset.fused import read_writeset_lines
     from ..writeset.jsonl import RecordWriter
+    from .jsonlines import LineBatch
 
     schema = load_schema(schema_files, default_db=schema_db) if schema_files else None
     opts = dataclasses.replace(READ_OPTIONS, verify_checksum=verify_checksum,
@@ -315,46 +316,16 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: DamageLog,
             lines = read_writeset_lines(files, schema, verify_checksum=verify_checksum,
                                         keep_going=keep_going, watch=damage.count,
                                         writer=writer, default_collation=default_collation)
-        batch: list[str] = []           # lines, written 256 at a time
+        batch = LineBatch(lambda text: out.write(text.encode("utf-8")))
         try:
             with few_collections():
+                add = batch.add
                 for text in lines:
-                    if len(text) > _LONG_LINE:
-                        # a transaction of many keys: its line is written in pieces,
-                        # not joined or encoded whole again (three copies less)
-                        if batch:
-                            batch.append("")
-                            out.write(json_safe("\n".join(batch)).encode("utf-8"))
-                            batch.clear()
-                        for at in range(0, len(text), _LONG_LINE):
-                            out.write(json_safe(text[at:at + _LONG_LINE]).encode("utf-8"))
-                        out.write(b"\n")
-                        continue
-                    if len(text) >= _OWN_WRITE:
-                        # longer than the stream's buffer: written on its own (one copy,
-                        # the encoding; not joined with others first)
-                        if batch:
-                            batch.append("")
-                            out.write(json_safe("\n".join(batch)).encode("utf-8"))
-                            batch.clear()
-                        out.write(json_safe(text).encode("utf-8"))
-                        out.write(b"\n")
-                        continue
-                    batch.append(text)
-                    if len(batch) >= 256:
-                        batch.append("")
-                        out.write(json_safe("\n".join(batch)).encode("utf-8"))
-                        batch.clear()
+                    add(text)
         finally:                        # what came before an error is printed, as before
-            if batch:
-                batch.append("")
-                out.write(json_safe("\n".join(batch)).encode("utf-8"))
+            batch.flush()
 
 
-#: a ``dump --writesets`` line longer than this (characters) is written in pieces
-_LONG_LINE = 1 << 20
-#: one at least this long (a buffered stream's buffer) is written by itself, not batched
-_OWN_WRITE = 1 << 13
 
 
 class _TextSink:
