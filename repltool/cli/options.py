@@ -212,8 +212,11 @@ def run_spark(spark_options, files, job):  # type: ignore[no-untyped-def]
                                spark_session)
     require_pyspark()
 
+    command = click.get_current_context(silent=True)
+    name = command.info_name if command is not None else None
+
     def hint(inputs: list[tuple[str, int]]) -> None:
-        text = break_even_hint(sum(size for _, size in inputs))
+        text = break_even_hint(sum(size for _, size in inputs), name)
         if text:
             click.echo(f"repltool: hint: {text}", err=True)
 
