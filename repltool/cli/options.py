@@ -214,6 +214,8 @@ def run_spark(spark_options, files, job):  # type: ignore[no-untyped-def]
 
     command = click.get_current_context(silent=True)
     name = command.info_name if command is not None else None
+    if name == "certify" and command.params.get("mode") == "group-replication":
+        name = "certify --mode group-replication"      # certified on the driver, in order
 
     def hint(inputs: list[tuple[str, int]]) -> None:
         text = break_even_hint(sum(size for _, size in inputs), name)

@@ -28,17 +28,20 @@ from ..errors import ReplToolError, UsageError
 BREAK_EVEN_BYTES = 1_450_000_000
 
 #: Per command, the input size below which ``--spark`` on ``local[2]`` (2 cores) is
-#: slower end to end than the single process: the session's fixed cost (about 9 s
-#: of wall time before and after the job) over what each byte saves, the single
-#: process's CPU per byte less the executors' (shared by 2 cores) and the
-#: driver's, measured on 1 GB by bench/bench_spark_e2e.py (bench/results/spark15.md).
-#: ``stats`` saves little per byte (the compiled reader needs about as much CPU per
-#: byte as Spark's tasks), so its figure is far beyond what one machine reads.
+#: slower end to end than the single process: the session's fixed cost F (about 9 s
+#: of wall time before and after the job on an idle machine) over what each byte
+#: saves, the single process's CPU per byte less the executors' (shared by 2 cores)
+#: and the driver's: F / (single - executors / 2 - driver), from CPU seconds per GB
+#: measured on 1 GB by bench/bench_spark_e2e.py (bench/results/spark15.md; schedule
+#: and stats: split15.md).  ``stats`` saves little per byte (the compiled reader
+#: needs about as much CPU per byte as Spark's tasks), so its figure is far beyond
+#: what one machine reads; Group Replication certifies on the driver, in order.
 BREAK_EVEN: dict[str, int] = {
     "stats": 12_000_000_000,
     "schedule": 250_000_000,
     "certify": 430_000_000,
-    "check": 600_000_000,
+    "certify --mode group-replication": 860_000_000,
+    "check": 160_000_000,
 }
 
 INSTALL_HINT = "--spark needs PySpark: install repltool[spark] (pip install 'repltool[spark]')"

@@ -25,7 +25,8 @@ def _file() -> Path:
 
 
 def test_each_command_has_its_own_figure() -> None:
-    assert {"stats", "schedule", "certify", "check"} <= set(BREAK_EVEN)
+    assert {"stats", "schedule", "certify", "certify --mode group-replication",
+            "check"} <= set(BREAK_EVEN)
     assert len(set(BREAK_EVEN.values())) > 1
     for command, threshold in BREAK_EVEN.items():
         below = break_even_hint(threshold - 1, command)
@@ -37,7 +38,8 @@ def test_each_command_has_its_own_figure() -> None:
     assert break_even_hint(BREAK_EVEN_BYTES, None) is None
 
 
-@pytest.mark.parametrize("command", ["stats", "schedule", "certify", "check", "explain"])
+@pytest.mark.parametrize("command", ["stats", "schedule", "certify", "check", "explain",
+                                     "certify --mode group-replication"])
 def test_the_cli_prints_its_command_s_figure(cli, command: str,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[bool] = []
@@ -46,7 +48,7 @@ def test_the_cli_prints_its_command_s_figure(cli, command: str,
         started.append(True)
         raise SparkFailed("Spark failed: not started in this test")
     monkeypatch.setattr(distributed, "spark_session", no_session)
-    _, err = cli(command, "--spark", _file(), expect=9)
+    _, err = cli(*command.split(), "--spark", _file(), expect=9)
     assert started == [True]
     hint = [line for line in err.splitlines() if line.startswith("repltool: hint: --spark on")]
     assert len(hint) == 1 and f"({command})" in hint[0]
