@@ -169,7 +169,8 @@ def check_part_unit(task: Task, unit: Unit) -> UnitResult:
     result = UnitResult(unit)
     provider = (_Recorder(builtin_provider(spec.schema), keep=False) if spec.provider == ROWS
                 else spec.provider)
-    with captured_warnings(result):
+    from ..collector import few_collections
+    with captured_warnings(result), few_collections():
         try:
             part = check_part(list(unit.files), spec.config, writesets=provider)
         except ReplToolError as exc:
