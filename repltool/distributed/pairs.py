@@ -45,6 +45,7 @@ from .units import unit_failure, UnitResult, Task, Unit, captured_warnings
 
 _VIEW_CHANGE_EVENT = 37
 _QUERY_EVENT = 2
+_RELAY_LOG_F = 0x40         # binlog/constants.py EventFlag.RELAY_LOG
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,13 @@ def pairs_unit(task: Task, unit: Unit) -> UnitResult:
     (and again, for the same error and warnings) with the general reader.
     """
     spec: PairsSpec = task.extra
+    headers = None
     if task.kind == "pairs" and not task.rows and not spec.statements:
+        try:
+            headers = _file_headers(unit.files, task.verify_checksum)
+        except ReplToolError:
+            headers = None              # the general reader says what is wrong
+    if headers is not None and not any(h.flags & _RELAY_LOG_F for h in headers):
         from ..collector import few_collections
         with few_collections():
             # every key kept, as the general path keeps them (GR needs the full write set)
@@ -102,7 +109,7 @@ def pairs_unit(task: Task, unit: Unit) -> UnitResult:
             if result is not None and result.failure is None \
                     and not any(trx.relay_log for trx, _ in result.payload):
                 from .wspack import pack_pairs
-                result.headers = _file_headers(unit.files, task.verify_checksum)
+                result.headers = headers
                 result.payload = pack_pairs([(slim(trx) if trx.events else trx, ws)
                                              for trx, ws in result.payload])
                 return result
