@@ -1,9 +1,11 @@
 """``certify --spark`` and ``explain --spark`` (certify modes): write sets on executors.
 
 Executors do the expensive part per file: reading (CRC32, decompression),
-grouping, row decoding and write-set extraction
-(:func:`repltool.writeset.iter_writesets` over the unit's ordered read, the
-schema loaded on the driver and shipped as plain dataclasses).  Each
+grouping, row decoding and write-set extraction (for ``certify`` on binlogs the
+single process's fused reader, :func:`repltool.writeset.read_writesets`; for
+``explain`` and relay logs :func:`repltool.writeset.iter_writesets` over the
+unit's ordered read; the schema loaded on the driver and shipped as plain
+dataclasses).  Each
 transaction comes back next to its write set, its events reduced to the
 View_change and Query events (certification reads the first, ``explain`` the
 statement of the second; the bytes are dropped), as columns
