@@ -41,7 +41,7 @@ BREAK_EVEN: dict[str, int] = {
     "schedule": 250_000_000,
     "certify": 430_000_000,
     "certify --mode group-replication": 860_000_000,
-    "check": 160_000_000,
+    "check": 260_000_000,
 }
 
 INSTALL_HINT = "--spark needs PySpark: install repltool[spark] (pip install 'repltool[spark]')"
