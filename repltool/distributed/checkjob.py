@@ -92,12 +92,7 @@ class _Recorder:
         self.named: set[str] = set()
 
     def __call__(self, trx: Any) -> Any:
-        from ..binlog.coltypes import decode_table_map
-        from ..binlog.events import TableMapBody
-        self.unmapped = has_unmapped(trx, self.mapped) or self.unmapped
-        for ev in trx.events:
-            if isinstance(ev.body, TableMapBody) and decode_table_map(ev.body).has_names:
-                self.named.add(f"{ev.body.db}.{ev.body.table}")
+        self.unmapped = has_unmapped(trx, self.mapped, self.named) or self.unmapped
         ws = self.inner(trx)
         if self.keep:
             self.results[trx.start] = ws

@@ -69,21 +69,40 @@ def slim(trx: Any) -> Any:
     return replace(trx, events=kept)
 
 
-def has_unmapped(trx: Any, mapped: set[int]) -> bool:
-    """Whether a rows event of ``trx`` names a table id no earlier Table_map of the read named."""
-    from ..binlog.constants import ROWS_TYPES
+def has_unmapped(trx: Any, mapped: set[int], named: set[str] | None = None) -> bool:
+    """Whether a rows event of ``trx`` names a table id no earlier Table_map of the read named.
+
+    :param named: also add ``db.table`` of each Table_map that carries column names
+        (``binlog_row_metadata=FULL``) to it (the same pass over the events).
+    """
     from ..binlog.events import TableMapBody
-    rows = frozenset(int(t) for t in ROWS_TYPES)
+    rows = _rows_types()
     unknown = False
     for ev in trx.events:
-        if isinstance(ev.body, TableMapBody):
-            mapped.add(ev.body.table_id)
+        body = ev.body
+        if isinstance(body, TableMapBody):
+            mapped.add(body.table_id)
+            if named is not None:
+                from ..binlog.coltypes import decode_table_map
+                if decode_table_map(body).has_names:
+                    named.add(f"{body.db}.{body.table}")
         elif ev.type_code in rows:
             table_id = getattr(ev.body, "table_id", None)
             if table_id is None and len(ev.raw) >= 25:
                 table_id = int.from_bytes(ev.raw[19:25], "little")
             unknown = unknown or table_id not in mapped
     return unknown
+
+
+_ROWS_TYPES: list[frozenset[int]] = []
+
+
+def _rows_types() -> frozenset[int]:
+    """The Rows event type codes (built once per process)."""
+    if not _ROWS_TYPES:
+        from ..binlog.constants import ROWS_TYPES
+        _ROWS_TYPES.append(frozenset(int(t) for t in ROWS_TYPES))
+    return _ROWS_TYPES[0]
 
 
 def pairs_unit(task: Task, unit: Unit) -> UnitResult:
