@@ -6,7 +6,9 @@ built with ``bench_stats.build_mysql80_log`` (seeds 101, 102, ...) and cached in
 into parts of ``--split-size``).
 
 Per command (``--commands``, default ``stats,schedule,certify``; ``certify`` is
-``certify --mode writeset``, text report; ``schedule`` is ``--workers 1,4``), one
+``certify --mode writeset``, text report; ``certify-gr`` is ``certify --mode
+group-replication``, text report; ``check`` is ``check --format json``;
+``schedule`` is ``--workers 1,4``), one
 single-process run and one ``--spark --spark-master local[N] --spark-quiet
 --spark-split-size S`` run, each a fresh process (Spark start-up included), their
 stdout compared (must be identical).  Figures:
@@ -50,6 +52,7 @@ COMMANDS = {
     "schedule": ["schedule", "--format", "json", "--workers", "1,4"],
     "certify": ["certify", "--mode", "writeset"],
     "check": ["check", "--format", "json"],
+    "certify-gr": ["certify", "--mode", "group-replication"],
 }
 
 
@@ -173,20 +176,24 @@ def main() -> None:
     print(f"fixed cost (--spark stats on 1 MB): wall {w:.1f} s, CPU driver "
           f"{cpu['driver']:.1f} jvm {cpu['jvm']:.1f} workers {cpu['workers']:.1f} s",
           flush=True)
-    print("| command | single wall s | single CPU s | --spark wall s | driver CPU s | "
+    print("| command | load avg | single wall s | single CPU s | --spark wall s | driver CPU s | "
           "JVM CPU s | workers CPU s | --spark CPU s | wall speed-up | "
-          "workers CPU s/GB | driver CPU s/GB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "workers CPU s/GB | driver CPU s/GB | driver share |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.commands.split(","):
         base = [*py, *COMMANDS[name]]
+        load = os.getloadavg()[0]
         sw, scpu, out1 = single([*base, *map(str, paths)])
         pw, pcpu, out2 = spark([*base[:4], *opts, *base[4:], *map(str, paths)])
         if out1 != out2:
             raise SystemExit(f"{name}: the --spark output differs from the single-process one")
         total = sum(pcpu.values())
-        print(f"| `{name}` | {sw:.1f} | {scpu:.1f} | {pw:.1f} | {pcpu['driver']:.1f} | "
+        share = pcpu["driver"] / (pcpu["driver"] + pcpu["workers"])
+        print(f"| `{name}` | {load:.1f} → {os.getloadavg()[0]:.1f} | {sw:.1f} | {scpu:.1f} | "
+              f"{pw:.1f} | {pcpu['driver']:.1f} | "
               f"{pcpu['jvm']:.1f} | {pcpu['workers']:.1f} | {total:.1f} | {sw / pw:.2f}x | "
-              f"{pcpu['workers'] / gb:.1f} | {pcpu['driver'] / gb:.2f} |", flush=True)
+              f"{pcpu['workers'] / gb:.1f} | {pcpu['driver'] / gb:.2f} | {share:.1%} |",
+              flush=True)
     print(f"load average {os.getloadavg()} at the end")
 
 

@@ -764,3 +764,48 @@ def add_values(builder: ColumnsBuilder, recorded: tuple[int, int], computed: tup
     builder.no_session += no_session
     builder.replicated += replicated
     builder.commit_ids.append(commit_id)
+
+
+def certified_columns(pairs: Iterable[tuple[Transaction, WritesetLike | None]], mode: Mode,
+                      options: CertifyOptions, *, schema: Any = None
+                      ) -> Iterator[ReportColumns]:
+    """Certify ``pairs`` (one ordered read: :func:`repltool.writeset.read_writesets`) in
+    ``mode`` (``writeset``, ``writeset-session``, ``commit-order``) and yield only what
+    the report reads: :class:`ReportColumns` of up to :data:`LANE_PART` transactions,
+    no :class:`CertResult` or :class:`Certified` per transaction (on the compiled core,
+    as :meth:`CertifyRun.lane_parts` without lines; with the pure-Python engine through
+    :func:`repltool.certify.certify`).  A Spark executor certifying its file sends these.
+
+    :param schema: the schema the write sets were extracted with (the fallback reasons).
+    """
+    from ..binlog.engine import compiled_core
+    core = compiled_core()
+    builder = ColumnsBuilder()
+    cert_pairs = iter_cert_pairs(pairs, schema=schema)
+    if core is not None:
+        step = CoreDependencyTracker(mode, options, core).step
+        steps: Iterator[tuple[Transaction, CertTransaction, Any, Reason, bool]] = (
+            (trx, cert, *_core_step(step, cert)) for trx, cert in cert_pairs)
+    else:
+        from . import certify
+        pending: deque[Transaction] = deque()
+
+        def feed() -> Iterator[CertTransaction]:
+            for trx, cert in cert_pairs:
+                pending.append(trx)
+                yield cert
+        steps = ((pending.popleft(), r.trx, r.computed, r.reason, r.raised)
+                 for r in certify(feed(), mode, options))
+    for trx, cert, computed, reason, raised in steps:
+        builder.add(trx, cert, computed, reason, raised)
+        if len(builder) >= LANE_PART:
+            yield builder.columns()
+            builder = ColumnsBuilder()
+    if len(builder):
+        yield builder.columns()
+
+
+def _core_step(step: Callable[..., Any], cert: CertTransaction
+               ) -> tuple[tuple[int, int], Reason, bool]:
+    value, seq, reason, _, _, raised = step(cert, False)
+    return (value, seq), reason, raised

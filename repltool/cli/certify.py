@@ -207,7 +207,8 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
                            stable_sets=stable_sets)
             if output_dir is None:
                 spark_pairs(session, names, run, verify_checksum=verify_checksum,
-                            output_parquet=output_parquet)
+                            output_parquet=output_parquet,
+                            report_only=fmt != "jsonl" and not check)
                 return build(run)
             # executors that certify their files write the re-tagged copies into the
             # staging directory; the driver commits them all or none

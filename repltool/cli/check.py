@@ -206,8 +206,10 @@ def check(files: tuple[str, ...], list_rules: bool, select: tuple[str, ...],
             session, names, cfg, provider=mapping if mapping is not None else ROWS, schema=schema))
     else:
         from ..check.writesets import builtin_provider
-        result = check_files(list(files), cfg, writesets=mapping if mapping is not None
-                             else builtin_provider(schema), window=window, damage=damage)
+        from ..collector import few_collections
+        with few_collections():     # the write-set reader's key caches (see there)
+            result = check_files(list(files), cfg, writesets=mapping if mapping is not None
+                                 else builtin_provider(schema), window=window, damage=damage)
     render = {"text": rep.render_text, "json": rep.render_json, "github": rep.render_github}
     sys.stdout.write(render[fmt](result))
     sys.stdout.flush()

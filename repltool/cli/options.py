@@ -8,6 +8,7 @@ from typing import Iterator, Sequence
 import click
 
 from ..escape import printable
+from ..collector import few_collections  # noqa: F401  (the commands' name for it)
 
 verify_checksum_option = click.option(
     "--verify-binlog-checksum/--no-verify-binlog-checksum", "verify_checksum", default=True,
@@ -212,8 +213,13 @@ def run_spark(spark_options, files, job):  # type: ignore[no-untyped-def]
                                spark_session)
     require_pyspark()
 
+    command = click.get_current_context(silent=True)
+    name = command.info_name if command is not None else None
+    if name == "certify" and command.params.get("mode") == "group-replication":
+        name = "certify --mode group-replication"      # certified on the driver, in order
+
     def hint(inputs: list[tuple[str, int]]) -> None:
-        text = break_even_hint(sum(size for _, size in inputs))
+        text = break_even_hint(sum(size for _, size in inputs), name)
         if text:
             click.echo(f"repltool: hint: {text}", err=True)
 
@@ -330,22 +336,3 @@ def damage_log(keep_going: bool, spark: object = None):  # type: ignore[no-untyp
         raise UsageError("--keep-going is not available with --spark on this command")
     from ..binlog.damage import DamageLog
     return DamageLog()
-
-
-@contextmanager
-def few_collections() -> Iterator[None]:
-    """Run the cyclic garbage collector less often (restored afterwards).
-
-    The write-set extractor keeps large caches of key entries (``WriteKey``
-    objects, key texts) and creates no reference cycles per transaction, so the
-    default thresholds only make the collector walk the caches again and again
-    (about a tenth of ``dump --writesets``' time, a third of the write-set
-    reader's in ``certify``: bench/results/certkeys.md).
-    """
-    import gc
-    before = gc.get_threshold()
-    gc.set_threshold(max(before[0], 100_000), 50, 100)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)

@@ -100,7 +100,7 @@ from .driver import (DEFAULT_SPLIT_SIZE, SPLIT_CONF, parse_size, run_distributed
 from .frame import COLUMNS, SCHEMA_DDL, transaction_row, write_parquet
 from .inputs import expand_inputs, expand_local, is_uri, natural_key
 from .jobs import logged_transactions, spark_schedule_report, spark_stats, transactions_dataframe
-from .session import (BREAK_EVEN_BYTES, INSTALL_HINT, SparkFailed, SparkOptions,
+from .session import (BREAK_EVEN, BREAK_EVEN_BYTES, INSTALL_HINT, SparkFailed, SparkOptions,
                       SparkUnavailable, spark_errors,
                       check_java, default_conf, warm_up, break_even_hint, parse_conf,  # noqa: F401
                       require_pyspark, spark_session, timed_session)
@@ -108,7 +108,7 @@ from .units import FileFailure
 from .pairs import spark_pairs  # noqa: E402
 from .checkjob import spark_check  # noqa: E402
 
-__all__ = ["BREAK_EVEN_BYTES", "COLUMNS", "DEFAULT_SPLIT_SIZE", "FileFailure", "INSTALL_HINT",
+__all__ = ["BREAK_EVEN", "BREAK_EVEN_BYTES", "COLUMNS", "DEFAULT_SPLIT_SIZE", "FileFailure", "INSTALL_HINT",
            "SCHEMA_DDL", "SPLIT_CONF", "parse_size", "split_size",
            "SparkFailed", "SparkOptions", "SparkUnavailable", "spark_errors", "break_even_hint", "expand_inputs",
            "expand_local", "is_uri", "logged_transactions", "natural_key", "parse_conf",

@@ -92,12 +92,7 @@ class _Recorder:
         self.named: set[str] = set()
 
     def __call__(self, trx: Any) -> Any:
-        from ..binlog.coltypes import decode_table_map
-        from ..binlog.events import TableMapBody
-        self.unmapped = has_unmapped(trx, self.mapped) or self.unmapped
-        for ev in trx.events:
-            if isinstance(ev.body, TableMapBody) and decode_table_map(ev.body).has_names:
-                self.named.add(f"{ev.body.db}.{ev.body.table}")
+        self.unmapped = has_unmapped(trx, self.mapped, self.named) or self.unmapped
         ws = self.inner(trx)
         if self.keep:
             self.results[trx.start] = ws
@@ -169,7 +164,8 @@ def check_part_unit(task: Task, unit: Unit) -> UnitResult:
     result = UnitResult(unit)
     provider = (_Recorder(builtin_provider(spec.schema), keep=False) if spec.provider == ROWS
                 else spec.provider)
-    with captured_warnings(result):
+    from ..collector import few_collections
+    with captured_warnings(result), few_collections():
         try:
             part = check_part(list(unit.files), spec.config, writesets=provider)
         except ReplToolError as exc:

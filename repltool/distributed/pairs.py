@@ -1,9 +1,11 @@
 """``certify --spark`` and ``explain --spark`` (certify modes): write sets on executors.
 
 Executors do the expensive part per file: reading (CRC32, decompression),
-grouping, row decoding and write-set extraction
-(:func:`repltool.writeset.iter_writesets` over the unit's ordered read, the
-schema loaded on the driver and shipped as plain dataclasses).  Each
+grouping, row decoding and write-set extraction (for ``certify`` on binlogs the
+single process's fused reader, :func:`repltool.writeset.read_writesets`; for
+``explain`` and relay logs :func:`repltool.writeset.iter_writesets` over the
+unit's ordered read; the schema loaded on the driver and shipped as plain
+dataclasses).  Each
 transaction comes back next to its write set, its events reduced to the
 View_change and Query events (certification reads the first, ``explain`` the
 statement of the second; the bytes are dropped), as columns
@@ -45,6 +47,7 @@ from .units import unit_failure, UnitResult, Task, Unit, captured_warnings
 
 _VIEW_CHANGE_EVENT = 37
 _QUERY_EVENT = 2
+_RELAY_LOG_F = 0x40         # binlog/constants.py EventFlag.RELAY_LOG
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,9 @@ class PairsSpec:
 
     schema: Any                   # repltool.writeset.Schema or None
     history_size: int
+    # the transactions keep their Query events (explain shows DDL statements); False:
+    # only what certification reads (View_change events), so the fused reader may read
+    statements: bool = True
 
 
 def slim(trx: Any) -> Any:
@@ -63,15 +69,23 @@ def slim(trx: Any) -> Any:
     return replace(trx, events=kept)
 
 
-def has_unmapped(trx: Any, mapped: set[int]) -> bool:
-    """Whether a rows event of ``trx`` names a table id no earlier Table_map of the read named."""
-    from ..binlog.constants import ROWS_TYPES
+def has_unmapped(trx: Any, mapped: set[int], named: set[str] | None = None) -> bool:
+    """Whether a rows event of ``trx`` names a table id no earlier Table_map of the read named.
+
+    :param named: also add ``db.table`` of each Table_map that carries column names
+        (``binlog_row_metadata=FULL``) to it (the same pass over the events).
+    """
     from ..binlog.events import TableMapBody
-    rows = frozenset(int(t) for t in ROWS_TYPES)
+    rows = _rows_types()
     unknown = False
     for ev in trx.events:
-        if isinstance(ev.body, TableMapBody):
-            mapped.add(ev.body.table_id)
+        body = ev.body
+        if isinstance(body, TableMapBody):
+            mapped.add(body.table_id)
+            if named is not None:
+                from ..binlog.coltypes import decode_table_map
+                if decode_table_map(body).has_names:
+                    named.add(f"{body.db}.{body.table}")
         elif ev.type_code in rows:
             table_id = getattr(ev.body, "table_id", None)
             if table_id is None and len(ev.raw) >= 25:
@@ -80,8 +94,69 @@ def has_unmapped(trx: Any, mapped: set[int]) -> bool:
     return unknown
 
 
+_ROWS_TYPES: list[frozenset[int]] = []
+
+
+def _rows_types() -> frozenset[int]:
+    """The Rows event type codes (built once per process)."""
+    if not _ROWS_TYPES:
+        from ..binlog.constants import ROWS_TYPES
+        _ROWS_TYPES.append(frozenset(int(t) for t in ROWS_TYPES))
+    return _ROWS_TYPES[0]
+
+
 def pairs_unit(task: Task, unit: Unit) -> UnitResult:
-    """Executor: the unit's ``(transaction, write set)`` pairs, in read order."""
+    """Executor: the unit's ``(transaction, write set)`` pairs, in read order.
+
+    Read as the single-process ``certify`` reads (the fused reader,
+    :func:`_fused_pairs_unit`, with the collector's thresholds raised) when no
+    DataFrame rows are made, the statements are not needed and the unit is
+    binlogs, read without error, whose tables are all mapped in it; otherwise
+    (and again, for the same error and warnings) with the general reader.
+    """
+    spec: PairsSpec = task.extra
+    headers = None
+    if task.kind == "pairs" and not task.rows and not spec.statements:
+        try:
+            headers = _file_headers(unit.files, task.verify_checksum)
+        except ReplToolError:
+            headers = None              # the general reader says what is wrong
+    if headers is not None and not any(h.flags & _RELAY_LOG_F for h in headers):
+        from ..collector import few_collections
+        with few_collections():
+            # every key kept, as the general path keeps them (GR needs the full write set)
+            from ..certify import Mode
+            result = _fused_pairs_unit(task, unit, spec, Mode.GROUP_REPLICATION)
+            if result is not None and result.failure is None \
+                    and not any(trx.relay_log for trx, _ in result.payload):
+                from .wspack import pack_pairs
+                result.headers = headers
+                result.payload = pack_pairs([(slim(trx) if trx.events else trx, ws)
+                                             for trx, ws in result.payload])
+                return result
+    return _general_pairs_unit(task, unit)
+
+
+def _file_headers(files: Sequence[str], verify_checksum: bool) -> list[Any]:
+    """The first event of each binlog (its FDE), as :func:`~.units.segment_tap` keeps it:
+    in a binlog the only header that decides a transaction's clock segment."""
+    from ..binlog import ReadOptions, read_events
+    from ..binlog.constants import EventType
+    fde = int(EventType.FORMAT_DESCRIPTION_EVENT)
+    headers = []
+    for name in files:
+        events = read_events([name], ReadOptions(verify_checksum=verify_checksum,
+                                                 types=frozenset({fde}), keep_raw=False))
+        try:
+            ev = next(events, None)
+        finally:
+            events.close()
+        if ev is not None and ev.type_code == fde:
+            headers.append(ev._replace(raw=b""))
+    return headers
+
+
+def _general_pairs_unit(task: Task, unit: Unit) -> UnitResult:
     from ..binlog import group_transactions, read_events
     from ..writeset import READ_OPTIONS, iter_writesets
     from .units import segment_tap
@@ -126,6 +201,8 @@ class CertifySpec:
     mode: Any                     # repltool.certify.Mode: WRITESET or COMMIT_ORDER
     options: Any                  # repltool.certify.CertifyOptions
     output: tuple[str, str] | None = None   # certify --output: (staging directory, encoding)
+    # the driver reads only the report (ReportColumns), no certified transaction
+    report_only: bool = False
 
 
 def certify_unit(task: Task, unit: Unit) -> UnitResult:
@@ -139,15 +216,27 @@ def certify_unit(task: Task, unit: Unit) -> UnitResult:
     :class:`~repltool.certify.report.ReportColumns` (what the report reads,
     when nothing needs the transactions), and ``headers`` the unit's
     facts the driver checks: ``(first segment, last segment, relay log,
-    truncated skipped)``.
+    truncated skipped)``.  With ``report_only`` the payload's list is empty and no
+    object is built per transaction (:func:`_report_unit`).  The write-set reader
+    runs with the collector's thresholds raised, as in the single process.
     """
+    from ..collector import few_collections
+    spec: CertifySpec = task.extra
+    with few_collections():
+        if spec.report_only and spec.output is None:
+            result = _report_unit(task, unit, spec)
+            if result is not None:
+                return result
+        return _certified_unit(task, unit, spec)
+
+
+def _certified_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult:
     from ..certify import certify
     from ..certify.report import Certified
     from ..certify.source import iter_cert_pairs
-    spec: CertifySpec = task.extra
-    result = _fused_pairs_unit(task, unit, spec)
+    result = _fused_pairs_unit(task, unit, spec.pairs, spec.mode)
     if result is None:
-        result = pairs_unit(replace(task, extra=spec.pairs), unit)
+        result = _general_pairs_unit(replace(task, extra=spec.pairs), unit)
     pairs = result.payload or []
     certified: list[Any] = []
     segments = [trx.segment or trx.start.file for trx, _ in pairs if not trx.truncated]
@@ -171,13 +260,62 @@ def certify_unit(task: Task, unit: Unit) -> UnitResult:
     if spec.output is not None and result.failure is None:
         result.written = _retag_unit(unit, certified, spec.output)
     from ..certify.report import report_columns
-    result.payload = (_packed_certified(certified), report_columns(certified))
+    result.payload = (_packed_certified(certified), [report_columns(certified)])
     result.headers = [(segments[0] if segments else None, segments[-1] if segments else None,
                        relay, sum(trx.truncated for trx, _ in pairs))]
     return result
 
 
-def _fused_pairs_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult | None:
+def _report_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult | None:
+    """Executor: the unit certified as :func:`certify_unit` does, streamed from the fused
+    reader into the report's columns (:func:`repltool.certify.report.certified_columns`):
+    no pair list, no :class:`~repltool.certify.report.Certified` and nothing packed per
+    transaction.  ``None`` where :func:`_fused_pairs_unit` gives up (a rows event names a
+    table no Table_map of the unit named)."""
+    from ..certify.report import certified_columns, drops_past_limit
+    from ..writeset import read_writesets
+    result = UnitResult(unit)
+    segments: list[str] = []            # the first clock segment, and the last
+    seen: dict[str, Any] = {"relay": False, "truncated": 0, "last": None, "unknown": False}
+
+    def pairs() -> Iterator[tuple[Any, Any]]:
+        for trx, ws in read_writesets(list(unit.files), spec.pairs.schema,
+                                      verify_checksum=task.verify_checksum,
+                                      history_size=spec.pairs.history_size,
+                                      drop_past_limit=drops_past_limit(spec.mode, unit.files)):
+            if any(name == "?" for name, _ in trx.rows_events):
+                seen["unknown"] = True
+                return
+            if result.first is None:
+                result.first = trx
+            result.count += 1
+            seen["last"] = trx
+            seen["relay"] = seen["relay"] or trx.relay_log
+            if trx.truncated:
+                seen["truncated"] += 1
+            else:
+                segments[len(segments) > 0:] = [trx.segment or trx.start.file]
+            yield trx, ws
+
+    parts: list[Any] = []
+    with captured_warnings(result):
+        try:
+            parts.extend(certified_columns(pairs(), spec.mode, spec.options,
+                                           schema=spec.pairs.schema))
+        except ReplToolError as exc:
+            result.failure = unit_failure(exc, unit)
+    if seen["unknown"]:
+        return None
+    last = seen["last"]
+    result.open_end = result.failure is None and last is not None and last.truncated
+    result.payload = ([], parts)
+    result.headers = [(segments[0] if segments else None, segments[-1] if segments else None,
+                       seen["relay"], seen["truncated"])]
+    return result
+
+
+def _fused_pairs_unit(task: Task, unit: Unit, spec: PairsSpec,
+                      mode: Any) -> UnitResult | None:
     """Executor: the unit's pairs from the fused reader, as the single-process ``certify``
     reads them (:func:`repltool.writeset.read_writesets`: the compiled core where it
     applies; transactions without events, which ``writeset`` and ``commit-order``
@@ -191,11 +329,10 @@ def _fused_pairs_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult |
     last = None
     with captured_warnings(result):
         try:
-            for trx, ws in read_writesets(list(unit.files), spec.pairs.schema,
+            for trx, ws in read_writesets(list(unit.files), spec.schema,
                                           verify_checksum=task.verify_checksum,
-                                          history_size=spec.pairs.history_size,
-                                          drop_past_limit=drops_past_limit(spec.mode,
-                                                                           unit.files)):
+                                          history_size=spec.history_size,
+                                          drop_past_limit=drops_past_limit(mode, unit.files)):
                 if any(name == "?" for name, _ in trx.rows_events):
                     return None
                 pairs.append((trx, ws))
@@ -264,7 +401,8 @@ def _unpacked_certified(payload: Any) -> list[Any]:
 
 def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: bool = True,
                 output_parquet: str | None = None,
-                output: tuple[str, str] | None = None) -> list[Any] | None:
+                output: tuple[str, str] | None = None,
+                report_only: bool = False) -> list[Any] | None:
     """Compute the pairs of ``names`` on executors and :meth:`~PairsRun.attach` them to ``run``.
 
     :param run: a :class:`repltool.certify.stitched.PairsRun` (its schema and
@@ -276,15 +414,20 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
         driver's :class:`~repltool.outputs.OutputSet`, timestamp encoding).
         Where the executors certify their files they also write the
         re-tagged copies there.
+    :param report_only: the caller only builds the report from ``run``
+        (:class:`~repltool.certify.report.ReportBuilder` without sinks): where the
+        executors certify their files they send only the report's columns, and
+        iterating ``run``'s certified transactions raises ``RuntimeError``.
     :returns: with ``output``, when the executors wrote the copies: per name,
         its :class:`~repltool.binlog.rewrite.RewriteReport` or the error that
         stopped it (:func:`repltool.certify.retag.retag_staged` takes them);
         otherwise None (the caller writes the copies).
     :raises UsageError: the executors cannot see the staging directory.
     """
-    spec = PairsSpec(run.schema, run.options.history_size)
+    spec = PairsSpec(run.schema, run.options.history_size, statements=run.reads_pairs)
     if output_parquet is None:
-        written = _certify_on_executors(spark, names, run, spec, verify_checksum, output)
+        written = _certify_on_executors(spark, names, run, spec, verify_checksum, output,
+                                        report_only)
         if written is not False:
             return written  # type: ignore[return-value]
     task = Task("pairs", verify_checksum, rows=output_parquet is not None, stream=True,
@@ -328,8 +471,8 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
 
 
 def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: PairsSpec,
-                          verify_checksum: bool, output: tuple[str, str] | None = None
-                          ) -> list[Any] | None | bool:
+                          verify_checksum: bool, output: tuple[str, str] | None = None,
+                          report_only: bool = False) -> list[Any] | None | bool:
     """``writeset`` and ``commit-order`` on binlogs: every unit certified where it is read.
 
     The driver receives the certified transactions without their write sets,
@@ -342,7 +485,8 @@ def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: Pair
     if mode not in (Mode.WRITESET, Mode.COMMIT_ORDER) or run.reads_pairs:
         return False
     task = Task("certify", verify_checksum, stream=True,
-                 extra=CertifySpec(spec, mode, run.options, output), run=certify_unit)
+                 extra=CertifySpec(spec, mode, run.options, output, report_only),
+                 run=certify_unit)
     job = run_distributed(spark, names, task)
     previous = None
     for r in job.results:
@@ -366,6 +510,9 @@ def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: Pair
                 raise r.failure.exception()
 
     def certified() -> Iterator[Any]:
+        if report_only and output is None:
+            raise RuntimeError("certify --spark: the executors sent only the report's "
+                               "columns (report_only), not the certified transactions")
         begun = False
         for r in units():
             for i, c in enumerate(_unpacked_certified(r.payload[0] if r.payload else ())):
@@ -378,7 +525,7 @@ def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: Pair
     def parts() -> Iterator[Any]:
         for r in units():
             if r.payload:
-                yield r.payload[1]
+                yield from r.payload[1]
 
     for r in job.results:
         if r.failure is not None or r.first is not None:

@@ -23,8 +23,26 @@ from ..errors import ReplToolError, UsageError
 #: machine) is slower than the single-process command: what it spends besides
 #: the job (JVM, session and Python workers' start-up, the session's stop:
 #: 9-11 s measured) is not paid back by the job's ~1.8x.  Measured by
-#: bench/bench_spark.py; see bench/RESULTS.md.
+#: bench/bench_spark.py; see bench/RESULTS.md.  The figure of a command not in
+#: :data:`BREAK_EVEN`.
 BREAK_EVEN_BYTES = 1_450_000_000
+
+#: Per command, the input size below which ``--spark`` on ``local[2]`` (2 cores) is
+#: slower end to end than the single process: the session's fixed cost F (about 9 s
+#: of wall time before and after the job on an idle machine) over what each byte
+#: saves, the single process's CPU per byte less the executors' (shared by 2 cores)
+#: and the driver's: F / (single - executors / 2 - driver), from CPU seconds per GB
+#: measured on 1 GB by bench/bench_spark_e2e.py (bench/results/spark15.md; schedule
+#: and stats: split15.md).  ``stats`` saves little per byte (the compiled reader
+#: needs about as much CPU per byte as Spark's tasks), so its figure is far beyond
+#: what one machine reads; Group Replication certifies on the driver, in order.
+BREAK_EVEN: dict[str, int] = {
+    "stats": 12_000_000_000,
+    "schedule": 250_000_000,
+    "certify": 430_000_000,
+    "certify --mode group-replication": 860_000_000,
+    "check": 260_000_000,
+}
 
 INSTALL_HINT = "--spark needs PySpark: install repltool[spark] (pip install 'repltool[spark]')"
 
@@ -542,13 +560,21 @@ def spark_errors() -> Iterator[None]:
         raise SparkFailed(f"Spark failed: {spark_error_line(exc)}") from exc
 
 
-def break_even_hint(total_bytes: int) -> str | None:
-    """The hint to print when ``--spark`` gets less data than it needs to pay off."""
-    if total_bytes >= BREAK_EVEN_BYTES:
+def break_even_hint(total_bytes: int, command: str | None = None) -> str | None:
+    """The hint to print when ``--spark`` gets less data than it needs to pay off.
+
+    :param command: the CLI command (``stats``, ``certify`` ...): its own figure in
+        :data:`BREAK_EVEN`; others (and ``None``) use :data:`BREAK_EVEN_BYTES`.
+    """
+    size = f"--spark on {total_bytes / 1e6:.1f} MB"
+    if command is not None:
+        size = f"{size} ({command})"
+    threshold = BREAK_EVEN.get(command, BREAK_EVEN_BYTES) if command else BREAK_EVEN_BYTES
+    if total_bytes >= threshold:
         return None
-    return (f"--spark on {total_bytes / 1e6:.1f} MB: below about "
-            f"{BREAK_EVEN_BYTES / 1e6:.0f} MB Spark's start-up costs more than it saves "
-            "(measured on 2 cores with local[2]); the command without --spark is faster")
+    return (f"{size}: below about {threshold / 1e6:.0f} MB Spark's start-up costs more "
+            "than it saves (measured on 2 cores with local[2]); the command without "
+            "--spark is faster")
 
 
 @contextmanager

@@ -120,6 +120,11 @@ def test_certify_text_report_and_check_equal(spark, cli, rotated: list[Path]) ->
     assert out == single
     assert [x for x in err.splitlines() if x.startswith("repltool: ") and "hint" not in x] == \
         [x for x in serr.splitlines() if x.startswith("repltool: ")]
+    # the report alone: the executors send only its columns (report_only)
+    for mode in ("writeset", "commit-order"):
+        single, _ = cli("certify", "--mode", mode, *rotated)
+        out, _ = cli("certify", "--spark", "--mode", mode, *rotated)
+        assert out == single and "parallelism" in out.lower()
 
 
 @pytest.mark.parametrize("mode", ["writeset", "commit-order", "group-replication"])
@@ -342,7 +347,9 @@ def test_certify_report_is_built_from_columns(spark, rotated: list[Path], mode: 
         with monkeypatch.context() as m:
             m.setattr(pairs, "_unpacked_certified", no_objects)
             run = PairsRun(names, mode, schema_paths=schema)
-            spark_pairs(spark, names, run)
+            # the executors send the certified transactions and the columns, or (report_only,
+            # the CLI's text report) the columns alone
+            spark_pairs(spark, names, run, report_only=i != 1)
             assert run.certified_elsewhere
             got = ReportBuilder(run).build()
         assert len(built) == i + 1

@@ -134,13 +134,13 @@ def test_certify_executors_use_the_fused_reader(rotated: list[Path], mode: str,
     def results(r) -> list:
         assert r.failure is None
         return unpack(r.payload[0][1])
-    general = pairs_module.pairs_unit
+    general = pairs_module._general_pairs_unit
 
     def refused(*args: object) -> None:
         raise AssertionError("the general reader ran")
-    monkeypatch.setattr(pairs_module, "pairs_unit", refused)
+    monkeypatch.setattr(pairs_module, "_general_pairs_unit", refused)
     fused = certify_unit(task, unit)
-    monkeypatch.setattr(pairs_module, "pairs_unit", general)
+    monkeypatch.setattr(pairs_module, "_general_pairs_unit", general)
     monkeypatch.setattr(pairs_module, "_fused_pairs_unit", lambda *args: None)
     assert results(fused) == results(certify_unit(task, unit))
     assert fused.count == len(results(fused)) > 5
