@@ -117,9 +117,6 @@ class CoreDependencyTracker:
                 or (nk and nk != len(ws)):
             trx.validate()
             rec_lc, rec_seq = index(rec_lc), index(rec_seq)
-        if self._file is None or trx.new_file or trx.file != self._file:
-            self.rotate()
-            self._file = trx.file
         flags = 0
         if trx.ddl or trx.ctas:
             flags = 1
@@ -131,30 +128,49 @@ class CoreDependencyTracker:
             flags |= 24 if trx.keys_unknown else 16
         if trx.empty:
             flags |= 32
-        seq = self._seq + 1
         try:
-            out = self._core.step(ws, flags, rec_lc, rec_seq, trx.session, seq)
+            return self.step_values(ws, flags, rec_lc, rec_seq, trx.session, trx.file,
+                                    trx.new_file, trx.gtid, trx.fallback, explain)
         except (TypeError, OverflowError, ValueError):
             trx.validate()          # the Python tracker's error, if it has one
-            out = self._core.step(tuple(index(h) for h in ws), flags, rec_lc, rec_seq,
-                                  trx.session, seq)
+            return self.step_values(tuple(index(h) for h in ws), flags, rec_lc, rec_seq,
+                                    trx.session, trx.file, trx.new_file, trx.gtid,
+                                    trx.fallback, explain)
+
+    def step_values(self, ws: Any, flags: int, rec_lc: int, rec_seq: int,
+                    session: tuple[int, int] | None, file: str, new_file: bool,
+                    gtid: str | None, fallback: tuple[str, ...], explain: bool
+                    ) -> tuple[int, int, Reason, int, str, bool]:
+        """:meth:`step` from a transaction's values (``repltool certify``'s lane: no
+        :class:`CertTransaction`): ``ws`` its write-set hashes (uint64 ints), ``flags``
+        the core's (1 DDL or CTAS, 2 FK parent, 4 write-set limit reached, 16 missing
+        keys, 8 with 16 keys the log does not tell, 32 empty), ``rec_lc``/``rec_seq`` the
+        recorded clock (ints >= 0), ``session``, ``file`` (the clock segment),
+        ``new_file``, ``gtid`` (as certification spells it) and ``fallback`` as the
+        :class:`CertTransaction` fields.  Raises ``TypeError``, ``OverflowError`` or
+        ``ValueError`` (nothing done) where a hash is not a uint64."""
+        if self._file is None or new_file or file != self._file:
+            self.rotate()
+            self._file = file
+        seq = self._seq + 1
+        out = self._core.step(ws, flags, rec_lc, rec_seq, session, seq)
         self._seq = seq
         _RAN[0] += 1
         value, reason, key_index, detail, arg, note, raised, raised_from = out
         if not explain:
             return value, seq, self._reasons[reason], key_index, "", raised
-        self._names.record(seq, trx.gtid)
+        self._names.record(seq, gtid)
         if detail < _HISTORY_START:
             text = _TEXTS[detail]
         elif detail == _HISTORY_START:
             text = f"history starts at {arg}"
         elif detail == _KEYS_UNKNOWN:
-            text = ("keys the log does not tell (" + ", ".join(sorted(set(trx.fallback)))
+            text = ("keys the log does not tell (" + ", ".join(sorted(set(fallback)))
                     + "): commit-order parent, history reset")
         elif detail == _NO_WRITESET:
             text = "no usable write set: commit-order parent, history reset"
         elif detail == _SESSION:
-            text = f"previous transaction of session {trx.session}"
+            text = f"previous transaction of session {session}"
         else:
             what = ("an earlier writer of a key" if key_index >= 0
                     else "writers no longer remembered")

@@ -30,10 +30,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..binlog import ReadOptions, group_transactions, read_events, read_transactions
 from ..paths import Paths, path_list
 from .gtidset import GtidSet
-from .model import (CertifyOptions, CertResult, CertTransaction, GarbageCollect, KeyRef, Mode,
-                    Reason)
+from .model import (CertifyOptions, CertResult, CertTransaction, Fallback, GarbageCollect,
+                    KeyRef, Mode, Reason, key_ref)
 from .coretrack import CoreDependencyTracker
-from .source import WritesetLike, iter_cert_pairs, log_gtid, to_cert_transaction
+from .source import (WritesetLike, cert_gtid, fallback_reasons, iter_cert_pairs, log_gtid,
+                     to_cert_transaction)
 from .summary import SPAN_WINDOW, Summary, summarise
 
 if TYPE_CHECKING:
@@ -236,38 +237,125 @@ class CertifyRun:
 
     def _lane(self, tracker: CoreDependencyTracker, writers: Sequence[Callable[[str], Any]]
               ) -> Iterator[ReportColumns]:
-        schema, step, name = self.schema, tracker.step, tracker.name
+        from ..writeset.model import HashedWriteset
+        schema, step, name, step_values = self.schema, tracker.step, tracker.name, \
+            tracker.step_values
         explain = bool(writers)     # the lines name parents and say why; the columns do not
         builder = ColumnsBuilder()
         previous: str | None = None
         for trx, ws in self._pairs():
             if trx.truncated:
                 continue
-            segment = trx.segment or trx.start.file
-            cert = to_cert_transaction(trx, ws, schema=schema,
-                                       new_file=previous is not None and segment != previous)
+            start = trx.start
+            segment = trx.segment or start.file
+            new_file = previous is not None and segment != previous
             previous = segment
-            value, seq, reason, key_index, detail, raised = step(cert, explain)
-            computed = (value, seq)
-            builder.add(trx, cert, computed, reason, raised)
-            if explain:
-                key = cert.key_at(key_index) if key_index >= 0 else None
-                depends = name(value)
-                line = line_of(trx, computed, reason, depends, key, detail, None,
-                               cert.fallback, raised, None)
-                if line is None:        # an unusual field type: json.dumps of the row
-                    line = result_line(Certified(trx, CertResult(
-                        trx=cert, computed=computed, reason=reason, depends_on=depends,
-                        key=key, key_hash=cert.writeset[key_index] if key_index >= 0 else None,
-                        detail=detail, session_order=self.mode is Mode.WRITESET_SESSION,
-                        raised=raised)))
-                for write in writers:
-                    write(line)
+            lc, sn = trx.last_committed, trx.sequence_number
+            rec_lc, rec_seq = lc or 0, sn or 0
+            cert: CertTransaction | None = None
+            out: tuple[int, int, Reason, int, str, bool] | None = None
+            hashes = ws.hashes if type(ws) is HashedWriteset else None
+            if type(hashes) is tuple and not trx.events and type(rec_lc) is int \
+                    and type(rec_seq) is int and rec_lc >= 0 and rec_seq >= 0:
+                # the core's hash mode (no events: no View_change): step on the values
+                # to_cert_transaction would put into the CertTransaction, built only
+                # where a line needs it
+                assert ws is not None
+                keys, missing, limit, kind = ws.keys, ws.missing_key_tables, \
+                    ws.limit_reached, trx.kind
+                fallback = fallback_reasons(ws, schema) if missing else ()
+                thread = trx.thread_id
+                session = (trx.server_id, thread) if thread is not None else None
+                flags = 0
+                if kind == "ddl" and (trx.rows_events or not (keys or missing or limit)):
+                    flags = 1                                   # ddl or ctas
+                if ws.fk_parent_tables:
+                    flags |= 2
+                if limit:
+                    flags |= 4
+                if missing:
+                    flags |= 24 if any(f != _NO_USABLE_KEY for f in fallback) else 16
+                if kind == "empty":
+                    flags |= 32
+                try:
+                    out = step_values(hashes, flags, rec_lc, rec_seq, session, segment,
+                                      new_file, cert_gtid(trx.gtid) if explain else None,
+                                      fallback, explain)
+                except (TypeError, OverflowError, ValueError):
+                    out = None          # step() words the error (CertTransaction.validate)
+                else:
+                    _DIRECT[0] += 1
+                    value, seq, reason, key_index, detail, raised = out
+                    computed = (value, seq)
+                    recorded = (rec_lc, rec_seq)
+                    # ColumnsBuilder.add
+                    builder.recorded.extend(recorded)
+                    builder.computed.extend(computed)
+                    builder.reasons[reason] += 1
+                    builder.changed += computed != recorded
+                    builder.without_clock += lc is None or sn is None
+                    builder.raised += raised
+                    if fallback:
+                        builder.fallbacks[fallback] = builder.fallbacks.get(fallback, 0) + 1
+                    builder.no_session += session is None
+                    original, immediate = trx.original_commit_timestamp, \
+                        trx.immediate_commit_timestamp
+                    builder.replicated += bool(original and immediate and original != immediate)
+                    builder.commit_ids.append(trx.commit_id)
+                    if explain:
+                        key = None
+                        if key_index >= 0 and key_index < len(keys):
+                            key = key_ref(keys[key_index])          # cert.key_at
+                        line = line_of(trx, computed, reason, name(value), key, detail,
+                                       None, fallback, raised, None)
+                        if line is None:
+                            cert = to_cert_transaction(trx, ws, schema=schema,
+                                                       new_file=new_file)
+                            line = self._object_line(trx, cert, out, name)
+                        for write in writers:
+                            write(line)
+            if out is None:
+                cert = to_cert_transaction(trx, ws, schema=schema, new_file=new_file)
+                out = step(cert, explain)
+                value, seq, reason, key_index, detail, raised = out
+                computed = (value, seq)
+                builder.add(trx, cert, computed, reason, raised)
+                if explain:
+                    key = cert.key_at(key_index) if key_index >= 0 else None
+                    line = line_of(trx, computed, reason, name(value), key, detail, None,
+                                   cert.fallback, raised, None)
+                    if line is None:        # an unusual field type: json.dumps of the row
+                        line = self._object_line(trx, cert, out, name)
+                    for write in writers:
+                        write(line)
             if len(builder) >= LANE_PART:
                 yield builder.columns()
                 builder = ColumnsBuilder()
         if len(builder):
             yield builder.columns()
+
+    def _object_line(self, trx: Transaction, cert: CertTransaction,
+                     out: tuple[int, int, Reason, int, str, bool],
+                     name: Callable[[int], str | None]) -> str:
+        """:func:`result_line` of a :class:`CertResult` made of a step's values."""
+        value, seq, reason, key_index, detail, raised = out
+        return result_line(Certified(trx, CertResult(
+            trx=cert, computed=(value, seq), reason=reason, depends_on=name(value),
+            key=cert.key_at(key_index) if key_index >= 0 else None,
+            key_hash=cert.writeset[key_index] if key_index >= 0 else None,
+            detail=detail, session_order=self.mode is Mode.WRITESET_SESSION,
+            raised=raised)))
+
+
+#: transactions of CertifyRun's lane stepped on their values (no CertTransaction)
+_DIRECT = [0]
+_NO_USABLE_KEY = Fallback.NO_USABLE_KEY.value
+
+
+def lane_direct_transactions() -> int:
+    """How many transactions this process's ``certify`` lane certified from the hash
+    reader's values, without a :class:`CertTransaction` (tests assert that path ran)."""
+    return _DIRECT[0]
 
 
 def _read_options(verify_checksum: bool, writesets: bool) -> ReadOptions:

@@ -35,6 +35,7 @@ from repltool.binlog.engine import compiled_core
 from repltool.certify import (Baseline, CertifyOptions, CertTransaction, KeyRef, Mode,
                               certify, dependency)
 from repltool.certify.coretrack import core_transactions, iter_core_dependencies
+from repltool.certify.report import lane_direct_transactions
 from repltool.certify.dependency import iter_source_dependencies
 from repltool.certify.model import Fallback
 from repltool.certify.report import CertifyRun
@@ -191,9 +192,11 @@ def compare_outputs(files: list[Path], schema: Path | None, tmp_path: Path, caps
             args = ["certify", "--format", fmt, *extra,
                     *(["--mode", mode] if mode else []), *names]
             before, hashed = core_transactions(), hash_counts()[0]
+            direct = lane_direct_transactions()
             core = _run(args, capsys, python=False)
             count = core_transactions() - before
             HASHED[0] += hash_counts()[0] - hashed
+            DIRECT[0] += lane_direct_transactions() - direct
             ran += count
             if fmt == "jsonl" and core[0] == 0:
                 # every transaction went through the core (default mode: none on relay
@@ -223,11 +226,19 @@ def test_certify_outputs_equal_on_every_mysql_corpus_file(path: Path, tmp_path, 
 
 MARIA_SETS = ["small", "rotation", "serial", "compressed"]
 HASHED = [0]
+DIRECT = [0]
 
 
 def _hashed() -> int:
     """Transactions the comparisons since the last call read in hash mode."""
     n, HASHED[0] = HASHED[0], 0
+    return n
+
+
+def _direct() -> int:
+    """Transactions the comparisons since the last call certified in the lane from the
+    hash reader's values (no CertTransaction)."""
+    n, DIRECT[0] = DIRECT[0], 0
     return n
 
 
@@ -238,9 +249,11 @@ def test_certify_outputs_equal_on_the_mariadb_sets(name: str, corpus: Path, tmp_
     files = sorted(d.glob("mysql-bin.0*"))
     schema = d / "schema.sql"
     _hashed()
+    _direct()
     ran = compare_outputs(files, schema if schema.exists() else None, tmp_path, capsys)
     assert ran > 0
     assert _hashed() > (0 if name == "compressed" else 1000)
+    assert _direct() > (0 if name == "compressed" else 1000)
 
 
 def test_certify_outputs_equal_on_a_synth_log(tmp_path: Path, capsys) -> None:
@@ -252,8 +265,9 @@ def test_certify_outputs_equal_on_a_synth_log(tmp_path: Path, capsys) -> None:
     files = sorted(out.glob("binlog.0*"))
     assert files
     _hashed()
+    _direct()
     ran = compare_outputs(files, out / "schema.sql", tmp_path, capsys)
-    assert ran > 1000 and _hashed() > 1000
+    assert ran > 1000 and _hashed() > 1000 and _direct() > 1000
     # a history of 4 hashes: write sets past it are dropped (MySQL's write-set limit,
     # write_set_limit_reached) and the history overflows and is cleared
     small = tmp_path / "small-history"
@@ -263,6 +277,34 @@ def test_certify_outputs_equal_on_a_synth_log(tmp_path: Path, capsys) -> None:
     _, lines = _run(["certify", "--format", "jsonl", "--history-size", "4", "--schema",
                      str(out / "schema.sql"), *map(str, files)], capsys, python=False)
     assert '"reason": "history-full"' in lines and "history full: cleared" in lines
+
+
+def test_lane_values_path_equals_the_cert_transaction_path(tmp_path: Path, capsys) -> None:
+    """The lane's step on the hash reader's values (``CoreDependencyTracker.step_values``,
+    no ``CertTransaction``) against the same lane building a ``CertTransaction`` per
+    transaction (``HashedWriteset`` not recognised): equal bytes in both formats, mode
+    and history size; the first path ran, and not at all in the second run."""
+    import repltool.writeset.model as ws_model
+    _core()
+    out = tmp_path / "synth"
+    from repltool.cli import run
+    assert run(["synth", "-o", str(out), "--size", "1000000", "--seed", "7",
+                "--no-ground-truth"]) == 0
+    files = [str(f) for f in sorted(out.glob("binlog.0*"))]
+    for mode in ("writeset", "writeset-session"):
+        for fmt in ("jsonl", "text"):
+            for history in ("25000", "4"):
+                args = ["certify", "--format", fmt, "--mode", mode, "--history-size", history,
+                        "--schema", str(out / "schema.sql"), *files]
+                before, steps = lane_direct_transactions(), core_transactions()
+                direct = _run(args, capsys, python=False)
+                n = lane_direct_transactions() - before
+                # (a write set spilled past SPILL_AT pending keys takes the second path)
+                assert 1000 < n <= core_transactions() - steps and direct[1].count("\n") > 10, direct
+                with mock.patch.object(ws_model, "HashedWriteset", type("Other", (), {})):
+                    before = lane_direct_transactions()
+                    assert _run(args, capsys, python=False) == direct, (mode, fmt, history)
+                    assert lane_direct_transactions() == before
 
 
 def test_python_engine_certifies(tmp_path: Path, capsys, monkeypatch) -> None:
