@@ -61,18 +61,29 @@ _TRX_FIELDS = ("start", "end", "end_offset", "gtid", "last_committed", "sequence
                "relay_log", "immediate_commit_timestamp", "original_commit_timestamp",
                "transaction_length", "gtid_flags", "delta16_saturated", "commit_id",
                "maria_flags", "events", "row_counts")
-_TRX_SET = tuple(Transaction.__dict__[name].__set__ for name in _TRX_FIELDS)
 _bare = object.__new__
 if set(_TRX_FIELDS) != set(Transaction.__dataclass_fields__):
     raise RuntimeError("repltool.binlog.corescan: Transaction's fields changed")
 
 
-def _transaction(values: tuple[Any, ...]) -> Transaction:
-    """``Transaction(**dict(zip(_TRX_FIELDS, values)))``."""
-    trx = _bare(Transaction)
-    for put, value in zip(_TRX_SET, values):
-        put(trx, value)
-    return trx
+def _setter_function(cls: type, fields: tuple[str, ...]) -> Callable[[tuple[Any, ...]], Any]:
+    """``lambda values: cls(**dict(zip(fields, values)))`` for a frozen slots dataclass
+    whose fields are ``fields``: the slots set one by one, unrolled (half the time of
+    a loop over the setters, a third of ``__init__``'s; one call per transaction)."""
+    names = [f"v{i}" for i in range(len(fields))]
+    env: dict[str, Any] = {"_bare": _bare, "_cls": cls}
+    lines = ["def build(values):", "    trx = _bare(_cls)", f"    {', '.join(names)}, = values"]
+    for i, name in enumerate(fields):
+        env[f"_s{i}"] = cls.__dict__[name].__set__
+        lines.append(f"    _s{i}(trx, v{i})")
+    lines.append("    return trx")
+    # code made of the field names above only
+    exec(compile("\n".join(lines), f"<{cls.__name__} builder>", "exec"), env)
+    return env["build"]  # type: ignore[no-any-return]
+
+
+#: ``Transaction(**dict(zip(_TRX_FIELDS, values)))``
+_transaction = _setter_function(Transaction, _TRX_FIELDS)
 
 #: event_roles() name -> the core's role (the reader's special types are left out)
 _ROLE_OF = {
@@ -1046,9 +1057,11 @@ class _CoreScan:
             if nr == 1:
                 n = pairs[k]
                 rows_events = ((names[n] if n >= 0 else "?", pairs[k + 1]),)
-            else:
+            elif nr:
                 rows_events = tuple((names[pairs[i]] if pairs[i] >= 0 else "?", pairs[i + 1])
                                     for i in range(k, k + nr * 2, 2))
+            else:
+                rows_events = ()
             seen: list[str] = []
             for ev in events:
                 if ev[0] == tm:

@@ -242,6 +242,11 @@ class CertifyRun:
             tracker.step_values
         explain = bool(writers)     # the lines name parents and say why; the columns do not
         builder = ColumnsBuilder()
+        # ColumnsBuilder.add's counters, kept here and added to the builder per part
+        changed = without_clock = raised_n = no_session = replicated = 0
+        reasons, fallbacks = builder.reasons, builder.fallbacks
+        add_recorded, add_computed = builder.recorded.extend, builder.computed.extend
+        add_commit_id = builder.commit_ids.append
         previous: str | None = None
         for trx, ws in self._pairs():
             if trx.truncated:
@@ -289,19 +294,20 @@ class CertifyRun:
                     computed = (value, seq)
                     recorded = (rec_lc, rec_seq)
                     # ColumnsBuilder.add
-                    builder.recorded.extend(recorded)
-                    builder.computed.extend(computed)
-                    builder.reasons[reason] += 1
-                    builder.changed += computed != recorded
-                    builder.without_clock += lc is None or sn is None
-                    builder.raised += raised
+                    add_recorded(recorded)
+                    add_computed(computed)
+                    reasons[reason] += 1
+                    changed += computed != recorded
+                    without_clock += lc is None or sn is None
+                    raised_n += raised
                     if fallback:
-                        builder.fallbacks[fallback] = builder.fallbacks.get(fallback, 0) + 1
-                    builder.no_session += session is None
-                    original, immediate = trx.original_commit_timestamp, \
-                        trx.immediate_commit_timestamp
-                    builder.replicated += bool(original and immediate and original != immediate)
-                    builder.commit_ids.append(trx.commit_id)
+                        fallbacks[fallback] = fallbacks.get(fallback, 0) + 1
+                    no_session += session is None
+                    original = trx.original_commit_timestamp
+                    if original:
+                        immediate = trx.immediate_commit_timestamp
+                        replicated += bool(immediate and original != immediate)
+                    add_commit_id(trx.commit_id)
                     if explain:
                         key = None
                         if key_index >= 0 and key_index < len(keys):
@@ -329,8 +335,22 @@ class CertifyRun:
                     for write in writers:
                         write(line)
             if len(builder) >= LANE_PART:
+                builder.changed += changed
+                builder.without_clock += without_clock
+                builder.raised += raised_n
+                builder.no_session += no_session
+                builder.replicated += replicated
+                changed = without_clock = raised_n = no_session = replicated = 0
                 yield builder.columns()
                 builder = ColumnsBuilder()
+                reasons, fallbacks = builder.reasons, builder.fallbacks
+                add_recorded, add_computed = builder.recorded.extend, builder.computed.extend
+                add_commit_id = builder.commit_ids.append
+        builder.changed += changed
+        builder.without_clock += without_clock
+        builder.raised += raised_n
+        builder.no_session += no_session
+        builder.replicated += replicated
         if len(builder):
             yield builder.columns()
 
@@ -473,8 +493,12 @@ def line_of(trx: Transaction, computed: Any, reason: Reason, depends_on: str | N
     field type ``json.dumps(result_row(certified))``, or None without ``certified``."""
     start = trx.start
     lc, sn = trx.last_committed, trx.sequence_number
-    recorded = None if lc is None or sn is None else (lc, sn)     # recorded_clock(trx)
-    rec, comp = _clock_json(recorded), _clock_json(computed)
+    if lc is None or sn is None:
+        recorded, rec = None, "null"                # recorded_clock(trx), _clock_json
+    else:
+        recorded = (lc, sn)
+        rec = "[%d, %d]" % recorded if type(lc) is int and type(sn) is int else None
+    comp = _clock_json(computed)
     file, offset, gtid, segment = start.file, start.offset, trx.gtid, trx.segment or start.file
     depends = log_gtid(depends_on)
     if rec is None or comp is None or type(offset) is not int or type(file) is not str \

@@ -413,3 +413,20 @@ def test_totals_of_the_synthetic_shapes(monkeypatch, capsys, tmp_path: Path) -> 
         for extra in (["--top", "7"], ["--format", "json"]):
             assert _stats_args_run(monkeypatch, capsys, "compiled", [*extra, *files]) == \
                 _stats_args_run(monkeypatch, capsys, "python", [*extra, *files]), shape
+
+
+def test_unrolled_transaction_builder_equals_the_constructor() -> None:
+    """``corescan._transaction`` (the slots set by generated, unrolled code: one per
+    transaction of ``certify`` and ``dump --writesets``) builds what ``Transaction(...)``
+    builds, field by field, for values differing in every field."""
+    import dataclasses
+    from repltool.binlog.corescan import _TRX_FIELDS, _transaction
+    from repltool.binlog.transactions import Transaction
+    values = tuple(f"value-{i}" for i in range(len(_TRX_FIELDS)))
+    built = _transaction(values)
+    expected = Transaction(**dict(zip(_TRX_FIELDS, values)))
+    assert type(built) is Transaction and built == expected
+    assert [getattr(built, f.name) for f in dataclasses.fields(Transaction)] == \
+        [getattr(expected, f.name) for f in dataclasses.fields(Transaction)]
+    with pytest.raises(ValueError):
+        _transaction(values[:-1])       # every field or none
