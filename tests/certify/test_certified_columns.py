@@ -30,6 +30,7 @@ from repltool.cli import run as cli_run
 from repltool.distributed import pairs
 from repltool.distributed.pairs import CertifySpec, PairsSpec, certify_unit
 from repltool.distributed.units import Task, Unit
+from repltool.writeset import fused
 from tests.conftest import require_corpus
 
 
@@ -62,11 +63,13 @@ def test_report_from_executor_columns_equals_single_process(
                            run.options, report_only=True)
         task = Task("certify", extra=spec, run=certify_unit)
         before = coretrack.core_transactions()
+        hashed = fused.hash_counts()[0]
         with monkeypatch.context() as m:
             m.setattr(pairs, "_certified_unit", refused)
             results = [pickle.loads(pickle.dumps(certify_unit(task, Unit(i, (name,)))))
                        for i, name in enumerate(names)]
         certified_here = coretrack.core_transactions() - before
+        hashed_here = fused.hash_counts()[0] - hashed
         assert all(r.failure is None and r.payload[0] == [] for r in results)
         parts = [p for r in results for p in r.payload[1]]
         assert len(parts) > len(names)                 # LANE_PART cut the units
@@ -80,6 +83,8 @@ def test_report_from_executor_columns_equals_single_process(
         n = got.summary.before.transactions
         assert n > 500
         assert certified_here == (n if engine == "compiled" else 0)
+        # the writeset mode's executors read the keys' hashes, as the single process does
+        assert hashed_here == (n if engine == "compiled" and mode == "writeset" else 0)
         seen_commit_ids |= got.commit_id is not None
         seen_fallbacks |= bool(got.fallbacks)
     assert seen_commit_ids and seen_fallbacks
