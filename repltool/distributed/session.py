@@ -33,13 +33,13 @@ BREAK_EVEN_BYTES = 1_450_000_000
 #: saves, the single process's CPU per byte less the executors' (shared by 2 cores)
 #: and the driver's: F / (single - executors / 2 - driver), from CPU seconds per GB
 #: measured on 1 GB by bench/bench_spark_e2e.py (bench/results/spark15.md; schedule
-#: and stats: split15.md).  ``stats`` saves little per byte (the compiled reader
+#: and stats: split15.md; certify after the core hashes its keys: final20.md).  ``stats`` saves little per byte (the compiled reader
 #: needs about as much CPU per byte as Spark's tasks), so its figure is far beyond
 #: what one machine reads; Group Replication certifies on the driver, in order.
 BREAK_EVEN: dict[str, int] = {
     "stats": 12_000_000_000,
     "schedule": 250_000_000,
-    "certify": 430_000_000,
+    "certify": 1_230_000_000,
     "certify --mode group-replication": 860_000_000,
     "check": 260_000_000,
 }
