@@ -27,13 +27,11 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from repltool.binlog import engine
 from repltool.cli import run
-from repltool.writeset.jsonl import encode_key, key_head
-from repltool.writeset.model import KEY_SEP, WriteKey, key_prefix
-from repltool.writeset.plan import join_key
+from repltool.writeset.jsonl import key_head
+from repltool.writeset.model import KEY_SEP, key_prefix
 
-import xxhash
 
-from .test_core_dispatch import _string_keys
+from .test_core_dispatch import _general_text, _string_keys
 from .test_corpus import SETS
 
 
@@ -102,19 +100,6 @@ def test_non_ascii_values_are_left_to_python(core, string_specs, value: str,  # 
         core.str_entry_texts(raw + b"x", spec)
     with pytest.raises(IndexError):         # not even the length
         core.str_entry_texts(raw[:spec[3] - 1], spec)
-
-
-def _general_text(raws: list[bytes], layouts: list[tuple[int, bool, int]], db: str,
-                  table: str, index: str, parent: bool) -> str:
-    values, sks = [], []
-    for raw, (width, signed, top) in zip(raws, layouts):
-        values.append(int.from_bytes(raw, "little", signed=signed))
-        sk = bytearray(raw[::-1])
-        sk[0] ^= top
-        sks.append(bytes(sk))
-    data = join_key(key_prefix(index, db, table), sks)
-    return encode_key(WriteKey(db, table, index, tuple(values), data,
-                               xxhash.xxh64_intdigest(data), parent))
 
 
 _powers = sorted({v for k in range(20) for v in (10 ** k - 1, 10 ** k, 10 ** k + 1)
@@ -220,12 +205,12 @@ def test_synth_engines_agree(capsys, monkeypatch, synth_logs: dict,  # type: ign
 
 def test_long_and_short_lines_keep_their_order(capsys, monkeypatch,  # type: ignore[no-untyped-def]
                                                synth_logs: dict) -> None:
-    """Lines of at least ``_OWN_WRITE`` characters are written by themselves, the others
+    """Lines of at least ``OWN_WRITE`` characters are written by themselves, the others
     in batches: the output is still every line of the general path, in order."""
     import json
 
     from repltool.binlog import read_transactions
-    from repltool.cli.dump import _OWN_WRITE
+    from repltool.cli.jsonlines import OWN_WRITE
     from repltool.writeset import READ_OPTIONS, load_schema, writeset_record
     from repltool.writeset.extract import GeneralWritesetExtractor
 
@@ -235,9 +220,9 @@ def test_long_and_short_lines_keep_their_order(capsys, monkeypatch,  # type: ign
     want = [json.dumps(writeset_record(t, ex.writeset(t)), ensure_ascii=False)
             for t in read_transactions([str(f) for f in files], READ_OPTIONS, keep_events=True)]
     assert out[0] == "exit 0" and out[1:-2] == want
-    long = [i for i, line in enumerate(want) if len(line) >= _OWN_WRITE]
+    long = [i for i, line in enumerate(want) if len(line) >= OWN_WRITE]
     assert long and len(long) < len(want) - 10
-    assert any(0 < i < len(want) - 1 and len(want[i + 1]) < _OWN_WRITE for i in long)
+    assert any(0 < i < len(want) - 1 and len(want[i + 1]) < OWN_WRITE for i in long)
 
 
 def test_integer_text_refuses_wrong_types(core) -> None:  # type: ignore[no-untyped-def]
