@@ -43,6 +43,14 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return files
 
 
+def _interruptible() -> None:
+    """In the child before exec: SIGINT as a terminal's foreground job has it.  A suite
+    started in the background by a shell without job control runs with SIGINT ignored,
+    which its children inherit (POSIX), and Python then installs no KeyboardInterrupt
+    handler: the child would rightly ignore the test's SIGINT."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _staging(out: Path) -> list[Path]:
     return [p for p in out.iterdir() if p.name.startswith(STAGING_PREFIX)] \
         if out.is_dir() else []
@@ -68,7 +76,8 @@ def test_a_signal_during_certify_output_leaves_nothing(big: list[Path], tmp_path
     out = tmp_path / "out"
     proc = subprocess.Popen([*REPLTOOL, "certify", "--pk-only", "--format", "jsonl",
                              "--output", str(out), *map(str, big)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_interruptible)
     _stop_mid_run(proc, out, [p.name for p in big])
     os.kill(proc.pid, signum)
     os.kill(proc.pid, signal.SIGCONT)
