@@ -31,16 +31,8 @@ from repltool.writeset.jsonl import key_head
 from repltool.writeset.model import KEY_SEP, key_prefix
 
 
-from .test_core_dispatch import _general_text, _string_keys
+from .test_core_dispatch import _general_text, _string_keys, core  # noqa: F401 (fixture)
 from .test_corpus import SETS
-
-
-@pytest.fixture
-def core(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    monkeypatch.setenv(engine.ENV, "compiled")
-    mod = engine.compiled_core()
-    assert mod is not None
-    return mod
 
 
 @pytest.fixture(scope="module")
