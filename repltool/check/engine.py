@@ -51,7 +51,9 @@ _T = EventType
 _KNOWN = frozenset(int(t) for t in EventType)
 _GTID_TYPES = frozenset({_T.GTID_LOG_EVENT, _T.ANONYMOUS_GTID_LOG_EVENT,
                          _T.GTID_TAGGED_LOG_EVENT})
-CHECK_READ_TYPES = GROUPING_TYPES | {_T.PREVIOUS_GTIDS_LOG_EVENT, _T.GTID_LIST_EVENT}
+#: the bodies check reads (START_ENCRYPTION: its S007 names the key version)
+CHECK_READ_TYPES = GROUPING_TYPES | {_T.PREVIOUS_GTIDS_LOG_EVENT, _T.GTID_LIST_EVENT,
+                                     _T.START_ENCRYPTION_EVENT}
 _BUILTIN = object()
 
 
@@ -91,7 +93,7 @@ def check_files(paths: Paths,
     provider = builtin_provider() if writesets is _BUILTIN else writesets
     checker = _Checker(names, config or CheckConfig(), provider,  # type: ignore[arg-type]
                        reader or read_events, window, damage)
-    if not checker.core:
+    if not checker.lazy:
         return checker.run()
     try:
         return checker.run()
@@ -100,7 +102,7 @@ def check_files(paths: Paths,
         # counts a failure): the whole check again, on the general reader
         assert isinstance(provider, RowWritesetProvider)
         return _Checker(names, config or CheckConfig(), provider.fresh(), read_events,
-                        window, damage, core=False).run()
+                        window, damage, fused=False).run()
 
 
 def require_readable(path: str) -> None:
@@ -229,7 +231,9 @@ class _Checker:
                  provider: WritesetProvider | None,
                  reader: Callable[..., Iterator[Event]] = read_events,
                  window: Window | None = None, damage: DamageLog | None = None,
-                 core: bool = True) -> None:
+                 fused: bool = True) -> None:
+        """``fused``: the compiled core and the lazy write-set read may read (False:
+        the general reader, events fed to the provider)."""
         self.paths, self.cfg, self.provider = paths, cfg, provider
         self.reader = reader
         self.damage = damage
@@ -262,7 +266,18 @@ class _Checker:
         self.duplicates: list[tuple[object, int, int, int]] | None = None  # check_part: G001s
         self.w001_first: tuple[int, int] | None = None   # check_part: first clock W001 saw
         self.w001_last: int | None = None
-        ws_events = provider is not None and getattr(provider, "needs_events", False)
+        plain = bool(fused and reader is read_events and damage is None
+                     and len(set(paths)) == len(paths))
+        #: the row-decoding provider reads a stream's write sets itself, lazily
+        #: (:meth:`RowWritesetProvider.reading`), in both engines: only once a
+        #: transaction asks for one (W001/W002 need a MySQL clock), so a stream
+        #: without one (MariaDB, MySQL 5.6 and older) has its rows never keyed and
+        #: their warnings never given.  Else (--keep-going, --spark parts, a path
+        #: named twice, the restart after the lazy read stopped) its events are fed
+        #: to it as they stream.
+        self.lazy = plain and isinstance(provider, RowWritesetProvider)
+        ws_events = (provider is not None and getattr(provider, "needs_events", False)
+                     and not self.lazy)
         # a provider with feed() folds each transaction's events as they stream
         self.tap = getattr(provider, "feed", None) if ws_events else None
         self.keep_events = ((bool(ws_events) and self.tap is None)
@@ -271,11 +286,8 @@ class _Checker:
                                 keep_going=damage is not None)
         # the compiled core reads (CheckScan), unless the events themselves are needed
         # (a window's, a provider's without a fused read) or a path repeats
-        self.core = bool(core and reader is read_events and damage is None
-                         and self.window is None and compiled_core() is not None
-                         and (provider is None or isinstance(provider, RowWritesetProvider)
-                              or not ws_events)
-                         and len(set(paths)) == len(paths))
+        self.core = (plain and self.window is None and compiled_core() is not None
+                     and not ws_events)
         #: transactions the core completed (tests: the core path ran)
         self.core_transactions = 0
         self._pending: deque[tuple[int, int, Event]] = deque()
@@ -292,17 +304,22 @@ class _Checker:
             stream = _Stream(self, i)
             transactions = group_transactions(stream.events(), keep_events=self.keep_events,
                                               tap=self.tap)
-            if self.window is None:
-                for trx in transactions:
-                    self.transaction(trx)
-            else:
-                checked = self._checked(transactions)
-                for trx in self.window.select(checked, self.paths):
-                    starts, ends = self.inside.setdefault(trx.start.file, ([], []))
-                    starts.append(trx.start.offset)
-                    ends.append(math.inf if trx.spans_files else trx.end_offset)
-                for _ in checked:               # (the rest, after the window's end)
-                    pass
+            provider = self._lazy_provider(i)
+            try:
+                if self.window is None:
+                    for trx in transactions:
+                        self.transaction(trx)
+                else:
+                    checked = self._checked(transactions)
+                    for trx in self.window.select(checked, self.paths):
+                        starts, ends = self.inside.setdefault(trx.start.file, ([], []))
+                        starts.append(trx.start.offset)
+                        ends.append(math.inf if trx.spans_files else trx.end_offset)
+                    for _ in checked:           # (the rest, after the window's end)
+                        pass
+                self._drain(stream.stopped)
+            finally:
+                self.provider = provider
             i = stream.next_index
         self.finish()
         if self.window is not None:
@@ -357,9 +374,7 @@ class _Checker:
         next stream starts at."""
         self.segment += 1
         paths = self.paths[first:]
-        provider = self.provider
-        if isinstance(provider, RowWritesetProvider):
-            self.provider = provider.reading(paths)
+        provider = self._lazy_provider(first)
         pending = self._pending
         pending.clear()
         index = self._index
@@ -402,13 +417,26 @@ class _Checker:
                 for trx in group_transactions(general.events(), state=rest.state()):
                     self.transaction(trx)
                 stopped, nxt = general.stopped, general.next_index
-            if isinstance(self.provider, LogPairs):
-                # the write sets of the rest of the stream are read too (their
-                # warnings are the event-fed provider's)
-                self.provider.drain(stopped)
+            self._drain(stopped)
             return nxt
         finally:
             self.provider = provider
+
+    def _lazy_provider(self, first: int) -> WritesetProvider | None:
+        """The provider as it was: for the stream from file ``first`` on, a lazy read
+        of its write sets takes its place (see :attr:`lazy`; the caller puts it
+        back)."""
+        provider = self.provider
+        if self.lazy and isinstance(provider, RowWritesetProvider):
+            self.provider = provider.reading(self.paths[first:])
+        return provider
+
+    def _drain(self, stopped: bool) -> None:
+        """The stream ended (``stopped``: at an error of the log): if a write set was
+        asked for, those of the rest of the stream are read too (the same write sets
+        and warnings as the event-fed provider's)."""
+        if isinstance(self.provider, LogPairs):
+            self.provider.drain(stopped)
 
     def _file_upto(self, i: int) -> _File:
         """File ``i``'s state (the files up to it begun, in order)."""
@@ -962,7 +990,7 @@ def check_part(paths: Paths, config: CheckConfig | None = None, *,
     provider = builtin_provider() if writesets is _BUILTIN else writesets
     # (the parts' truncated transactions are sent without events: the general reader's)
     ck = _Checker(names, config or CheckConfig(), provider, read_events,  # type: ignore[arg-type]
-                  core=False)
+                  fused=False)
     ck.duplicates = []
     last: list[Transaction] = []
     count = ck.transaction

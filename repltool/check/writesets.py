@@ -69,18 +69,31 @@ class RowWritesetProvider:
     needs_events = True
 
     def __init__(self, schema: Any = None) -> None:
-        from ..writeset import WritesetExtractor
-        # a write set past the limit is unknown here (see __call__): MySQL's rule drops
-        # it as it grows, so its keys never cost more than the history size
-        self._extractor = WritesetExtractor(schema, drop_past_limit=True)
+        self._extractor = self._new_extractor(schema, None)
         self.failures = 0
         self.unknown_key_tables: dict[str, None] = {}
         self._maps_seen: tuple[Any, ...] = ()
         self._named: set[tuple[str, str]] = set()
 
+    @staticmethod
+    def _new_extractor(schema: Any, warned: set[Any] | None) -> Any:
+        from ..writeset import WritesetExtractor
+        # a write set past the limit is unknown here (see __call__): MySQL's rule drops
+        # it as it grows, so its keys never cost more than the history size
+        return WritesetExtractor(schema, drop_past_limit=True, warned=warned)
+
     def fresh(self) -> RowWritesetProvider:
-        """A provider of the same schema that has read nothing yet."""
-        return RowWritesetProvider(self._extractor.schema)
+        """A provider of the same schema that has read nothing yet and gives none of
+        the warnings this one's reads gave (check starts over with it: a warning of
+        the first attempt is not given twice)."""
+        fresh = RowWritesetProvider(None)
+        fresh._extractor = self._new_extractor(self._extractor.schema, self.warned)
+        return fresh
+
+    @property
+    def warned(self) -> set[Any]:
+        """The warnings given by this provider's reads (tags; its lazy reads share it)."""
+        return self._extractor.warned  # type: ignore[no-any-return]
 
     def feed(self, ev: Any, opens: bool) -> None:
         """One event of the open transaction, as it streams (its keys are folded
@@ -157,7 +170,8 @@ class LogPairs:
             ex = self.owner._extractor
             self._pairs = read_writeset_summaries(
                 self.paths, ex.schema, verify_checksum=False, drop_past_limit=True,
-                history_size=ex.history_size, table_maps=self._maps)
+                history_size=ex.history_size, table_maps=self._maps,
+                warned=self.owner.warned)
         return self._pairs
 
     def __call__(self, trx: Any) -> TrxWriteset | None:

@@ -148,11 +148,15 @@ class WritesetExtractor:
         (``limit_reached``, ``keys`` empty; see :meth:`spill`), so a transaction's
         keys cost memory up to the history size, not its row count.  ``False``
         (Group Replication's certification, ``dump --writesets``): every key is kept.
+    :param warned: the warnings already given (their tags, updated in place), shared
+        by the extractors of one run so that each is given once, whichever gave it
+        first (default: the schema's, else a set of this extractor's own).
     """
 
     def __init__(self, schema: Schema | None = None, *, history_size: int = 25000,
                  table_maps: dict[int, TableDef] | None = None, strict: bool = False,
-                 default_collation: str | None = None, drop_past_limit: bool = False) -> None:
+                 default_collation: str | None = None, drop_past_limit: bool = False,
+                 warned: set[Any] | None = None) -> None:
         self.schema = schema
         self.drop_past_limit = drop_past_limit
         self.default_collation = default_collation
@@ -170,8 +174,14 @@ class WritesetExtractor:
                                                 else table_def_cache())  # type: ignore[assignment]
         self.strict = strict
         self._plans: dict[int, tuple[TableDef, Plan]] = {}
-        self._warned: set[Any] = schema._warned if schema is not None else set()
+        self._warned: set[Any] = (warned if warned is not None else
+                                  schema._warned if schema is not None else set())
         self.begin()
+
+    @property
+    def warned(self) -> set[Any]:
+        """The warnings given so far (their tags): see ``warned`` above."""
+        return self._warned
 
     def table_keys(self, td: TableDef) -> TableKeys | None:
         """The key-only extractor of ``td``, once a Rows event of it went through
