@@ -30,7 +30,9 @@ from ..binlog.corescan import CheckScan, Handover
 from ..binlog.damage import DamageLog
 from ..binlog.engine import compiled_core
 from ..binlog.reader import resume_events
-from ..binlog.events import DAMAGED_TYPE, DamagedBody, Event, GtidListBody, PreviousGtidsBody
+from ..binlog.events import (
+    DAMAGED_TYPE, DamagedBody, Event, GtidBody, GtidListBody, PreviousGtidsBody,
+)
 from ..binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
 from ..errors import (
     ChecksumMismatch, EncryptedLog, InputError, LogFormatError, NoFormatDescription,
@@ -278,8 +280,10 @@ class _Checker:
         self.lazy = plain and isinstance(provider, RowWritesetProvider)
         ws_events = (provider is not None and getattr(provider, "needs_events", False)
                      and not self.lazy)
-        # a provider with feed() folds each transaction's events as they stream
-        self.tap = getattr(provider, "feed", None) if ws_events else None
+        # a provider with feed() folds each transaction's events as they stream (of
+        # the transactions with a MySQL clock: the only ones it is asked about)
+        feed = getattr(provider, "feed", None) if ws_events else None
+        self.tap = _clocked_only(feed) if feed is not None else None
         self.keep_events = ((bool(ws_events) and self.tap is None)
                             or bool(window and window.needs_events))
         self.opts = ReadOptions(verify_checksum=False, types=None if ws_events else CHECK_READ_TYPES,
@@ -920,6 +924,24 @@ def _previous_key(key: object) -> object:
         from uuid import UUID
         return (UUID(key[0]), key[1])
     return key
+
+
+def _clocked_only(feed: Callable[[Event, bool], None]) -> Callable[[Event, bool], None]:
+    """A grouper's tap that passes ``feed`` the events of the transactions whose first
+    event is a MySQL Gtid event with a clock, and no others: W001/W002 ask for the
+    write sets of those only (:meth:`_Checker._clock`), so the rows of a log without
+    clocks (MariaDB, MySQL 5.6 and older) are not keyed nor warned about, as with the
+    lazy read."""
+    on = False
+
+    def tap(ev: Event, opens: bool) -> None:
+        nonlocal on
+        if opens:
+            body = ev.body
+            on = isinstance(body, GtidBody) and body.lt_type is not None
+        if on:
+            feed(ev, opens)
+    return tap
 
 
 class _Stream:

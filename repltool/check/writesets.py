@@ -46,10 +46,10 @@ class WritesetProvider(Protocol):
     """Gives the write set of a transaction, or None when it is unknown.
 
     ``needs_events``: the provider reads the events' bodies.  When it also has a
-    ``feed(event, opens)`` method, the engine passes it each transaction's events
-    as they stream (a :func:`~repltool.binlog.group_transactions` tap) and keeps
-    none; otherwise it keeps every transaction's events in ``Transaction.events``
-    while it is checked.
+    ``feed(event, opens)`` method, the engine passes it the events of each
+    transaction with a MySQL clock (the rules ask about those only) as they stream
+    (a :func:`~repltool.binlog.group_transactions` tap) and keeps none; otherwise it
+    keeps every transaction's events in ``Transaction.events`` while it is checked.
     """
 
     needs_events: bool
