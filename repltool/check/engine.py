@@ -275,8 +275,8 @@ class _Checker:
         #: transaction asks for one (W001/W002 need a MySQL clock), so a stream
         #: without one (MariaDB, MySQL 5.6 and older) has its rows never keyed and
         #: their warnings never given.  Else (--keep-going, --spark parts, a path
-        #: named twice, the restart after the lazy read stopped) its events are fed
-        #: to it as they stream.
+        #: named twice, the restart after the lazy read stopped) it is fed the events
+        #: of the transactions with a clock as they stream (:func:`_clocked_only`).
         self.lazy = plain and isinstance(provider, RowWritesetProvider)
         ws_events = (provider is not None and getattr(provider, "needs_events", False)
                      and not self.lazy)
