@@ -385,3 +385,15 @@ def test_keep_going_keys_clocked_transactions(monkeypatch, synth_logs, tmp_path:
         out = _kept_going(monkeypatch, which, paths)
         assert [w for w in out[1] if "table_id:11259375 cannot be keyed" in w] == out[1]
         assert len(out[1]) == 1 and out[1] == lazy[4]
+
+
+def test_mixed_stream(monkeypatch, corpus: Path, synth_logs) -> None:  # type: ignore[no-untyped-def]
+    """A MySQL 5.1 log (no clocks; Rows events of types 20-22) checked in one stream
+    with MySQL 8.0 logs: the lazy read starts at the stream's first file once an 8.0
+    transaction asks, so the 5.1 rows are keyed and warned about too - the same in
+    both engines (the whole output and the warnings)."""
+    old = corpus / "mysql" / "mysql56" / "mysql-test__suite__binlog__std_data__ver_5_1-telco.001"
+    paths = [old, *synth_logs["bin"]]
+    assert _same(monkeypatch, paths) > 0
+    out = _run(monkeypatch, "python", paths)
+    assert any("event type 20 is not decoded" in w for w in out[4])
