@@ -264,24 +264,42 @@ def test_committed_offsets_round_trip() -> None:
             packed[n]
 
 
-def test_write_set_read_stops_check_starts_over(monkeypatch, synth_logs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """A Rows event whose column count does not match its Table_map (CRC32 valid): the
-    event-fed provider counts a failure and reads on, the fused write-set read stops
-    there; check then starts over on the general reader, with the event-fed provider
-    (once in each engine: both read write sets lazily), with the same output."""
-    from repltool.check import writesets as cw
-    paths = list(synth_logs["bin"])
+UNMAPPED = 0xABCDEF          # a table id no Table_map of the synth logs has
+
+
+def _bad_column_count(data: bytearray, off: int) -> None:
+    """The column count of the Rows v2 event at ``off`` no longer its Table_map's."""
+    body = off + 19
+    extra = int.from_bytes(data[body + 8:body + 10], "little")
+    data[body + 10 + extra - 2] += 3
+
+
+def _unmapped_table(data: bytearray, off: int) -> None:
+    """The Rows event at ``off`` refers to a table id no Table_map gave."""
+    data[off + 19:off + 25] = UNMAPPED.to_bytes(6, "little")
+
+
+def _patched_rows(paths: list[Path], tmp_path: Path, edits) -> list[Path]:  # type: ignore[no-untyped-def]
+    """``paths`` with the second file copied to ``tmp_path`` and edited: ``edits`` maps a
+    share of its Write_rows v2 events (0.5: the middle one) to an edit of that event;
+    each edited event's CRC32 recomputed (valid)."""
     src = paths[1]
     data = bytearray(src.read_bytes())
     rows = [(o, s) for o, tc, s in _event_offsets(src) if tc == 30]      # Write_rows v2
-    off, size = rows[len(rows) // 2]
-    body = off + 19
-    extra = int.from_bytes(data[body + 8:body + 10], "little")
-    data[body + 10 + extra - 2] += 3                                     # the column count
-    data[off + size - 4:off + size] = zlib.crc32(bytes(data[off:off + size - 4])
-                                                 ).to_bytes(4, "little")
-    paths[1] = tmp_path / src.name
-    paths[1].write_bytes(bytes(data))
+    for share, edit in edits.items():
+        off, size = rows[int(len(rows) * share)]
+        edit(data, off)
+        data[off + size - 4:off + size] = zlib.crc32(bytes(data[off:off + size - 4])
+                                                     ).to_bytes(4, "little")
+    out = list(paths)
+    out[1] = tmp_path / src.name
+    out[1].write_bytes(bytes(data))
+    return out
+
+
+def _count_restarts(monkeypatch) -> list[int]:  # type: ignore[no-untyped-def]
+    """One item per whole-check restart (a fresh provider made for it)."""
+    from repltool.check import writesets as cw
     fresh = cw.RowWritesetProvider.fresh
     calls: list[int] = []
 
@@ -289,6 +307,16 @@ def test_write_set_read_stops_check_starts_over(monkeypatch, synth_logs, tmp_pat
         calls.append(1)
         return fresh(self)
     monkeypatch.setattr(cw.RowWritesetProvider, "fresh", counted)
+    return calls
+
+
+def test_write_set_read_stops_check_starts_over(monkeypatch, synth_logs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A Rows event whose column count does not match its Table_map (CRC32 valid): the
+    event-fed provider counts a failure and reads on, the fused write-set read stops
+    there; check then starts over on the general reader, with the event-fed provider
+    (once in each engine: both read write sets lazily), with the same output."""
+    paths = _patched_rows(list(synth_logs["bin"]), tmp_path, {0.5: _bad_column_count})
+    calls = _count_restarts(monkeypatch)
     assert _same(monkeypatch, paths) > 0
     assert calls == [1, 1]
 
@@ -307,35 +335,14 @@ def test_restart_gives_each_warning_once(monkeypatch, synth_logs, tmp_path: Path
     image, CRC32 valid, late in the input); a warning the first attempt gave (rows of
     an unmapped table id, early) is not given again by the second: each warning once,
     as the event-fed provider gives them in its single pass."""
-    from repltool.check import writesets as cw
-    paths = list(synth_logs["bin"])
-    src = paths[1]
-    data = bytearray(src.read_bytes())
-    rows = [(o, s) for o, tc, s in _event_offsets(src) if tc == 30]      # Write_rows v2
-    off, size = rows[len(rows) // 8]
-    data[off + 19:off + 25] = (0xABCDEF).to_bytes(6, "little")           # no such Table_map
-    data[off + size - 4:off + size] = zlib.crc32(bytes(data[off:off + size - 4])
-                                                 ).to_bytes(4, "little")
-    off, size = rows[len(rows) * 7 // 8]
-    body = off + 19
-    extra = int.from_bytes(data[body + 8:body + 10], "little")
-    data[body + 10 + extra - 2] += 3                                     # the column count
-    data[off + size - 4:off + size] = zlib.crc32(bytes(data[off:off + size - 4])
-                                                 ).to_bytes(4, "little")
-    paths[1] = tmp_path / src.name
-    paths[1].write_bytes(bytes(data))
-    fresh = cw.RowWritesetProvider.fresh
-    calls: list[int] = []
-
-    def counted(self):  # type: ignore[no-untyped-def]
-        calls.append(1)
-        return fresh(self)
-    monkeypatch.setattr(cw.RowWritesetProvider, "fresh", counted)
+    paths = _patched_rows(list(synth_logs["bin"]), tmp_path,
+                          {1 / 8: _unmapped_table, 7 / 8: _bad_column_count})
+    calls = _count_restarts(monkeypatch)
     for which in ("compiled", "python"):
         calls.clear()
         out = _run(monkeypatch, which, paths)
         assert calls == [1], which                      # it did start over
-        unmapped = [w for w in out[4] if "table_id:11259375 cannot be keyed" in w]
+        unmapped = [w for w in out[4] if f"table_id:{UNMAPPED} cannot be keyed" in w]
         assert len(unmapped) == 1, (which, out[4])
         assert len(set(out[4])) == len(out[4]), which
         assert out == _fed(monkeypatch, which, paths)
@@ -370,20 +377,11 @@ def test_keep_going_keys_only_clocked_transactions(monkeypatch, corpus: Path, na
 def test_keep_going_keys_clocked_transactions(monkeypatch, synth_logs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """--keep-going on a MySQL 8.0 log: the transactions with a clock are fed to the
     provider (rows of an unmapped table id warned about, once), as the lazy read gives."""
-    paths = list(synth_logs["bin"])
-    src = paths[1]
-    data = bytearray(src.read_bytes())
-    rows = [(o, s) for o, tc, s in _event_offsets(src) if tc == 30]      # Write_rows v2
-    off, size = rows[len(rows) // 3]
-    data[off + 19:off + 25] = (0xABCDEF).to_bytes(6, "little")           # no such Table_map
-    data[off + size - 4:off + size] = zlib.crc32(bytes(data[off:off + size - 4])
-                                                 ).to_bytes(4, "little")
-    paths[1] = tmp_path / src.name
-    paths[1].write_bytes(bytes(data))
+    paths = _patched_rows(list(synth_logs["bin"]), tmp_path, {1 / 3: _unmapped_table})
     lazy = _run(monkeypatch, "python", paths)
     for which in ("compiled", "python"):
         out = _kept_going(monkeypatch, which, paths)
-        assert [w for w in out[1] if "table_id:11259375 cannot be keyed" in w] == out[1]
+        assert [w for w in out[1] if f"table_id:{UNMAPPED} cannot be keyed" in w] == out[1]
         assert len(out[1]) == 1 and out[1] == lazy[4]
 
 
