@@ -73,6 +73,17 @@ from .members import GroupSimulation
 from .model import CertifyOptions, CertResult, CertTransaction, GarbageCollect, Reason
 
 
+def check_gtid(gtid: str) -> None:
+    """What the certifier checks of the GTID of a transaction whose items it stores (the
+    snapshot version's GTID): ``uuid:gno`` (or ``uuid:tag:gno``) with MySQL's GNO range.
+
+    :raises CertifyError: when it is not.
+    """
+    _sid, gno = split_gtid(gtid)
+    if gno > MAX_GNO:
+        raise CertifyError(f"a GNO beyond MySQL's largest, {MAX_GNO}")
+
+
 class _SnapshotRef:
     """``Gtid_set_ref``: one per certified transaction, shared by its items.
 
@@ -86,9 +97,7 @@ class _SnapshotRef:
     __slots__ = ("_snapshot", "_version", "sequence_number", "gtid")
 
     def __init__(self, snapshot: GtidSet | None, sequence_number: int, gtid: str) -> None:
-        _sid, gno = split_gtid(gtid)
-        if gno > MAX_GNO:
-            raise CertifyError(f"a GNO beyond MySQL's largest, {MAX_GNO}")
+        check_gtid(gtid)
         self._snapshot, self._version = snapshot, None
         self.sequence_number, self.gtid = sequence_number, gtid
 
