@@ -88,9 +88,9 @@ cdef class GroupCertifierCore:
     :param gc_every: ``CertifyOptions.gc_every`` (0: none).
     :param gc_opens_window: ``CertifyOptions.gc_opens_window``.
     :param session_order: ``CertifyOptions.session_order``.
-    :param check_gtid: ``check_gtid(gtid, has_writeset)``: what the Python certifier
-        does with a GTID the core does not know for certain to be valid (map it as
-        ``cert_gtid`` and, with a write set, check it or raise its error).
+    :param check_gtid: ``check_gtid(gtid, has_writeset, logged)``: what the Python
+        certifier does with a GTID the core does not know for certain to be valid (map a
+        logged one as ``cert_gtid`` and, with a write set, check it or raise its error).
     """
 
     cdef _History info
@@ -153,14 +153,19 @@ cdef class GroupCertifierCore:
             self.collect()
             self.since_gc = 0
 
-    cdef int check(self, object gtid, bint has_ws) except -1:
+    cdef int check(self, object gtid, bint has_ws, bint logged) except -1:
+        """The GTID of the next transaction: ``logged`` as the log spells it (``None``
+        or ``ANONYMOUS``: one the certifier generates, group_uuid checked first), else
+        as certification spells it (``CertTransaction.gtid``)."""
         if gtid is None or (has_ws and _gtid_plain(gtid)):
             return 0
-        if type(gtid) is str and <str>gtid == "ANONYMOUS":
-            return 0        # the GTID the certifier generates (group_uuid checked first)
-        if type(gtid) is str and not has_ws and (<str>gtid == "ANONYMOUS" or ":" in <str>gtid):
+        if logged:
+            if type(gtid) is str and (<str>gtid == "ANONYMOUS"
+                                      or (not has_ws and ":" in <str>gtid)):
+                return 0
+        elif not has_ws:
             return 0
-        self.check_gtid(gtid, has_ws)
+        self.check_gtid(gtid, has_ws, logged)
         return 0
 
     cdef int assign(self, const uint64_t* ws, Py_ssize_t n, int flags,
@@ -236,19 +241,20 @@ cdef class GroupCertifierCore:
             raise ValueError("write set changed while read")
         return n
 
-    def step(self, object hashes, int flags, object gtid, object session):
+    def step(self, object hashes, int flags, object gtid, object session, bint logged=True):
         """One remote transaction (``iter_group_replication``: the collection after
         ``gc_every``, then ``Certifier.certify`` without conflict detection).
 
         :param hashes: its write-set hashes (ints that fit a uint64; otherwise
             TypeError/OverflowError/ValueError and nothing changed).
         :param flags: 1 DDL, 2 CTAS, 4 missing keys, 8 empty kind.
-        :param gtid: as logged (checked as the certifier does when there are hashes).
+        :param gtid: as logged, or as certification spells it (``logged=False``):
+            checked as the certifier does when there are hashes.
         :returns: ``(last_committed, sequence_number, reason code, key index or -1,
             detail code, kind, window reason code, window kind, window number)``.
         """
         cdef Py_ssize_t n = self.load(hashes)
-        self.check(gtid, n > 0)
+        self.check(gtid, n > 0, logged)
         self.before_item()
         self.assign(self.buf, n, flags, session)
         self.since_gc += 1
@@ -366,7 +372,7 @@ cdef class GroupCertifierCore:
                 lc = seq = 0
                 reason = CR_VIEW_CHANGE
             else:
-                self.check(gtids[i], nws > 0)
+                self.check(gtids[i], nws > 0, True)
                 self.before_item()
                 flags = 0
                 if ddl:

@@ -71,11 +71,12 @@ def core_applies(options: CertifyOptions, stable_sets: Sequence[Any] = ()) -> bo
     return True
 
 
-def check_any_gtid(gtid: Any, has_writeset: bool) -> None:
-    """What the certifier does with a logged GTID the core does not know for certain to
-    be valid: map it (:func:`~repltool.certify.source.cert_gtid`) and, when the
-    transaction stores items, check it (:func:`~repltool.certify.group_replication.check_gtid`)."""
-    g = cert_gtid(gtid)
+def check_any_gtid(gtid: Any, has_writeset: bool, logged: bool = True) -> None:
+    """What the certifier does with a GTID the core does not know for certain to be
+    valid: map a ``logged`` one (:func:`~repltool.certify.source.cert_gtid`; else it is
+    spelt as certification spells it) and, when the transaction stores items, check it
+    (:func:`~repltool.certify.group_replication.check_gtid`)."""
+    g = cert_gtid(gtid) if logged else gtid
     if has_writeset and g is not None:
         check_gtid(g)
 
@@ -137,16 +138,16 @@ class CoreGroupCertifier:
         return self._names.get(seq)
 
     def step_values(self, ws: Any, flags: int, gtid: str | None, session: Any,
-                    names_gtid: str | None, explain: bool
+                    names_gtid: str | None, explain: bool, logged: bool = True
                     ) -> tuple[int, int, Reason, int, str]:
         """A remote transaction from its values: ``(last_committed, sequence_number,
         reason, index of the deciding item or -1, detail)``; ``ws`` its write-set hashes
         (uint64 ints; otherwise TypeError/OverflowError/ValueError and nothing changed),
-        ``gtid`` as logged, ``names_gtid`` the name its sequence number gets (as
-        certification spells it).  ``explain=False`` (a whole run's choice): no detail
+        ``gtid`` as logged (``logged=False``: as certification spells it),
+        ``names_gtid`` the name its sequence number gets (as certification spells it).  ``explain=False`` (a whole run's choice): no detail
         (``""``) and no names kept."""
         lc, seq, reason, key_index, detail, kind, _wr, wkind, warg = self.core.step(
-            ws, flags, gtid, session)
+            ws, flags, gtid, session, logged)
         _RAN[0] += 1
         if not explain:
             return lc, seq, self._reasons[reason], key_index, ""
@@ -172,7 +173,7 @@ class CoreGroupCertifier:
                               detail=VIEW_CHANGE_DETAIL)
         ws = trx.writeset
         lc, seq, reason, key_index, detail = self.step_values(
-            ws, flags_of(trx), trx.gtid, trx.session, trx.gtid, True)
+            ws, flags_of(trx), trx.gtid, trx.session, trx.gtid, True, False)
         return CertResult(
             trx=trx, computed=(lc, seq), reason=reason, depends_on=self._names.get(lc),
             key=None if key_index < 0 else trx.key_at(key_index),
