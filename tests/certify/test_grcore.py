@@ -26,6 +26,7 @@ read (:func:`repltool.certify.grcore.core_applies`).  Here:
 
 from __future__ import annotations
 
+import json
 import pickle
 import random
 import warnings
@@ -323,6 +324,95 @@ def test_gr_outputs_equal_on_a_bench_builder_log(tmp_path: Path, capsys) -> None
     path = tmp_path / "binlog.000001"
     build_mysql80_log(path, 1, seed=5)
     assert compare_outputs([path], None, tmp_path, capsys, formats=("jsonl", "text")) > 1000
+
+
+@st.composite
+def seed_logs(draw: st.DrawFn) -> list[list[Any]]:
+    """Real MySQL 8.0 logs (``tests/certify_cli/seedlogs``): write sets of rows ``id = N``
+    (duplicates within one transaction), ALTER TABLE, CTAS, empty transactions,
+    View_change, a compressed transaction, several sessions, one to three files."""
+    from tests.certify_cli.seedlogs import DDL, VIEW_CHANGE, ctas, empty, ws
+    files = []
+    for _ in range(draw(st.integers(1, 3))):
+        trxs = []
+        for _ in range(draw(st.integers(1, 12))):
+            what = draw(st.sampled_from(["ws"] * 6 + ["ddl", "view", "ctas", "empty", "zip"]))
+            thread = draw(st.integers(1, 3))
+            ids = draw(st.lists(st.integers(1, 6), min_size=1, max_size=4))
+            if what == "ws":
+                trxs.append(ws(*ids, thread=thread))
+            elif what == "zip":
+                trxs.append(ws(*ids, thread=thread, compress=True))
+            elif what == "ctas":
+                trxs.append(ctas(f"t{draw(st.integers(2, 3))}", *ids, thread=thread))
+            elif what == "empty":
+                trxs.append(empty(thread=thread))
+            else:
+                trxs.append(DDL if what == "ddl" else VIEW_CHANGE)
+        files.append(trxs)
+    return files
+
+
+@settings(max_examples=25, deadline=None)
+@given(files=seed_logs(), options=st.sampled_from([(), ("--gc-every", "2"),
+                                                   ("--session-order",),
+                                                   ("--history-size", "1")]))
+def test_gr_outputs_equal_on_generated_real_logs(files, options, tmp_path_factory) -> None:
+    """Whole outputs (text, JSONL) and the packed driver's report on generated real logs:
+    the View_change events, DDL, CTAS and empty transactions as the readers group them."""
+    import io
+    from contextlib import redirect_stdout
+    from repltool.cli import run
+    from tests.certify_cli.seedlogs import write_logs
+    paths = write_logs(tmp_path_factory.mktemp("seed"), files)
+    names = [str(p) for p in paths]
+    for fmt in ("jsonl", "text"):
+        outs = []
+        for how in ("core", "python", "objects"):
+            buf = io.StringIO()
+            patch = (mock.patch.object(report_mod, "core_group_certifier", lambda *a: None)
+                     if how == "python" else
+                     mock.patch.object(CertifyRun, "lane_parts", lambda self, writers=(): None)
+                     if how == "objects" else mock.patch.object(report_mod, "LANE_PART", 3))
+            before = core_gr_transactions()
+            with patch, redirect_stdout(buf):
+                code = run(["certify", "--format", fmt, *GR, *options, *names])
+            outs.append((code, buf.getvalue()))
+            ran = core_gr_transactions() - before
+            assert (ran == 0) == (how == "python")
+        assert outs[0] == outs[1] == outs[2]
+    cert = replace(CertifyOptions(), **_options_of(options))
+    want, got, in_core = _packed(paths, cert, [], True)
+    assert got == want and in_core == want.summary.before.transactions
+
+
+def _options_of(args: tuple[str, ...]) -> dict[str, Any]:
+    if args == ("--gc-every", "2"):
+        return {"gc_every": 2}
+    if args == ("--session-order",):
+        return {"session_order": True}
+    if args == ("--history-size", "1"):
+        return {"history_size": 1}
+    return {}
+
+
+def test_generated_real_logs_hold_view_changes(tmp_path: Path, capsys) -> None:
+    """The generated logs' View_change transactions reach the core as such: (0, 0),
+    reason view-change, the window opened after it."""
+    from repltool.cli import run
+    from tests.certify_cli.seedlogs import DDL, VIEW_CHANGE, empty, write_logs, ws
+    paths = write_logs(tmp_path / "seed", [[ws(1, 1, 2), VIEW_CHANGE, ws(3), DDL, empty(),
+                                            ws(1)], [ws(2, thread=2), VIEW_CHANGE, ws(2)]])
+    capsys.readouterr()
+    before = core_gr_transactions()
+    assert run(["certify", "--format", "jsonl", *GR, *map(str, paths)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert core_gr_transactions() - before == len(rows) == 9
+    assert [r["computed"] for r in rows] == [[1, 2], [0, 0], [2, 3], [3, 4], [4, 5], [4, 6],
+                                             [4, 7], [0, 0], [7, 8]]
+    assert [r["depends_on"]["reason"] for r in rows] == [
+        "file-start", "view-change", "gc-window", "ddl", "empty", "history-reset",
+        "history-reset", "view-change", "gc-window"]
 
 
 def test_python_engine_keeps_the_python_certifier(synth_files, capsys, monkeypatch) -> None:
