@@ -8,11 +8,14 @@ unpickle the units and build the report
 
 * ``objects``: from the unpacked pairs (one ``CertTransaction`` and ``CertResult``
   per transaction, as before the array path);
-* ``arrays``: :class:`repltool.distributed.grpacked.PackedGroupCertifier`.
+* ``arrays``: :class:`repltool.distributed.grpacked.PackedGroupCertifier` (the
+  certifier in the compiled core: one call per unit);
+* ``arrays-python``: the same with its Python loop over ``Certifier.assign`` (the
+  code before the core certifier).
 
 ``share`` = driver / (driver + the executor CPU measured here).
 
-Usage: ``python bench/bench_gr_driver.py objects|arrays [MB]``: ``MB`` per file
+Usage: ``python bench/bench_gr_driver.py objects|arrays|arrays-python [MB]``: ``MB`` per file
 (default 8; other sizes are cached in ``bench/out/grdriver<MB>``).
 """
 import os
@@ -63,6 +66,8 @@ def arrays():
     assert c.certified > 0
     return rep
 which = sys.argv[1]
+if which == "arrays-python":
+    grpacked.core_applies = lambda *a: False
 fn = objects if which == "objects" else arrays
 reps = []
 for _ in range(5):
