@@ -317,9 +317,22 @@ cdef class GroupCertifierCore:
         cdef list out_ids = []
         cdef bint session_order = self.session_order
         cdef bint any_view = len(views) > 0
+        cdef Py_ssize_t given = 0
+        # (indexes are not checked in the loop: check the shapes once)
         if present.shape[0] < n or recorded_out.shape[0] < 2 * n \
-                or computed_out.shape[0] < 2 * n or reason_counts.shape[0] < N_REASONS:
+                or computed_out.shape[0] < 2 * n or reason_counts.shape[0] < N_REASONS \
+                or len(truncated) < n or len(gtids) < n or len(kinds) < n or len(rows) < n \
+                or len(lcs) < n or len(seqs) < n or len(threads) < n or len(servers) < n \
+                or len(originals) < n or len(immediates) < n or len(commit_ids) < n:
             raise ValueError("columns shorter than the unit")
+        for i in range(n):
+            given += present[i] != 0
+        if offsets.shape[0] < given + 1 or len(missing_tables) < given \
+                or len(limits) < given or len(only) < given:
+            raise ValueError("write-set columns shorter than the unit")
+        for i in range(given):
+            if offsets[i] < 0 or offsets[i + 1] < offsets[i] or offsets[i + 1] > hashes.shape[0]:
+                raise ValueError("write-set offsets outside the hashes")
         for i in range(n):
             if present[i]:
                 w += 1

@@ -58,6 +58,11 @@ nothing is ever collected: the info, and the GTID names of the sequence numbers
 it refers to, grow with the number of distinct keys in the log. That is the
 model's choice (no collection at all), not a leak; ``--gc-interval 60``
 reproduces MySQL's default and bounds it.
+
+With the compiled engine, :mod:`repltool.certify.grcore` runs these rules with the
+certification info in C for the runs that never read a snapshot version (no member
+simulation, local member, time-driven or stable-set collection); this class stays the
+reference and runs everything else.
 """
 
 from __future__ import annotations

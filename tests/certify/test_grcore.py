@@ -556,3 +556,30 @@ def _view_change_transaction(like: Any) -> Any:
     event = SimpleNamespace(type_code=37, body=None)
     return replace(like, gtid=None, last_committed=0, sequence_number=0, kind="dml",
                    rows_events=(), events=(event,))
+
+
+def test_certify_unit_refuses_inconsistent_columns() -> None:
+    """The unit's loop reads the columns unchecked: their shapes are checked first."""
+    from array import array
+    core = _core().GroupCertifierCore(0, True, False, lambda *a: None)
+    recorded, computed = array("q", bytes(16 * 2)), array("q", bytes(16 * 2))
+    counts = array("q", bytes(8 * 16))
+
+    def call(offsets: list[int], hashes: list[int], n: int = 2) -> Any:
+        cols = [[False, False], ["u:1", "u:2"], ["dml", "dml"], [(), ()], [0, 1], [1, 2],
+                [1, 1], [1, 1], [None, None], [None, None], [None, None]]
+        return core.certify_unit(n, *cols, set(), b"\x01\x01", array("q", offsets),
+                                 array("Q", hashes), [(), ()], [False, False], [(), ()],
+                                 lambda w: (), ("x",), lambda: None, lambda i: None,
+                                 recorded, computed, counts)
+    with pytest.raises(ValueError, match="offsets outside"):
+        call([0, 1, 5], [7, 8])
+    with pytest.raises(ValueError, match="write-set columns shorter"):
+        call([0, 1], [7, 8])
+    with pytest.raises(ValueError, match="columns shorter"):
+        call([0, 1, 2], [7, 8], n=3)
+    assert core.steps == 0
+    assert call([0, 1, 2], [7, 7])[:2] == (2, 2)
+    # the second writes the first's item: last_committed raised to its number
+    assert (list(recorded), list(computed)) == ([0, 1, 1, 2], [1, 2, 2, 3])
+    assert core.steps == 2 and counts[0] == 1       # one by key
