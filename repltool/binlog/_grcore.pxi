@@ -99,12 +99,18 @@ cdef class GroupCertifierCore:
     cdef int64_t win_arg
     cdef int64_t gc_every
     cdef public int64_t since_gc
+    cdef double gc_interval
+    cdef bint has_clock
+    cdef double gc_clock
+    cdef object next_clock
     cdef bint gc_opens_window, session_order
     cdef dict sessions
     cdef object check_gtid
     cdef uint64_t* buf
     cdef Py_ssize_t buf_cap
     cdef public Py_ssize_t steps
+    #: 0 while :meth:`step` reads the write set (an error then changed nothing), 1 after
+    cdef public int stage
     # the last assign's values
     cdef int64_t o_lc, o_seq, o_warg
     cdef int o_reason, o_key, o_detail, o_kind, o_wreason, o_wkind
@@ -119,7 +125,7 @@ cdef class GroupCertifierCore:
         free(self.buf)
 
     def __init__(self, int64_t gc_every, bint gc_opens_window, bint session_order,
-                 object check_gtid):
+                 object check_gtid, double gc_interval=0.0, object next_clock=None):
         self.info = _History()
         self.last_committed_global = 1
         self.last_sequence_number = 1
@@ -132,6 +138,12 @@ cdef class GroupCertifierCore:
         self.sessions = {}
         self.check_gtid = check_gtid
         self.steps = 0
+        if gc_interval > 0 and next_clock is None:
+            raise ValueError("gc_interval needs next_clock")
+        self.gc_interval = gc_interval if gc_interval > 0 else 0.0
+        self.has_clock = False
+        self.gc_clock = 0.0
+        self.next_clock = next_clock
 
     # ---- the certifier ----
 
@@ -152,6 +164,24 @@ cdef class GroupCertifierCore:
         if self.gc_every and self.since_gc >= self.gc_every:
             self.collect()
             self.since_gc = 0
+
+    cdef int tick(self, object commit_time) except -1:
+        """``iter_group_replication``'s time-driven collection (``gc_interval``): the
+        first commit time starts the clock; a collection when it advanced the interval,
+        the clock then moved by ``next_clock(clock, commit_time)`` (the Python
+        expression, called only then)."""
+        cdef double t
+        if self.gc_interval == 0 or commit_time is None:
+            return 0
+        if type(commit_time) is not float:
+            raise TypeError("commit_time is not a float")
+        t = <double>commit_time
+        if not self.has_clock:
+            self.gc_clock, self.has_clock = t, True
+        elif t - self.gc_clock >= self.gc_interval:
+            self.collect()
+            self.gc_clock = <double>self.next_clock(self.gc_clock, commit_time)
+        return 0
 
     cdef int check(self, object gtid, bint has_ws, bint logged) except -1:
         """The GTID of the next transaction: ``logged`` as the log spells it (``None``
@@ -241,7 +271,8 @@ cdef class GroupCertifierCore:
             raise ValueError("write set changed while read")
         return n
 
-    def step(self, object hashes, int flags, object gtid, object session, bint logged=True):
+    def step(self, object hashes, int flags, object gtid, object session, bint logged=True,
+             object commit_time=None):
         """One remote transaction (``iter_group_replication``: the collection after
         ``gc_every``, then ``Certifier.certify`` without conflict detection).
 
@@ -250,21 +281,30 @@ cdef class GroupCertifierCore:
         :param flags: 1 DDL, 2 CTAS, 4 missing keys, 8 empty kind.
         :param gtid: as logged, or as certification spells it (``logged=False``):
             checked as the certifier does when there are hashes.
+        :param commit_time: ``CertTransaction.commit_time`` (a float or None), for
+            ``gc_interval``.
         :returns: ``(last_committed, sequence_number, reason code, key index or -1,
             detail code, kind, window reason code, window kind, window number)``.
         """
+        self.stage = 0
         cdef Py_ssize_t n = self.load(hashes)
+        if self.gc_interval != 0 and commit_time is not None and type(commit_time) is not float:
+            raise TypeError("commit_time is not a float")
+        self.stage = 1
         self.check(gtid, n > 0, logged)
         self.before_item()
+        self.tick(commit_time)
         self.assign(self.buf, n, flags, session)
         self.since_gc += 1
         return (self.o_lc, self.o_seq, self.o_reason, self.o_key, self.o_detail, self.o_kind,
                 self.o_wreason, self.o_wkind, self.o_warg)
 
-    def view_change(self):
-        """A View_change transaction: (0, 0), no number; the collection after
-        ``gc_every`` first, then ``view_change_state(None)`` (a new window)."""
+    def view_change(self, object commit_time=None):
+        """A View_change transaction: (0, 0), no number; the collections after
+        ``gc_every`` and ``gc_interval`` first, then ``view_change_state(None)`` (a new
+        window)."""
         self.before_item()
+        self.tick(commit_time)
         if self.gc_opens_window:
             self.open_gc_window()
 
@@ -318,6 +358,8 @@ cdef class GroupCertifierCore:
         cdef bint session_order = self.session_order
         cdef bint any_view = len(views) > 0
         cdef Py_ssize_t given = 0
+        if self.gc_interval != 0:
+            raise ValueError("certify_unit does not read commit times (gc_interval)")
         # (indexes are not checked in the loop: check the shapes once)
         if present.shape[0] < n or recorded_out.shape[0] < 2 * n \
                 or computed_out.shape[0] < 2 * n or reason_counts.shape[0] < N_REASONS \

@@ -9,8 +9,9 @@ certification info in the compiled core's ``GroupCertifierCore``
 (``repltool/binlog/_grcore.pxi``): hash -> sequence number.  That is all the
 certifier reads of an item when no snapshot version is ever read, i.e. for the
 runs :func:`core_applies` accepts: no member simulation (no snapshots, so no
-conflict detection), no local member, no stable-set or time-driven garbage
-collection (a collection without a stable set purges every item).  Other runs
+conflict detection), no local member, no stable-set garbage collection (a
+collection without a stable set, after ``gc_every`` transactions or ``gc_interval``
+seconds, purges every item).  Other runs
 keep the Python certifier; so does the pure-Python engine.
 
 This driver remembers the GTID names of sequence numbers (``depends_on``, the
@@ -22,6 +23,7 @@ results on generated sequences and equal ``certify`` outputs.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -59,10 +61,12 @@ def count_core(n: int) -> None:
 def core_applies(options: CertifyOptions, stable_sets: Sequence[Any] = ()) -> bool:
     """Whether a run over transactions read from logs (no snapshot, no member) with
     ``options`` and these ``--gc-stable-set`` sets can be certified by the core: no
-    member simulation, no local member, no time-driven or stable-set collection, and a
-    ``group_uuid`` that makes valid GTIDs (else the Python certifier raises its error)."""
+    member simulation, no local member, no stable-set collection (a time-driven one
+    purges every item, as ``gc_every``), and a ``group_uuid`` that makes valid GTIDs
+    (else the Python certifier raises its error)."""
+    interval = options.gc_interval
     if stable_sets or options.member_names or options.local_member is not None \
-            or options.gc_interval is not None:
+            or (interval is not None and float(interval) != interval):
         return False
     try:
         check_gtid(f"{options.group_uuid}:1")
@@ -79,6 +83,13 @@ def check_any_gtid(gtid: Any, has_writeset: bool, logged: bool = True) -> None:
     g = cert_gtid(gtid) if logged else gtid
     if has_writeset and g is not None:
         check_gtid(g)
+
+
+def _next_clock(interval: float) -> Any:
+    """``iter_group_replication``'s move of the time-driven collection's clock."""
+    def next_clock(clock: float, commit_time: float) -> float:
+        return clock + interval * math.floor((commit_time - clock) / interval)
+    return next_clock
 
 
 def window_text(kind: int, number: int) -> str:
@@ -123,8 +134,13 @@ class CoreGroupCertifier:
         if names != tuple(r.value for r in Reason)[:len(names)]:
             raise CertifyError("the compiled core's reasons do not match repltool.certify.Reason")
         self.options = options
-        self.core = core.GroupCertifierCore(options.gc_every or 0, options.gc_opens_window,
-                                            options.session_order, check_any_gtid)
+        interval = options.gc_interval
+        self.core = core.GroupCertifierCore(
+            options.gc_every or 0, options.gc_opens_window, options.session_order,
+            check_any_gtid, 0.0 if interval is None else float(interval),
+            None if interval is None else _next_clock(interval))
+        #: whether step_values needs the transactions' commit times (``gc_interval``)
+        self.timed = interval is not None
         self._names = SeqNames(options.history_size, self.core.live_sequence_numbers)
         self._reasons = tuple(Reason)
 
@@ -138,7 +154,8 @@ class CoreGroupCertifier:
         return self._names.get(seq)
 
     def step_values(self, ws: Any, flags: int, gtid: str | None, session: Any,
-                    names_gtid: str | None, explain: bool, logged: bool = True
+                    names_gtid: str | None, explain: bool, logged: bool = True,
+                    commit_time: float | None = None
                     ) -> tuple[int, int, Reason, int, str]:
         """A remote transaction from its values: ``(last_committed, sequence_number,
         reason, index of the deciding item or -1, detail)``; ``ws`` its write-set hashes
@@ -147,7 +164,7 @@ class CoreGroupCertifier:
         ``names_gtid`` the name its sequence number gets (as certification spells it).  ``explain=False`` (a whole run's choice): no detail
         (``""``) and no names kept."""
         lc, seq, reason, key_index, detail, kind, _wr, wkind, warg = self.core.step(
-            ws, flags, gtid, session, logged)
+            ws, flags, gtid, session, logged, commit_time)
         _RAN[0] += 1
         if not explain:
             return lc, seq, self._reasons[reason], key_index, ""
@@ -155,9 +172,9 @@ class CoreGroupCertifier:
         return (lc, seq, self._reasons[reason], key_index,
                 detail_text(detail, kind, wkind, warg, session))
 
-    def view_change(self) -> None:
+    def view_change(self, commit_time: float | None = None) -> None:
         """A View_change transaction (its result is (0, 0), :data:`VIEW_CHANGE_DETAIL`)."""
-        self.core.view_change()
+        self.core.view_change(commit_time)
         _RAN[0] += 1
 
     def certify(self, trx: CertTransaction) -> CertResult:
@@ -167,13 +184,17 @@ class CoreGroupCertifier:
         if trx.snapshot is not None or trx.member is not None:
             raise CertifyError("a transaction with a snapshot or a member needs the "
                                "Python certifier", pos=trx.pos)
+        commit_time = trx.commit_time
+        if self.timed and commit_time is not None and type(commit_time) is not float:
+            raise CertifyError("--gc-interval on the core needs float commit times",
+                               pos=trx.pos)
         if trx.view_change:
-            self.view_change()
+            self.view_change(commit_time)
             return CertResult(trx=trx, computed=(0, 0), reason=Reason.VIEW_CHANGE,
                               detail=VIEW_CHANGE_DETAIL)
         ws = trx.writeset
         lc, seq, reason, key_index, detail = self.step_values(
-            ws, flags_of(trx), trx.gtid, trx.session, trx.gtid, True, False)
+            ws, flags_of(trx), trx.gtid, trx.session, trx.gtid, True, False, commit_time)
         return CertResult(
             trx=trx, computed=(lc, seq), reason=reason, depends_on=self._names.get(lc),
             key=None if key_index < 0 else trx.key_at(key_index),

@@ -61,8 +61,8 @@ reproduces MySQL's default and bounds it.
 
 With the compiled engine, :mod:`repltool.certify.grcore` runs these rules with the
 certification info in C for the runs that never read a snapshot version (no member
-simulation, local member, time-driven or stable-set collection); this class stays the
-reference and runs everything else.
+simulation, local member or stable-set collection); this class stays the reference and
+runs everything else.
 """
 
 from __future__ import annotations

@@ -381,7 +381,7 @@ class CertifyRun:
         no events (so no View_change); otherwise :meth:`CoreGroupCertifier.certify`
         of its :class:`CertTransaction` (the same certifier)."""
         schema, step_values, name = self.schema, certifier.step_values, certifier.name
-        certify_object = certifier.certify
+        certify_object, timed = certifier.certify, certifier.timed
         explain = bool(writers)     # the lines name parents and say why; the columns do not
         builder = ColumnsBuilder()
         reasons, fallbacks = builder.reasons, builder.fallbacks
@@ -423,10 +423,18 @@ class CertifyRun:
                     if kind == "empty":
                         flags |= 8
                     gtid = trx.gtid
+                    commit_time = None
+                    if timed:       # to_cert_transaction's commit_time
+                        immediate = trx.immediate_commit_timestamp
+                        commit_time = (immediate / 1e6 if immediate
+                                       else float(trx.end_timestamp or trx.timestamp))
                     try:
                         out = step_values(hashes, flags, gtid, session,
-                                          cert_gtid(gtid) if explain else None, explain)
+                                          cert_gtid(gtid) if explain else None, explain,
+                                          True, commit_time)
                     except (TypeError, OverflowError, ValueError):
+                        if certifier.core.stage:
+                            raise       # not the write set's: the run's error
                         out = None      # certify() words the error (CertTransaction.validate)
                     else:
                         value, seq, reason, key_index, detail = out

@@ -68,7 +68,8 @@ class PackedGroupCertifier:
         core = compiled_core()
         self._core = (core.GroupCertifierCore(options.gc_every or 0, options.gc_opens_window,
                                               options.session_order, check_any_gtid)
-                      if core is not None and core_applies(options) else None)
+                      if core is not None and core_applies(options)
+                      and options.gc_interval is None else None)
 
     def part(self, packed: PackedPairs | list[Any]) -> ReportColumns:
         """Certify one unit's pairs, in order, after the units before it."""

@@ -71,7 +71,9 @@ def _core() -> Any:
 def sequences(draw: st.DrawFn) -> list[CertTransaction]:
     out: list[CertTransaction] = []
     keyspace = draw(st.sampled_from([2, 6, 40]))
+    clock = draw(st.sampled_from([0.0, 1.7e9]))
     for i in range(draw(st.integers(0, 40))):
+        clock += draw(st.sampled_from([0.0, 0.25, 0.4, 1.0, 3.5, 0.1]))
         kind = draw(st.sampled_from(["dml"] * 8 + ["ddl", "ctas", "empty", "emptyrows",
                                                    "missing", "view"]))
         hashes = tuple(draw(st.lists(st.integers(0, keyspace) | BIG, max_size=6)))
@@ -90,14 +92,15 @@ def sequences(draw: st.DrawFn) -> list[CertTransaction]:
             ctas=kind == "ctas", empty=kind in ("empty", "emptyrows"), missing_keys=missing,
             fallback=(Fallback.NO_USABLE_KEY.value,) if missing else (),
             view_change=kind == "view",
-            session=draw(st.sampled_from([None, (1, 7), (1, 8), (2, 7)]))))
+            session=draw(st.sampled_from([None, (1, 7), (1, 8), (2, 7)])),
+            commit_time=draw(st.sampled_from([clock, clock, clock, None]))))
     return out
 
 
 OPTIONS = st.builds(
     CertifyOptions, history_size=st.sampled_from([1, 3, 25000]),
     gc_every=st.sampled_from([None, 1, 2, 5]), session_order=st.booleans(),
-    gc_opens_window=st.booleans())
+    gc_opens_window=st.booleans(), gc_interval=st.sampled_from([None, 0.3, 1.0, 2, 60.0]))
 
 
 def _both(items: list[CertTransaction], options: CertifyOptions) -> tuple[list, list]:
@@ -120,7 +123,8 @@ def test_core_certifier_equals_the_python_certifier(items, options) -> None:
                                      CertifyOptions(history_size=2, gc_every=700,
                                                     session_order=True),
                                      CertifyOptions(history_size=1, gc_opens_window=False,
-                                                    gc_every=3000)])
+                                                    gc_every=3000),
+                                     CertifyOptions(history_size=1, gc_interval=9.5)])
 def test_long_sequence_grows_the_table_and_compacts_the_names(options) -> None:
     """6,000 transactions over 20,000 keys: the C table grows past its first sizes, the
     GTID names are compacted (SeqNames keeps the live sequence numbers: the core's) and
@@ -133,7 +137,8 @@ def test_long_sequence_grows_the_table_and_compacts_the_names(options) -> None:
         items.append(CertTransaction(
             gtid=f"u:{i + 1}", file="b", recorded=(0, i + 1), writeset=ws,
             ddl=r < 0.01 and not ws, empty=0.01 <= r < 0.03 and not ws, ctas=0.995 < r,
-            view_change=0.03 <= r < 0.035, session=(1, rnd.randrange(9))))
+            view_change=0.03 <= r < 0.035, session=(1, rnd.randrange(9)),
+            commit_time=1.7e9 + i * 0.013))
     want, got = _both(items, options)
     assert got == want
     assert sum(r.depends_on is not None for r in got) > 1000
@@ -198,8 +203,9 @@ def test_invalid_hashes_raise_the_python_error() -> None:
 
 def test_options_the_core_does_not_take_keep_the_python_certifier() -> None:
     assert core_applies(CertifyOptions())
-    assert core_applies(CertifyOptions(gc_every=3, session_order=True, gc_opens_window=False))
-    for options in (CertifyOptions(members=3), CertifyOptions(gc_interval=60.0),
+    assert core_applies(CertifyOptions(gc_every=3, session_order=True, gc_opens_window=False,
+                                       gc_interval=60.0))
+    for options in (CertifyOptions(members=3), CertifyOptions(gc_interval=(1 << 60) + 1),
                     CertifyOptions(local_member="m"), CertifyOptions(group_uuid="")):
         assert not core_applies(options)
         assert report_mod.core_group_certifier(options) is None
@@ -305,7 +311,8 @@ def synth_files(tmp_path_factory) -> tuple[list[Path], Path]:
 
 
 @pytest.mark.parametrize("options", [(), ("--gc-every", "40"), ("--session-order",),
-                                     ("--history-size", "4"), ("--gc-every", "1")])
+                                     ("--history-size", "4"), ("--gc-every", "1"),
+                                     ("--gc-interval", "0.002"), ("--gc-interval", "60")])
 def test_gr_outputs_equal_on_synth_logs(synth_files, options, tmp_path, capsys) -> None:
     files, schema = synth_files
     ran = compare_outputs(files, schema, tmp_path, capsys, options=options)
@@ -583,3 +590,26 @@ def test_certify_unit_refuses_inconsistent_columns() -> None:
     # the second writes the first's item: last_committed raised to its number
     assert (list(recorded), list(computed)) == ([0, 1, 1, 2], [1, 2, 2, 3])
     assert core.steps == 2 and counts[0] == 1       # one by key
+
+
+def test_gc_interval_collects_as_the_python_certifier(synth_files, capsys) -> None:
+    """``--gc-interval`` on the core: the collections happen (windows opened by garbage
+    collection) where the Python certifier's happen, and an interval so small that the
+    clock's move overflows raises the Python certifier's error."""
+    files, schema = synth_files
+    args = ["certify", "--format", "jsonl", *GR, "--gc-interval", "0.002", "--schema",
+            str(schema), *map(str, files)]
+    before = core_gr_transactions()
+    core = _run(args, capsys, "core")
+    assert core_gr_transactions() > before
+    assert core[1].count('"reason": "gc-window"') > 100
+    assert _run(args, capsys, "python") == core
+    items = [CertTransaction(gtid=f"u:{i}", recorded=(0, i), writeset=(i,),
+                             commit_time=1.0 + i) for i in range(1, 4)]
+    options = CertifyOptions(gc_interval=5e-324)
+    with pytest.raises(OverflowError) as want:
+        list(iter_group_replication(items, options))
+    certifier = CoreGroupCertifier(options, _core())
+    with pytest.raises(OverflowError) as got:
+        [certifier.certify(t) for t in items]
+    assert str(got.value) == str(want.value)
