@@ -8,11 +8,15 @@ unpickle the units and build the report
 
 * ``objects``: from the unpacked pairs (one ``CertTransaction`` and ``CertResult``
   per transaction, as before the array path);
-* ``arrays``: :class:`repltool.distributed.grpacked.PackedGroupCertifier`.
+* ``arrays``: :class:`repltool.distributed.grpacked.PackedGroupCertifier` (the
+  certifier in the compiled core: one call per unit);
+* ``arrays-python``: the same with its Python loop over ``Certifier.assign`` (the
+  code before the core certifier).
 
 ``share`` = driver / (driver + the executor CPU measured here).
 
-Usage: ``python bench/bench_gr_driver.py objects|arrays``
+Usage: ``python bench/bench_gr_driver.py objects|arrays|arrays-python [MB]``: ``MB`` per file
+(default 8; other sizes are cached in ``bench/out/grdriver<MB>``).
 """
 import os
 import pickle
@@ -21,14 +25,15 @@ import time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-OUT = Path(__file__).resolve().parent / "out" / "grdriver"
+MB = int(sys.argv[2]) if len(sys.argv) > 2 else 8
+OUT = Path(__file__).resolve().parent / "out" / ("grdriver" if MB == 8 else f"grdriver{MB}")
 OUT.mkdir(parents=True, exist_ok=True)
 paths = []
 for i, seed in enumerate((100, 101)):
     p = OUT / f"binlog.00000{i+1}"
     if not p.exists():
         from bench_stats import build_mysql80_log
-        build_mysql80_log(p, 8, seed=seed)
+        build_mysql80_log(p, MB, seed=seed)
     paths.append(str(p))
 from repltool.distributed.units import Task, Unit
 from repltool.distributed.pairs import pairs_unit, PairsSpec
@@ -61,6 +66,8 @@ def arrays():
     assert c.certified > 0
     return rep
 which = sys.argv[1]
+if which == "arrays-python":
+    grpacked.core_applies = lambda *a: False
 fn = objects if which == "objects" else arrays
 reps = []
 for _ in range(5):

@@ -1858,3 +1858,4 @@ include "_wstext.pxi"
 
 # ---- certification (the source-side trackers) ----
 include "_certcore.pxi"
+include "_grcore.pxi"

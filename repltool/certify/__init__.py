@@ -5,7 +5,9 @@ Four MySQL algorithms are reproduced (format spec 6a-6c):
 * ``commit-order`` / ``writeset`` / ``writeset-session``: the source-side
   trackers of ``sql/rpl_trx_tracking.cc`` (:mod:`.trackers`, :mod:`.dependency`);
 * ``group-replication``: the certifier of
-  ``plugin/group_replication/src/certifier.cc`` (:mod:`.group_replication`).
+  ``plugin/group_replication/src/certifier.cc`` (:mod:`.group_replication`; for
+  ``repltool certify`` runs that read no snapshot version, in the compiled core:
+  :mod:`.grcore`).
 
 Example::
 

@@ -58,6 +58,11 @@ nothing is ever collected: the info, and the GTID names of the sequence numbers
 it refers to, grow with the number of distinct keys in the log. That is the
 model's choice (no collection at all), not a leak; ``--gc-interval 60``
 reproduces MySQL's default and bounds it.
+
+With the compiled engine, :mod:`repltool.certify.grcore` runs these rules with the
+certification info in C for the runs that never read a snapshot version (no member
+simulation, local member or stable-set collection); this class stays the reference and
+runs everything else.
 """
 
 from __future__ import annotations
@@ -73,6 +78,17 @@ from .members import GroupSimulation
 from .model import CertifyOptions, CertResult, CertTransaction, GarbageCollect, Reason
 
 
+def check_gtid(gtid: str) -> None:
+    """What the certifier checks of the GTID of a transaction whose items it stores (the
+    snapshot version's GTID): ``uuid:gno`` (or ``uuid:tag:gno``) with MySQL's GNO range.
+
+    :raises CertifyError: when it is not.
+    """
+    _sid, gno = split_gtid(gtid)
+    if gno > MAX_GNO:
+        raise CertifyError(f"a GNO beyond MySQL's largest, {MAX_GNO}")
+
+
 class _SnapshotRef:
     """``Gtid_set_ref``: one per certified transaction, shared by its items.
 
@@ -86,9 +102,7 @@ class _SnapshotRef:
     __slots__ = ("_snapshot", "_version", "sequence_number", "gtid")
 
     def __init__(self, snapshot: GtidSet | None, sequence_number: int, gtid: str) -> None:
-        _sid, gno = split_gtid(gtid)
-        if gno > MAX_GNO:
-            raise CertifyError(f"a GNO beyond MySQL's largest, {MAX_GNO}")
+        check_gtid(gtid)
         self._snapshot, self._version = snapshot, None
         self.sequence_number, self.gtid = sequence_number, gtid
 

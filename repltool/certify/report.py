@@ -33,6 +33,7 @@ from .gtidset import GtidSet
 from .model import (CertifyOptions, CertResult, CertTransaction, Fallback, GarbageCollect,
                     KeyRef, Mode, Reason, key_ref)
 from .coretrack import CoreDependencyTracker
+from .grcore import CoreGroupCertifier, core_applies
 from .source import (WritesetLike, cert_gtid, fallback_reasons, iter_cert_pairs, log_gtid,
                      to_cert_transaction)
 from .summary import SPAN_WINDOW, Summary, summarise
@@ -150,9 +151,13 @@ class CertifyRun:
                 and not windowed and damage is None:
             from ..writeset import read_writeset_hashes, read_writesets
             drop = drops_past_limit(mode, self.paths)
-            # the WRITESET modes read the keys' hashes and describe only the shared key
-            # of a line (read_writeset_hashes); other runs keep the WriteKey records
-            read = read_writeset_hashes if drop and type(self) is CertifyRun else read_writesets
+            # the WRITESET modes, and group replication on the core, read the keys' hashes
+            # and describe only the shared key of a line (read_writeset_hashes); other runs
+            # keep the WriteKey records
+            hashed = type(self) is CertifyRun and (drop or (
+                mode is not None and Mode(mode) is Mode.GROUP_REPLICATION
+                and core_group_certifier(self.options, self.stable_sets) is not None))
+            read = read_writeset_hashes if hashed else read_writesets
             self._fused = read(self.paths, self.schema, verify_checksum=verify_checksum,
                                history_size=self.options.history_size,
                                default_collation=default_collation, drop_past_limit=drop)
@@ -207,6 +212,11 @@ class CertifyRun:
 
     def __iter__(self) -> Iterator[Certified]:
         from . import certify
+        grc = self._gr_core()
+        if grc is not None:     # the same results, the certification info in C (.grcore)
+            for trx, cert in iter_cert_pairs(self._pairs(), schema=self.schema):
+                yield Certified(trx, grc.certify(cert))
+            return
         pending: deque[Transaction] = deque()
 
         def feed() -> Iterator[CertTransaction | GarbageCollect]:
@@ -220,16 +230,26 @@ class CertifyRun:
         for result in certify(feed(), self.mode, self.options):
             yield Certified(pending.popleft(), result)
 
+    def _gr_core(self) -> CoreGroupCertifier | None:
+        """The Group Replication certifier on the compiled core, where this run's
+        options let it certify (:func:`.grcore.core_applies`); else None."""
+        if self.mode is not Mode.GROUP_REPLICATION:
+            return None
+        return core_group_certifier(self.options, self.stable_sets)
+
     def lane_parts(self, writers: Sequence[Callable[[str], Any]] = ()
                    ) -> Iterator[ReportColumns] | None:
         """The run's :class:`ReportColumns`, certified on the compiled core without a
         :class:`CertResult` per transaction, each transaction's ``--format jsonl`` line
         (:func:`result_line`) handed to every writer; None where this does not apply
-        (the pure-Python engine, group replication, a subclass's own stream): iterate
-        the run instead."""
+        (the pure-Python engine, group replication with options the core does not
+        take, a subclass's own stream): iterate the run instead."""
         from ..binlog.engine import compiled_core
-        if type(self) is not CertifyRun or self.mode is Mode.GROUP_REPLICATION:
+        if type(self) is not CertifyRun:
             return None
+        if self.mode is Mode.GROUP_REPLICATION:
+            grc = self._gr_core()
+            return None if grc is None else self._gr_lane(grc, writers)
         core = compiled_core()
         if core is None:
             return None
@@ -354,6 +374,131 @@ class CertifyRun:
         if len(builder):
             yield builder.columns()
 
+    def _gr_lane(self, certifier: CoreGroupCertifier, writers: Sequence[Callable[[str], Any]]
+                 ) -> Iterator[ReportColumns]:
+        """:meth:`_lane` for Group Replication: each transaction's values stepped on
+        the core (no :class:`CertTransaction`) where the reader gave a write set and
+        no events (so no View_change); otherwise :meth:`CoreGroupCertifier.certify`
+        of its :class:`CertTransaction` (the same certifier)."""
+        schema, step_values, name = self.schema, certifier.step_values, certifier.name
+        certify_object, timed = certifier.certify, certifier.timed
+        explain = bool(writers)     # the lines name parents and say why; the columns do not
+        builder = ColumnsBuilder()
+        reasons, fallbacks = builder.reasons, builder.fallbacks
+        add_recorded, add_computed = builder.recorded.extend, builder.computed.extend
+        add_commit_id = builder.commit_ids.append
+        changed = without_clock = no_session = replicated = 0
+        previous: str | None = None
+        for trx, ws in self._pairs():
+            if trx.truncated:
+                continue
+            start = trx.start
+            segment = trx.segment or start.file
+            new_file = previous is not None and segment != previous
+            previous = segment
+            lc, sn = trx.last_committed, trx.sequence_number
+            rec_lc, rec_seq = lc or 0, sn or 0
+            out: tuple[int, int, Reason, int, str] | None = None
+            if ws is not None and not trx.events and type(rec_lc) is int \
+                    and type(rec_seq) is int and rec_lc >= 0 and rec_seq >= 0:
+                # to_cert_transaction's values, without the CertTransaction
+                keys = ws.keys
+                hashes = getattr(ws, "hashes", None)
+                if hashes is None or isinstance(hashes, list):
+                    hashes = tuple([int(k.hash) for k in keys])
+                nk = len(keys)
+                missing, limit, kind = ws.missing_key_tables, ws.limit_reached, trx.kind
+                if not nk or nk == len(hashes):
+                    fallback = fallback_reasons(ws, schema) if missing else ()
+                    thread = trx.thread_id
+                    session = (trx.server_id, thread) if thread is not None else None
+                    flags = 0
+                    if kind == "ddl":
+                        if not keys and not missing and not limit:
+                            flags = 1                               # ddl
+                        if trx.rows_events:
+                            flags |= 2                              # ctas
+                    if missing:
+                        flags |= 4
+                    if kind == "empty":
+                        flags |= 8
+                    gtid = trx.gtid
+                    commit_time = None
+                    if timed:       # to_cert_transaction's commit_time
+                        immediate = trx.immediate_commit_timestamp
+                        commit_time = (immediate / 1e6 if immediate
+                                       else float(trx.end_timestamp or trx.timestamp))
+                    try:
+                        out = step_values(hashes, flags, gtid, session,
+                                          cert_gtid(gtid) if explain else None, explain,
+                                          True, commit_time)
+                    except (TypeError, OverflowError, ValueError):
+                        if certifier.core.stage:
+                            raise       # not the write set's: the run's error
+                        out = None      # certify() words the error (CertTransaction.validate)
+                    else:
+                        value, seq, reason, key_index, detail = out
+                        computed = (value, seq)
+                        recorded = (rec_lc, rec_seq)
+                        # ColumnsBuilder.add
+                        add_recorded(recorded)
+                        add_computed(computed)
+                        reasons[reason] += 1
+                        changed += computed != recorded
+                        without_clock += lc is None or sn is None
+                        if fallback:
+                            fallbacks[fallback] = fallbacks.get(fallback, 0) + 1
+                        no_session += session is None
+                        original = trx.original_commit_timestamp
+                        if original:
+                            immediate = trx.immediate_commit_timestamp
+                            replicated += bool(immediate and original != immediate)
+                        add_commit_id(trx.commit_id)
+                        if explain:
+                            key = None
+                            if 0 <= key_index < nk:
+                                key = key_ref(keys[key_index])      # cert.key_at
+                            line = line_of(trx, computed, reason, name(value), key, detail,
+                                           None, fallback, False, None)
+                            if line is None:
+                                cert = to_cert_transaction(trx, ws, schema=schema,
+                                                           new_file=new_file)
+                                line = result_line(Certified(trx, CertResult(
+                                    trx=cert, computed=computed, reason=reason,
+                                    depends_on=name(value),
+                                    key=cert.key_at(key_index) if key_index >= 0 else None,
+                                    key_hash=(cert.writeset[key_index] if key_index >= 0
+                                              else None),
+                                    session_order=self.options.session_order,
+                                    detail=detail)))
+                            for write in writers:
+                                write(line)
+            if out is None:
+                cert = to_cert_transaction(trx, ws, schema=schema, new_file=new_file)
+                result = certify_object(cert)
+                builder.add(trx, cert, result.computed, result.reason, False)
+                if explain:
+                    line = result_line(Certified(trx, result))
+                    for write in writers:
+                        write(line)
+            if len(builder) >= LANE_PART:
+                builder.changed += changed
+                builder.without_clock += without_clock
+                builder.no_session += no_session
+                builder.replicated += replicated
+                changed = without_clock = no_session = replicated = 0
+                yield builder.columns()
+                builder = ColumnsBuilder()
+                reasons, fallbacks = builder.reasons, builder.fallbacks
+                add_recorded, add_computed = builder.recorded.extend, builder.computed.extend
+                add_commit_id = builder.commit_ids.append
+        builder.changed += changed
+        builder.without_clock += without_clock
+        builder.no_session += no_session
+        builder.replicated += replicated
+        if len(builder):
+            yield builder.columns()
+
     def _object_line(self, trx: Transaction, cert: CertTransaction,
                      out: tuple[int, int, Reason, int, str, bool],
                      name: Callable[[int], str | None]) -> str:
@@ -365,6 +510,18 @@ class CertifyRun:
             key_hash=cert.writeset[key_index] if key_index >= 0 else None,
             detail=detail, session_order=self.mode is Mode.WRITESET_SESSION,
             raised=raised)))
+
+
+def core_group_certifier(options: CertifyOptions, stable_sets: Sequence[GtidSet] = ()
+                         ) -> CoreGroupCertifier | None:
+    """A :class:`~repltool.certify.grcore.CoreGroupCertifier` for a run over logs with
+    ``options`` and ``--gc-stable-set`` sets; None with the pure-Python engine or where
+    the Python certifier must run (:func:`~repltool.certify.grcore.core_applies`)."""
+    from ..binlog.engine import compiled_core
+    core = compiled_core()
+    if core is None or not core_applies(options, stable_sets):
+        return None
+    return CoreGroupCertifier(options, core)
 
 
 #: transactions of CertifyRun's lane stepped on their values (no CertTransaction)

@@ -25,7 +25,9 @@ from array import array
 from types import SimpleNamespace
 from typing import Any, Callable, Iterator
 
+from ..binlog.engine import compiled_core
 from ..certify.group_replication import Certifier
+from ..certify.grcore import check_any_gtid, core_applies, count_core
 from ..certify.model import CertifyOptions, Fallback, Mode, Reason
 from ..certify.report import ColumnsBuilder, ReportColumns, add_values
 from ..certify.source import cert_gtid, fallback_reasons, to_cert_transaction
@@ -35,6 +37,7 @@ from .wspack import PackedPairs, unpack_pairs
 _VIEW_CHANGE_EVENT = 37
 _UINT64_MAX = (1 << 64) - 1
 _NOT_EXTRACTED = (Fallback.NOT_EXTRACTED.value,)
+_REASONS = tuple(Reason)
 
 
 def applies(run: Any) -> bool:
@@ -60,6 +63,13 @@ class PackedGroupCertifier:
         self._auto_gno = 0
         #: transactions certified from the arrays (tests check that this path ran)
         self.certified = 0
+        #: of those, certified by the compiled core (a whole unit per call)
+        self.in_core = 0
+        core = compiled_core()
+        self._core = (core.GroupCertifierCore(options.gc_every or 0, options.gc_opens_window,
+                                              options.session_order, check_any_gtid)
+                      if core is not None and core_applies(options)
+                      and options.gc_interval is None else None)
 
     def part(self, packed: PackedPairs | list[Any]) -> ReportColumns:
         """Certify one unit's pairs, in order, after the units before it."""
@@ -69,6 +79,8 @@ class PackedGroupCertifier:
         n = packed.n
         if n == 0:
             return builder.columns()
+        if self._core is not None:
+            return self._core_part(packed, builder)
         trxs = packed.trxs
         col = lambda name: field_values(trxs, name)  # noqa: E731
         truncated, gtids, kinds = col("truncated"), col("gtid"), col("kind")
@@ -153,6 +165,61 @@ class PackedGroupCertifier:
                        replicated=bool(original and immediate and original != immediate),
                        commit_id=commit_ids[i])
             self.certified += 1
+        return builder.columns()
+
+    def _core_part(self, packed: PackedPairs, builder: ColumnsBuilder) -> ReportColumns:
+        """:meth:`part` in one call of the compiled core (``GroupCertifierCore.certify_unit``:
+        the same loop, the certification info in C)."""
+        import zlib
+        n, trxs, schema = packed.n, packed.trxs, self.schema
+        col = lambda name: field_values(trxs, name)  # noqa: E731
+        views = {i for i, evs in packed.events.items()
+                 if evs and any(ev.type_code == _VIEW_CHANGE_EVENT for ev in evs)}
+        offsets, hashes = array("q"), array("Q")
+        offsets.frombytes(zlib.decompress(packed.offsets))
+        hashes.frombytes(zlib.decompress(packed.hashes))
+        ws_cols = packed.writesets
+        missing_tables: list[Any] = []
+        limit: list[Any] = []
+        reasons: list[Any] = []
+        only: list[Any] = []
+        if len(ws_cols):
+            missing_tables = field_values(ws_cols, "missing_key_tables")
+            limit = field_values(ws_cols, "limit_reached")
+            reasons = field_values(ws_cols, "missing_key_reasons")
+            only = field_values(ws_cols, "hashes_only")
+
+        def fallback_of(w: int) -> tuple[str, ...]:
+            return fallback_reasons(SimpleNamespace(
+                missing_key_tables=missing_tables[w], missing_key_reasons=reasons[w]), schema)
+
+        def raise_at(i: int) -> None:
+            _raise_as_objects(packed, i, schema)
+
+        zeros = bytes(16 * n)
+        recorded, computed = array("q", zeros), array("q", zeros)
+        counts = array("q", bytes(8 * 16))
+        m, changed, without_clock, no_session, replicated, fallbacks, commit_ids = \
+            self._core.certify_unit(
+                n, col("truncated"), col("gtid"), col("kind"), col("rows_events"),
+                col("last_committed"), col("sequence_number"), col("thread_id"),
+                col("server_id"), col("original_commit_timestamp"),
+                col("immediate_commit_timestamp"), col("commit_id"), views,
+                zlib.decompress(packed.present), offsets, hashes, missing_tables, limit, only,
+                fallback_of, _NOT_EXTRACTED, self._truncated, raise_at, recorded, computed,
+                counts)
+        del recorded[2 * m:], computed[2 * m:]
+        builder.recorded, builder.computed = recorded, computed
+        for code, count in enumerate(counts):
+            if count:
+                builder.reasons[_REASONS[code]] += count
+        builder.changed, builder.without_clock = changed, without_clock
+        builder.no_session, builder.replicated = no_session, replicated
+        builder.fallbacks = fallbacks
+        builder.commit_ids = commit_ids
+        self.certified += m
+        self.in_core += m
+        count_core(m)
         return builder.columns()
 
     def parts(self, units: Iterator[PackedPairs | list[Any]]) -> Iterator[ReportColumns]:
