@@ -354,8 +354,11 @@ def _part_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult:
     certification's values, the pure-Python engine (no span reader)."""
     from array import array
     from ..certify.report import drops_past_limit
-    from ..certify.source import to_cert_transaction
+    from ..certify.model import Fallback
+    from ..certify.source import fallback_reasons, to_cert_transaction
     from ..writeset import read_writeset_hashes
+    from ..writeset.model import HashedWriteset
+    no_usable_key = Fallback.NO_USABLE_KEY.value
     result = UnitResult(unit)
     offsets, hashes, recorded, sessions = array("q", [0]), array("Q"), array("q"), array("q")
     flags, marks = bytearray(), bytearray()
@@ -384,39 +387,67 @@ def _part_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult:
                 seg = trx.segment or trx.start.file
                 if segment is None:
                     segment = seg
-                cert = to_cert_transaction(trx, ws, schema=schema)
-                rec_lc, rec_seq = cert.recorded
-                ws_hashes, nk = cert.writeset, len(cert.keys)
+                lc, sn = trx.last_committed, trx.sequence_number
+                rec_lc, rec_seq = lc or 0, sn or 0
+                ws_hashes = ws.hashes if type(ws) is HashedWriteset else None
+                if type(ws_hashes) is tuple and not trx.events and type(rec_lc) is int \
+                        and type(rec_seq) is int:
+                    # the hash reader's values as to_cert_transaction maps them (no
+                    # events: no View_change), as CertifyRun's lane reads them
+                    keys, missing, limit, kind = ws.keys, ws.missing_key_tables, \
+                        ws.limit_reached, trx.kind
+                    fallback = fallback_reasons(ws, schema) if missing else ()
+                    thread = trx.thread_id
+                    session = (trx.server_id, thread) if thread is not None else None
+                    f = 0
+                    if kind == "ddl" and (trx.rows_events or not (keys or missing or limit)):
+                        f = 1                                   # ddl or ctas
+                    if ws.fk_parent_tables:
+                        f |= 2
+                    if limit:
+                        f |= 4
+                    if missing:
+                        f |= 24 if any(r != no_usable_key for r in fallback) else 16
+                    if kind == "empty":
+                        f |= 32
+                    no_session = session is None
+                else:
+                    cert = to_cert_transaction(trx, ws, schema=schema)
+                    rec_lc, rec_seq = cert.recorded
+                    ws_hashes, nk = cert.writeset, len(cert.keys)
+                    if nk and nk != len(ws_hashes):
+                        ok = False
+                        break
+                    session, fallback = cert.session, cert.fallback
+                    f = 1 if cert.ddl or cert.ctas else 0
+                    if cert.fk_parent:
+                        f |= 2
+                    if cert.write_set_limit_reached:
+                        f |= 4
+                    if cert.missing_keys:
+                        f |= 24 if cert.keys_unknown else 16
+                    if cert.empty:
+                        f |= 32
+                    no_session = session is None and not cert.view_change
                 if seg != segment or type(rec_lc) is not int or type(rec_seq) is not int \
-                        or rec_lc < 0 or rec_seq < 0 or (nk and nk != len(ws_hashes)):
+                        or rec_lc < 0 or rec_seq < 0:
                     ok = False
                     break
                 try:
                     hashes.extend(ws_hashes)
                     recorded.extend((rec_lc, rec_seq))
-                    session = cert.session
                     sessions.extend(session if session is not None else (0, -1))
                 except (TypeError, OverflowError, ValueError):
                     ok = False
                     break
                 offsets.append(len(hashes))
-                f = 1 if cert.ddl or cert.ctas else 0
-                if cert.fk_parent:
-                    f |= 2
-                if cert.write_set_limit_reached:
-                    f |= 4
-                if cert.missing_keys:
-                    f |= 24 if cert.keys_unknown else 16
-                if cert.empty:
-                    f |= 32
                 flags.append(f)
                 original, immediate = trx.original_commit_timestamp, \
                     trx.immediate_commit_timestamp
-                marks.append((trx.last_committed is None or trx.sequence_number is None)
-                             | (session is None and not cert.view_change) << 1
+                marks.append((lc is None or sn is None) | no_session << 1
                              | bool(original and immediate and original != immediate) << 2)
-                if cert.fallback:
-                    fallbacks[len(flags) - 1] = cert.fallback
+                if fallback:
+                    fallbacks[len(flags) - 1] = fallback
                 commit_ids.append(trx.commit_id)
         except ReplToolError as exc:
             result.failure = unit_failure(exc, unit)
