@@ -254,3 +254,19 @@ def test_certify_jsonl_reads_files_whole(spark, cli, big: list[Path]) -> None:
     out, _, counts = _certify_split(cli, spark, args)
     assert out == single and len(out.splitlines()) >= 6_000
     assert counts == (0, 0, 0)
+
+
+@pytest.mark.parametrize("logs", ["mariadb", "relay"])
+def test_certify_logs_that_cannot_split_read_whole(spark, cli, split_relay: list[Path],
+                                                   logs: str) -> None:
+    """MariaDB logs (no logical clock to cut at) and relay logs keep one task per file
+    (or are certified on the driver): the same report as one process, no file split."""
+    from test_spark import mariadb_set
+    files = mariadb_set("small") if logs == "mariadb" else split_relay
+    size = 1000
+    assert max(f.stat().st_size for f in files) > 2 * size      # large enough to split
+    args = ["--mode", "writeset", *files]
+    single, _ = cli("certify", *args)
+    out, _, counts = _certify_split(cli, spark, args, size=size)
+    assert out == single and "transactions" in out.lower()
+    assert counts == (0, 0, 0)
