@@ -507,30 +507,45 @@ def _certified_parts(task: Task, parts: list[UnitResult]) -> UnitResult:
     try:
         for p in parts:
             cp: CertPart = p.payload
-            off, hs, fl, rec, ses, marks, fbs, cids = (cp.offsets, cp.hashes, cp.flags,
-                                                       cp.recorded, cp.sessions, cp.marks,
-                                                       cp.fallbacks, cp.commit_ids)
-            for i in range(len(fl)):
-                lc, sn = rec[2 * i], rec[2 * i + 1]
-                thread = ses[2 * i + 1]
-                session = (ses[2 * i], thread) if thread >= 0 else None
-                fallback = fbs.get(i, ()) if fbs else ()
-                value, seq, reason, _, _, raised = step(
-                    hs[off[i]:off[i + 1]], fl[i], lc, sn, session, segment, False, None,
-                    fallback, False)
-                # ColumnsBuilder.add
-                builder.recorded.extend((lc, sn))
-                builder.computed.extend((value, seq))
-                builder.reasons[reason] += 1
-                builder.changed += value != lc or seq != sn
-                m = marks[i]
-                builder.without_clock += m & 1
-                builder.raised += raised
-                if fallback:
-                    builder.fallbacks[fallback] = builder.fallbacks.get(fallback, 0) + 1
-                builder.no_session += (m >> 1) & 1
-                builder.replicated += (m >> 2) & 1
-                builder.commit_ids.append(cids[i])
+            off, fl, rec, ses, marks, fbs, cids = (cp.offsets, cp.flags, cp.recorded,
+                                                   cp.sessions, cp.marks, cp.fallbacks,
+                                                   cp.commit_ids)
+            hs = memoryview(cp.hashes)      # slices without copies (the core reads ints)
+            n, i = len(fl), 0
+            while i < n:
+                # up to the builder's part size: ColumnsBuilder.add, the per-transaction
+                # counts here, the columns taken in bulk below
+                j = min(n, i + LANE_PART - len(builder))
+                computed, reasons, fallbacks = builder.computed, builder.reasons, \
+                    builder.fallbacks
+                changed = raised_n = 0
+                for k in range(i, j):
+                    lc, sn = rec[2 * k], rec[2 * k + 1]
+                    thread = ses[2 * k + 1]
+                    session = (ses[2 * k], thread) if thread >= 0 else None
+                    fallback = fbs.get(k, ()) if fbs else ()
+                    value, seq, reason, _, _, raised = step(
+                        hs[off[k]:off[k + 1]], fl[k], lc, sn, session, segment, False, None,
+                        fallback, False)
+                    computed.append(value)
+                    computed.append(seq)
+                    reasons[reason] += 1
+                    changed += value != lc or seq != sn
+                    raised_n += raised
+                    if fallback:
+                        fallbacks[fallback] = fallbacks.get(fallback, 0) + 1
+                builder.recorded.extend(rec[2 * i:2 * j])
+                builder.changed += changed
+                builder.raised += raised_n
+                span_marks = marks[i:j]
+                builder.without_clock += sum(m & 1 for m in span_marks) if any(
+                    span_marks) else 0
+                builder.no_session += sum((m >> 1) & 1 for m in span_marks) if any(
+                    span_marks) else 0
+                builder.replicated += sum((m >> 2) & 1 for m in span_marks) if any(
+                    span_marks) else 0
+                builder.commit_ids.extend(cids[i:j])
+                i = j
                 if len(builder) >= LANE_PART:
                     columns.append(builder.columns())
                     builder = ColumnsBuilder()
