@@ -70,9 +70,12 @@ twice the part size (:data:`.driver.SPLIT_CONF`, ``--spark-split-size``, default
 128 MiB) as parts cut at transaction boundaries (:mod:`repltool.binlog.split`),
 one task each, and join the parts' results into the file's
 (:func:`repltool.stats.join_parts`; ``schedule``'s columns concatenated); a file
-whose parts do not join exactly is read again whole.  ``certify`` and ``check``
-read each file in one task: MySQL's write-set history runs through the whole
-binlog, and ``check``'s per-file rules compare neighbouring transactions.
+whose parts do not join exactly is read again whole.  ``certify --mode
+writeset|commit-order`` (the report alone) splits in two stages: each part's task
+extracts the certification input as columns (:class:`.pairs.CertPart`), and one task
+per file of a second stage certifies its parts in order (MySQL's write-set history
+runs through the whole binlog), as :data:`.units.Task.join` says.  ``check`` reads
+each file in one task: its per-file rules compare neighbouring transactions.
 
 *Ordering guarantees.*  Results are put in input order by the unit index,
 never by arrival; ``seq`` in the DataFrame is the transaction's index in the

@@ -51,6 +51,16 @@ def _units_rdd(spark: Any, task: Task, units: list[Unit]) -> Any:
     local = [u for u in units if not any(is_uri(f) for f in u.files)]
     remote = [u for u in units if any(is_uri(f) for f in u.files)]
     rdds = []
+    if task.join is not None and any(u.span is not None for u in local):
+        # the parts read in one stage, each file's parts joined by one task of a second
+        parts = [u for u in local if u.span is not None]
+        local = [u for u in local if u.span is None]
+        place = {i: k for k, i in enumerate(sorted({u.index for u in parts}))}
+        join = task.join
+        rdds.append(sc.parallelize(parts, len(parts))
+                    .map(lambda u: (u.index, run_local_unit(task, u)))
+                    .partitionBy(len(place), lambda index: place[index])
+                    .mapPartitions(lambda records: join(task, records)))
     if local:
         rdds.append(sc.parallelize(local, len(local)).map(lambda u: run_local_unit(task, u)))
     singles = {u.files[0]: u for u in remote if len(u.files) == 1}
@@ -113,7 +123,8 @@ def _plan(spark: Any, names: Sequence[str], task: Task) -> list[Unit]:
     """One unit per file; a large local binlog, for a task whose parts join exactly
     (:data:`SPLIT_KINDS`), one unit per part (:func:`repltool.binlog.split.split_spans`)."""
     units = [Unit(i, (n,)) for i, n in enumerate(names)]
-    if (task.kind not in SPLIT_KINDS or task.rows or task.stream or task.keep_going
+    joins = task.kind in SPLIT_KINDS and not task.stream
+    if (not (joins or task.join is not None) or task.rows or task.keep_going
             or len(set(names)) != len(names)):
         return units
     size = split_size(spark)
@@ -248,11 +259,22 @@ def run_distributed(spark: Any, names: Sequence[str], task: Task) -> SparkRun:
     results, rdd = _phase(spark, task, units)
     joined: dict[int, int] = {}
     reread: list[int] = []
-    if len(units) != len(names):
-        results = _join_split(spark, task, results, joined, reread)
     sources: list[tuple[Any, set[int]]] = []        # (rdd, units of it still current)
     if rdd is not None:
         sources.append((rdd, {u.index for u in units}))
+    if len(units) != len(names) and task.join is not None:
+        # joined on the executors: the files whose parts did not join are read whole
+        redo = [Unit(r.unit.index, r.unit.files) for r in results if r.joined < 0]
+        joined.update((r.unit.index, r.joined) for r in results if r.joined > 0)
+        if redo:
+            reread.extend(u.index for u in redo)
+            again, rdd = _phase(spark, task, redo)
+            sources[0][1].difference_update(reread)
+            sources.append((rdd, set(reread)))
+            results = sorted([r for r in results if r.joined >= 0] + again,
+                             key=lambda r: r.unit.index)
+    elif len(units) != len(names):
+        results = _join_split(spark, task, results, joined, reread)
     failures: list[FileFailure] = []
     while True:
         if task.keep_going:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import os
 from collections import deque
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..errors import ReplToolError
 from .driver import (first_failure, replay_warnings, resegmented, run_distributed,
@@ -223,6 +223,8 @@ def certify_unit(task: Task, unit: Unit) -> UnitResult:
     from ..collector import few_collections
     spec: CertifySpec = task.extra
     with few_collections():
+        if unit.span is not None:
+            return _part_unit(task, unit, spec)
         if spec.report_only and spec.output is None:
             result = _report_unit(task, unit, spec)
             if result is not None:
@@ -315,6 +317,250 @@ def _report_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult | None
     result.headers = [(segments[0] if segments else None, segments[-1] if segments else None,
                        seen["relay"], seen["truncated"])]
     return result
+
+
+# ---- a large file in parts: executors extract, one task per file certifies ----
+
+@dataclass
+class CertPart:
+    """One part's certified transactions (truncated ones left out) as certification
+    input, in columns: what :meth:`repltool.certify.coretrack.CoreDependencyTracker.step_values`
+    takes and what :class:`~repltool.certify.report.ReportColumns` counts, no object per
+    transaction.  ``offsets[i]:offsets[i + 1]`` are transaction ``i``'s hashes; ``flags``
+    the core's flags; ``recorded`` flat ``(last_committed, sequence_number)`` as
+    certification reads them; ``sessions`` flat ``(server_id, thread)``, thread ``-1``
+    without a session; ``marks`` bit 1 no logged clock, 2 no session (not a view change),
+    4 written by a replica; ``fallbacks`` transaction index -> its fallback reasons;
+    ``commit_ids`` each one's ``commit_id``."""
+
+    segment: str | None
+    offsets: Any
+    hashes: Any
+    flags: bytearray
+    recorded: Any
+    sessions: Any
+    marks: bytearray
+    fallbacks: dict[int, tuple[str, ...]]
+    commit_ids: list[int | None]
+
+
+def _part_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult:
+    """Executor: one part of a large binlog (``unit.span``) read with the hash reader as
+    the whole file's read reads it, each transaction mapped as certification maps it
+    (:func:`repltool.certify.source.to_cert_transaction`) into a :class:`CertPart`.
+    ``joined`` is -1 (the file is then read whole) where the part is not what the
+    whole read gives or cannot be certified from values: a rows event of a table no
+    Table_map of the part named, a second clock segment, a clock or hash outside
+    certification's values, the pure-Python engine (no span reader)."""
+    from array import array
+    from ..certify.report import drops_past_limit
+    from ..certify.model import Fallback
+    from ..certify.source import fallback_reasons, to_cert_transaction
+    from ..writeset import read_writeset_hashes
+    from ..writeset.model import HashedWriteset
+    no_usable_key = Fallback.NO_USABLE_KEY.value
+    result = UnitResult(unit)
+    offsets, hashes, recorded, sessions = array("q", [0]), array("Q"), array("q"), array("q")
+    flags, marks = bytearray(), bytearray()
+    fallbacks: dict[int, tuple[str, ...]] = {}
+    commit_ids: list[int | None] = []
+    schema = spec.pairs.schema
+    segment: str | None = None
+    truncated, relay, last, ok = 0, False, None, True
+    with captured_warnings(result):
+        try:
+            for trx, ws in read_writeset_hashes(
+                    list(unit.files), schema, verify_checksum=task.verify_checksum,
+                    history_size=spec.pairs.history_size, span=unit.span,
+                    drop_past_limit=drops_past_limit(spec.mode, unit.files)):
+                if any(name == "?" for name, _ in trx.rows_events):
+                    ok = False
+                    break
+                if result.count == 0 and unit.part == 0:
+                    result.first = trx
+                result.count += 1
+                last = trx
+                relay = relay or trx.relay_log
+                if trx.truncated:
+                    truncated += 1
+                    continue
+                seg = trx.segment or trx.start.file
+                if segment is None:
+                    segment = seg
+                lc, sn = trx.last_committed, trx.sequence_number
+                rec_lc, rec_seq = lc or 0, sn or 0
+                ws_hashes = ws.hashes if type(ws) is HashedWriteset else None
+                if type(ws_hashes) is tuple and not trx.events and type(rec_lc) is int \
+                        and type(rec_seq) is int:
+                    # the hash reader's values as to_cert_transaction maps them (no
+                    # events: no View_change), as CertifyRun's lane reads them
+                    keys, missing, limit, kind = ws.keys, ws.missing_key_tables, \
+                        ws.limit_reached, trx.kind
+                    fallback = fallback_reasons(ws, schema) if missing else ()
+                    thread = trx.thread_id
+                    session = (trx.server_id, thread) if thread is not None else None
+                    f = 0
+                    if kind == "ddl" and (trx.rows_events or not (keys or missing or limit)):
+                        f = 1                                   # ddl or ctas
+                    if ws.fk_parent_tables:
+                        f |= 2
+                    if limit:
+                        f |= 4
+                    if missing:
+                        f |= 24 if any(r != no_usable_key for r in fallback) else 16
+                    if kind == "empty":
+                        f |= 32
+                    no_session = session is None
+                else:
+                    cert = to_cert_transaction(trx, ws, schema=schema)
+                    rec_lc, rec_seq = cert.recorded
+                    ws_hashes, nk = cert.writeset, len(cert.keys)
+                    if nk and nk != len(ws_hashes):
+                        ok = False
+                        break
+                    session, fallback = cert.session, cert.fallback
+                    f = 1 if cert.ddl or cert.ctas else 0
+                    if cert.fk_parent:
+                        f |= 2
+                    if cert.write_set_limit_reached:
+                        f |= 4
+                    if cert.missing_keys:
+                        f |= 24 if cert.keys_unknown else 16
+                    if cert.empty:
+                        f |= 32
+                    no_session = session is None and not cert.view_change
+                if seg != segment or type(rec_lc) is not int or type(rec_seq) is not int \
+                        or rec_lc < 0 or rec_seq < 0:
+                    ok = False
+                    break
+                try:
+                    hashes.extend(ws_hashes)
+                    recorded.extend((rec_lc, rec_seq))
+                    sessions.extend(session if session is not None else (0, -1))
+                except (TypeError, OverflowError, ValueError):
+                    ok = False
+                    break
+                offsets.append(len(hashes))
+                flags.append(f)
+                original, immediate = trx.original_commit_timestamp, \
+                    trx.immediate_commit_timestamp
+                marks.append((lc is None or sn is None) | no_session << 1
+                             | bool(original and immediate and original != immediate) << 2)
+                if fallback:
+                    fallbacks[len(flags) - 1] = fallback
+                commit_ids.append(trx.commit_id)
+        except ReplToolError as exc:
+            result.failure = unit_failure(exc, unit)
+        except RuntimeError:            # no span reader (the pure-Python engine)
+            ok = False
+    result.open_end = result.failure is None and last is not None and last.truncated
+    result.joined = 0 if ok else -1
+    if ok and result.failure is None:
+        result.payload = CertPart(segment, offsets, hashes, flags, recorded, sessions, marks,
+                                  fallbacks, commit_ids)
+    result.headers = [(segment, segment, relay, truncated)]
+    return result
+
+
+def join_certified_parts(task: Task, records: Iterable[tuple[int, UnitResult]]
+                         ) -> Iterator[UnitResult]:
+    """Executor, the second stage: each file's parts (``(file index, part result)``
+    records, in any order) certified in order, once per file, on the compiled core's
+    tracker (:func:`_certified_parts`)."""
+    by_file: dict[int, list[UnitResult]] = {}
+    for index, r in records:
+        by_file.setdefault(index, []).append(r)
+    from ..collector import few_collections
+    with few_collections():
+        for index in sorted(by_file):
+            parts = sorted(by_file[index], key=lambda r: r.unit.part)
+            yield _certified_parts(task, parts)
+
+
+def _certified_parts(task: Task, parts: list[UnitResult]) -> UnitResult:
+    """One file certified from its parts' :class:`CertPart` as :func:`_report_unit`
+    certifies the whole file (the same :class:`~repltool.certify.report.ReportColumns`,
+    ``LANE_PART`` transactions each); ``joined`` -1 (read the file whole) when a part
+    failed or cannot be joined, the parts do not cover the file end to end, a part
+    ends inside a transaction, or the compiled core is not active."""
+    from ..binlog.engine import compiled_core
+    from ..certify.coretrack import CoreDependencyTracker
+    from ..certify.report import LANE_PART, ColumnsBuilder
+    spec: CertifySpec = task.extra
+    first_unit = parts[0].unit
+    out = UnitResult(Unit(first_unit.index, first_unit.files), joined=-1)
+    out.warnings = [w for p in parts for w in (p.warnings or ())]
+    spans = [p.unit.span for p in parts]
+    segments = {p.payload.segment for p in parts
+                if p.payload is not None and p.payload.segment is not None}
+    core = compiled_core()
+    if (core is None or any(p.failure is not None or p.joined < 0 or p.payload is None
+                            for p in parts)
+            or spans[0].start > 4 or spans[-1].end is not None
+            or any(a.end != b.start for a, b in zip(spans, spans[1:]))
+            or any(p.open_end for p in parts[:-1]) or len(segments) > 1):
+        return out
+    segment = next(iter(segments), None)
+    step = CoreDependencyTracker(spec.mode, spec.options, core).step_values
+    builder = ColumnsBuilder()
+    columns: list[Any] = []
+    try:
+        for p in parts:
+            cp: CertPart = p.payload
+            off, fl, rec, ses, marks, fbs, cids = (cp.offsets, cp.flags, cp.recorded,
+                                                   cp.sessions, cp.marks, cp.fallbacks,
+                                                   cp.commit_ids)
+            hs = memoryview(cp.hashes)      # slices without copies (the core reads ints)
+            n, i = len(fl), 0
+            while i < n:
+                # up to the builder's part size: ColumnsBuilder.add, the per-transaction
+                # counts here, the columns taken in bulk below
+                j = min(n, i + LANE_PART - len(builder))
+                computed, reasons, fallbacks = builder.computed, builder.reasons, \
+                    builder.fallbacks
+                changed = raised_n = 0
+                for k in range(i, j):
+                    lc, sn = rec[2 * k], rec[2 * k + 1]
+                    thread = ses[2 * k + 1]
+                    session = (ses[2 * k], thread) if thread >= 0 else None
+                    fallback = fbs.get(k, ()) if fbs else ()
+                    value, seq, reason, _, _, raised = step(
+                        hs[off[k]:off[k + 1]], fl[k], lc, sn, session, segment, False, None,
+                        fallback, False)
+                    computed.append(value)
+                    computed.append(seq)
+                    reasons[reason] += 1
+                    changed += value != lc or seq != sn
+                    raised_n += raised
+                    if fallback:
+                        fallbacks[fallback] = fallbacks.get(fallback, 0) + 1
+                builder.recorded.extend(rec[2 * i:2 * j])
+                builder.changed += changed
+                builder.raised += raised_n
+                span_marks = marks[i:j]
+                builder.without_clock += sum(m & 1 for m in span_marks) if any(
+                    span_marks) else 0
+                builder.no_session += sum((m >> 1) & 1 for m in span_marks) if any(
+                    span_marks) else 0
+                builder.replicated += sum((m >> 2) & 1 for m in span_marks) if any(
+                    span_marks) else 0
+                builder.commit_ids.extend(cids[i:j])
+                i = j
+                if len(builder) >= LANE_PART:
+                    columns.append(builder.columns())
+                    builder = ColumnsBuilder()
+    except (ReplToolError, TypeError, OverflowError, ValueError):
+        return out                      # read whole: the whole read words any error
+    if len(builder):
+        columns.append(builder.columns())
+    heads = [p.headers[0] for p in parts]
+    out.count = sum(p.count for p in parts)
+    out.first = parts[0].first
+    out.open_end = parts[-1].open_end
+    out.payload = ([], columns)
+    out.headers = [(segment, segment, any(h[2] for h in heads), sum(h[3] for h in heads))]
+    out.joined = len(parts)
+    return out
 
 
 def _fused_pairs_unit(task: Task, unit: Unit, spec: PairsSpec,
@@ -487,10 +733,18 @@ def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: Pair
     mode = run.asked_mode
     if mode not in (Mode.WRITESET, Mode.COMMIT_ORDER) or run.reads_pairs:
         return False
+    from ..binlog.engine import compiled_core
+    # the report alone (no line, no copy) of a large binlog: its parts read in parallel,
+    # certified in order by one task per file (join_certified_parts)
+    join = (join_certified_parts if report_only and output is None
+            and compiled_core() is not None else None)
     task = Task("certify", verify_checksum, stream=True,
                  extra=CertifySpec(spec, mode, run.options, output, report_only),
-                 run=certify_unit)
+                 run=certify_unit, join=join)
     job = run_distributed(spark, names, task)
+    _SPLIT[0] += len(job.joined)
+    _SPLIT[1] += sum(job.joined.values())
+    _SPLIT[2] += len(job.reread)
     previous = None
     for r in job.results:
         if r.failure is not None:
@@ -537,6 +791,17 @@ def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: Pair
     run.attach_certified(certified(), first_trx, lambda: truncated)
     run.attach_report_parts(parts())
     return _written(job.results, names) if output is not None else None
+
+
+#: files certified from parts, their parts, files read whole after their parts failed
+_SPLIT = [0, 0, 0]
+
+
+def split_counts() -> tuple[int, int, int]:
+    """``(files certify --spark certified from parts, those parts, files read again
+    whole because their parts could not be joined)`` in this (driver) process (tests
+    assert the split path ran)."""
+    return _SPLIT[0], _SPLIT[1], _SPLIT[2]
 
 
 def _written(results: list[UnitResult], names: Sequence[str]) -> list[Any]:

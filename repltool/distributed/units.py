@@ -57,6 +57,12 @@ class Task:
     # the command's own unit (pairs, certify, check: a module-level function of the
     # module that made the task, pickled by name); None: stats or transactions here
     run: Callable[[Task, Unit], UnitResult] | None = None
+    # a large file read in parts whose results are joined on the executors: a second
+    # stage, one task per file, gets its parts' results in any order (``join(task,
+    # (file index, part result) records)`` yields one result per file; a module-level
+    # function, pickled by name); None: the parts are joined on the driver
+    # (repltool.distributed.driver.SPLIT_KINDS) or the task is not split
+    join: Callable[[Task, Iterable[tuple[int, UnitResult]]], Iterator[UnitResult]] | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,9 @@ class UnitResult:
     names_seen: frozenset[str] = frozenset()     # check: tables a FULL-metadata Table_map named
     w001: Any = None              # check parts: W001's first clock and last sequence_number
     written: Any = None           # certify --output: ("written", reports) | ("unseen", host) | ...
+    # a part of a task with ``join``: -1 when it cannot be joined (read the file whole);
+    # a result joined from parts: how many
+    joined: int = 0
 
 
 def unit_failure(exc: ReplToolError, unit: Unit) -> FileFailure:

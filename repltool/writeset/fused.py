@@ -97,7 +97,7 @@ def read_writesets(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[st
 
 def read_writeset_hashes(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
                          schema: Schema | None = None, *, verify_checksum: bool = True,
-                         **kw: Any) -> Iterator[tuple[Transaction, Any]]:
+                         span: Any = None, **kw: Any) -> Iterator[tuple[Transaction, Any]]:
     """:func:`read_writesets` for consumers of the keys' hashes (``repltool certify``):
     where the compiled core keys a transaction, its write set is a
     :class:`~repltool.writeset.model.HashedWriteset` - the XXH64 hashes the
@@ -106,9 +106,18 @@ def read_writeset_hashes(paths: str | os.PathLike[str] | Iterable[str | os.PathL
     (that transaction's events keyed again by the ``WriteKey``-building path; its
     hashes must be the same).  Elsewhere (the pure-Python engine, the general
     reader) the pairs are :func:`read_writesets`' own.  The flags
-    (``limit_reached``, missing keys, FK parents ...) are :func:`read_writesets`'."""
+    (``limit_reached``, missing keys, FK parents ...) are :func:`read_writesets`'.
+
+    :param span: one part of a single binlog (:class:`repltool.binlog.split.Span`):
+        only the transactions from its start to its end, read with the state the
+        file's Format_description sets (the compiled engine only: otherwise
+        ``RuntimeError``).  A read that crosses the part's end raises
+        :class:`~repltool.binlog.split.SplitMismatch`.
+    """
+    if span is not None and compiled_core() is None:
+        raise RuntimeError("read_writeset_hashes(span=...) needs the compiled engine")
     return _read(paths, schema, replace(READ_OPTIONS, verify_checksum=verify_checksum), None,
-                 False, kw, None, True)
+                 False, kw, None, True, span)
 
 
 def read_writeset_summaries(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
@@ -150,12 +159,13 @@ def read_writeset_lines(paths: str | os.PathLike[str] | Iterable[str | os.PathLi
 def _read(paths: Any, schema: Schema | None, options: ReadOptions,
           watch: Callable[[Iterable[Event]], Iterable[Event]] | None, light: bool,
           kw: dict[str, Any], writer: RecordWriter | None,
-          hashed: bool = False) -> Iterator[Any]:
+          hashed: bool = False, span: Any = None) -> Iterator[Any]:
     files = [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) \
         else [os.fspath(p) for p in paths]
     maps = kw.get("table_maps")
     maps_before = dict(maps) if maps is not None else None
     fast = _FastRun(files, schema, options.verify_checksum, kw, light, writer, hashed)
+    fast.span = span
     done = 0
     try:
         for pair in fast:
@@ -171,6 +181,9 @@ def _read(paths: Any, schema: Schema | None, options: ReadOptions,
         # table maps, plans and warnings (its maps hold what the transactions before
         # that point mapped: a transaction is keyed only once complete)
         events = resume_general(rest, options)
+        if span is not None:
+            from ..binlog.split import within
+            events = within(events, files[0], span.end)
         ex = fast.extractor
         ex.begin()
         state = rest.state()
@@ -256,6 +269,8 @@ class _FastRun:
         self.fast_events = self.general_events = 0
         #: compiled engine: where the general reader continues once this run stopped
         self.rest: Handover | None = None
+        #: one part of a single file (read_writeset_hashes(span=)); None: the files whole
+        self.span: Any = None
 
     def _new_structs(self) -> None:
         structs = self._structs = self.scan.structs
@@ -580,6 +595,7 @@ class _FastRun:
         hashed = self.hashed
         groups = WritesetGroups(files, verify_checksum=self.verify, summaries=self.light,
                                 starts_only=self.writer is not None)
+        groups.scan.span = self.span
         try:
             for structs, batch in groups:
                 holder.structs = structs

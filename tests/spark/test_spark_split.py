@@ -10,6 +10,7 @@ executors read their files with the fused reader of the single-process ``certify
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,128 @@ def test_certify_executors_use_the_fused_reader(rotated: list[Path], mode: str,
     monkeypatch.setattr(pairs_module, "_fused_pairs_unit", lambda *args: None)
     assert results(fused) == results(certify_unit(task, unit))
     assert fused.count == len(results(fused)) > 5
+
+
+# ---- certify: a large binlog's parts extracted in parallel, certified in order per file ----
+
+def _certify_split(cli, spark, args: list[object], size: int | str = SMALL,
+                   expect: int = 0) -> tuple[str, str, tuple[int, int, int]]:
+    """``certify --spark --spark-split-size SIZE ARGS``: stdout, stderr and what
+    :func:`repltool.distributed.pairs.split_counts` counted during the run."""
+    from repltool.distributed.pairs import split_counts
+    before = split_counts()
+    try:
+        out, err = cli("certify", "--spark", "--spark-split-size", size, *args, expect=expect)
+    finally:
+        spark.conf.unset(SPLIT_CONF)
+    after = split_counts()
+    return out, _no_hint(err), tuple(a - b for a, b in zip(after, before))  # type: ignore[return-value]
+
+
+def _no_hint(err: str) -> str:
+    """stderr without --spark's break-even hint (the single process prints none)."""
+    return "".join(line for line in err.splitlines(keepends=True)
+                   if not line.startswith("repltool: hint: --spark on"))
+
+
+@pytest.mark.parametrize("mode", ["writeset", "commit-order"])
+def test_certify_from_parts_equal_single_process(spark, cli, big: list[Path], mode: str
+                                                 ) -> None:
+    args = ["--mode", mode, *big]
+    single, single_err = cli("certify", *args)
+    out, err, (files, parts, reread) = _certify_split(cli, spark, args)
+    assert out == single and err == single_err
+    assert files == len(big) and reread == 0
+    assert parts == sum(len(split_spans(str(p), SMALL)) for p in big) >= 30
+    whole, _ = cli("certify", "--spark", *args)          # unsplit --spark: the same
+    assert whole == single
+
+
+def test_certify_from_parts_with_schema_and_small_history(spark, cli, big: list[Path],
+                                                          tmp_path: Path) -> None:
+    """Write sets past a small history size (limit reached, history cleared across parts)
+    and the schema's keys: the same report as one process."""
+    schema = tmp_path / "schema.sql"
+    schema.write_text("".join(f"CREATE TABLE db.t{i} (id INT PRIMARY KEY, v VARCHAR(32), "
+                              f"UNIQUE KEY uv (v));\n" for i in range(4)))
+    args = ["--mode", "writeset", "--history-size", "3", "--schema", schema, *big]
+    single, single_err = cli("certify", *args)
+    out, err, (files, _, reread) = _certify_split(cli, spark, args)
+    assert out == single and err == single_err
+    assert files == len(big) and reread == 0
+
+
+@pytest.mark.parametrize("mode", ["writeset", "commit-order"])
+def test_certify_from_parts_equal_on_corpus(spark, capsys: pytest.CaptureFixture[str],
+                                            mode: str) -> None:
+    """Every MySQL corpus file, split at 2,000 bytes: the same output and exit status as
+    one process, and the same stderr as the unsplit ``--spark`` run, file by file (a file
+    that cannot be certified fails the same way)."""
+    from repltool.cli import run
+    from repltool.distributed.pairs import split_counts
+
+    def certify(*args: object) -> tuple[str, str, int]:
+        # (entering catch_warnings resets the registries of warnings already shown, so
+        # the driver's replayed warnings show in every run of this one process)
+        with warnings.catch_warnings():
+            code = run([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return out, err, code
+    before = split_counts()
+    compared = 0
+    for f in mysql_corpus_files():
+        args = ["--mode", mode, f]
+        single = certify("certify", *args)
+        whole = certify("certify", "--spark", *args)
+        try:
+            split = certify("certify", "--spark", "--spark-split-size", "2000", *args)
+        finally:
+            spark.conf.unset(SPLIT_CONF)
+        assert (split[0], split[2]) == (single[0], single[2]), f
+        assert split == whole, f    # (stderr: --spark's own, e.g. the break-even hint)
+        compared += 1
+    files, parts, _ = (a - b for a, b in zip(split_counts(), before))
+    assert compared >= 10 and files >= 5 and parts > 2 * files
+
+
+def test_certify_a_part_that_fails_reads_the_file_whole(spark, cli, big: list[Path],
+                                                        monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    good = split_spans(str(big[1]), SMALL)
+    wrong = good[1].start + 7                     # inside a GTID event
+
+    def forged(path: str, size: int) -> list[Span]:
+        if path == str(big[1]):
+            return [Span(4, wrong), Span(wrong, None, good[1].clock)]
+        return split_spans(path, size)
+    monkeypatch.setattr(split_module, "split_spans", forged)
+    single, _ = cli("certify", "--mode", "writeset", *big)
+    out, _, (files, _, reread) = _certify_split(cli, spark, ["--mode", "writeset", *big])
+    assert out == single
+    assert files == 2 and reread == 1
+
+
+def test_certify_jsonl_reads_files_whole(spark, cli, big: list[Path]) -> None:
+    """``--format jsonl`` (a line per transaction, naming keys) keeps one task per file:
+    the same lines as one process, no file split."""
+    args = ["--mode", "writeset", "--format", "jsonl", *big]
+    single, _ = cli("certify", *args)
+    out, _, counts = _certify_split(cli, spark, args)
+    assert out == single and len(out.splitlines()) >= 6_000
+    assert counts == (0, 0, 0)
+
+
+@pytest.mark.parametrize("logs", ["mariadb", "relay"])
+def test_certify_logs_that_cannot_split_read_whole(spark, cli, split_relay: list[Path],
+                                                   logs: str) -> None:
+    """MariaDB logs (no logical clock to cut at) and relay logs keep one task per file
+    (or are certified on the driver): the same report as one process, no file split."""
+    from test_spark import mariadb_set
+    files = mariadb_set("small") if logs == "mariadb" else split_relay
+    size = 1000
+    assert max(f.stat().st_size for f in files) > 2 * size      # large enough to split
+    args = ["--mode", "writeset", *files]
+    single, _ = cli("certify", *args)
+    out, _, counts = _certify_split(cli, spark, args, size=size)
+    assert out == single and "transactions" in out.lower()
+    assert counts == (0, 0, 0)
