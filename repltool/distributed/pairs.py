@@ -730,7 +730,13 @@ def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: Pair
     on the driver (returns False; the job is then run again as pairs).
     """
     from ..certify import Mode
+    from ..certify.report import drops_past_limit
     mode = run.asked_mode
+    if mode is None and drops_past_limit(None, names):
+        # no --mode and every input a local binlog (Format_description_event not flagged
+        # as a relay log's): the default of the first transaction is writeset
+        # (repltool.certify.report.default_mode), so its files certify where they are read
+        mode = Mode.WRITESET
     if mode not in (Mode.WRITESET, Mode.COMMIT_ORDER) or run.reads_pairs:
         return False
     from ..binlog.engine import compiled_core

@@ -262,12 +262,14 @@ def test_check_equal_on_generated_sets(spark, cli, rotated: list[Path],
 
 # ---- certify on the executors (issue 15) ----
 
-@pytest.mark.parametrize("mode", ["writeset", "commit-order"])
+@pytest.mark.parametrize("mode", ["writeset", "commit-order", None])
 def test_writeset_and_commit_order_are_certified_on_executors(spark, rotated: list[Path],
                                                               split_relay: list[Path],
                                                               mode: str) -> None:
     """Binlogs: each file certified where it is read (the trackers restart at rotation);
-    the results equal one ordered certification.  Relay logs fall back to the driver."""
+    the results equal one ordered certification.  Relay logs fall back to the driver.
+    No mode (``None``): binlogs default to writeset, certified on the executors too;
+    relay logs default to group-replication, on the driver."""
     from repltool.certify.report import CertifyRun, result_row
     from repltool.certify.stitched import PairsRun
     from repltool.distributed import spark_pairs
