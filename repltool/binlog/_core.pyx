@@ -269,6 +269,29 @@ cdef uint32_t crc32_table(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     return c ^ <uint32_t>0xFFFFFFFFu
 
 
+# ---- the C allocator (repltool.cli, once at start-up) ----
+cdef extern from *:
+    """
+    #if defined(__GLIBC__)
+    #include <malloc.h>
+    static int repltool_fix_mmap_threshold(int nbytes) { return mallopt(M_MMAP_THRESHOLD, nbytes); }
+    #else
+    static int repltool_fix_mmap_threshold(int nbytes) { (void)nbytes; return 0; }
+    #endif
+    """
+    int repltool_fix_mmap_threshold(int nbytes)
+
+
+def fix_mmap_threshold(int nbytes):
+    """glibc: blocks of ``nbytes`` and more get a mapping of their own, returned to the
+    system when freed (``mallopt(M_MMAP_THRESHOLD)``; True when set, False on other C
+    libraries).  glibc's default threshold rises to the size of each mapped block
+    freed, so a long run's big short-lived buffers (batches, dict tables) move into
+    the heap, whose free holes stay resident: peak RSS then grows with the input
+    (bench/results/rssflat.md)."""
+    return repltool_fix_mmap_threshold(nbytes) == 1
+
+
 def crc32(const uint8_t[::1] data, bint table=False):
     """zlib.crc32 of ``data`` (the tests compare the two); ``table``: the built-in
     slice-by-8 code used when the build found no zlib."""
