@@ -295,7 +295,11 @@ cdef class _LastWriters:
             self.nval[n] = value
             self.append(n)
             return seen
-        if (self.size + 1) * 2 > self.cap:
+        # load at most one half; a table of 2 x ``limit`` slots takes the keys a write
+        # set puts past ``limit`` (trim() drops as many after it) up to three quarters,
+        # so a full guard (limit 2^18) keeps 2^19 slots, not 2^20
+        if (self.size + 1) * 2 > self.cap and (self.cap < 2 * self.limit
+                                               or (self.size + 1) * 4 > self.cap * 3):
             self.grow_table()
             i = self.slot_of(key)
         n = self.new_node()
@@ -368,6 +372,14 @@ cdef class SourceTracker:
         self.sessions = {}
         self.steps = 0
         self.rotate()
+
+    @property
+    def guard_table(self):
+        """``(keys held, table slots)`` of the recorded-clock guard, ``(0, 0)`` without
+        one (its memory: 24 bytes a key, 4 a slot; the tests check the bound)."""
+        if self.guard is None:
+            return (0, 0)
+        return (self.guard.size, self.guard.cap)
 
     def rotate(self):
         """A new clock segment: every tracker resets (``MYSQL_BIN_LOG::open_binlog``)."""

@@ -233,22 +233,27 @@ def _silence_stdout() -> None:
         pass
 
 
-#: blocks of this size and more get a mapping of their own (see :func:`tune_allocator`)
+#: the C allocator's thresholds the console command fixes (see :func:`tune_allocator`):
+#: blocks of ``MMAP_THRESHOLD`` bytes and more get a mapping of their own; the heap's
+#: free top is returned past ``TRIM_THRESHOLD`` (not at glibc's 128 KiB: a batch's
+#: buffers would come and go with a system call each)
 MMAP_THRESHOLD = 256 << 10
+TRIM_THRESHOLD = 4 << 20
 
 
 def tune_allocator() -> bool:
-    """Fix the C allocator's mmap threshold at :data:`MMAP_THRESHOLD` (glibc with the
-    compiled engine; True when set): glibc's default threshold rises to the size
-    of each mapped block freed, so a long run's big short-lived buffers end in the
-    heap, whose free holes stay resident and make peak RSS grow with the input (certify:
-    +9 MiB from 500 MB to 1 GB, bench/results/rssflat.md).  The console command calls
-    it once at start-up; a library caller's process is left alone."""
+    """Fix the C allocator's thresholds (glibc with the compiled engine; True when
+    set): glibc's default mmap threshold rises to the size of each mapped block
+    freed, so a long run's big short-lived buffers end in the heap, whose free holes
+    stay resident and make peak RSS grow with the input (certify: 88 MiB at 110 MB,
+    101 MiB at 500 MB; bench/results/rssflat.md).  The console command calls it once
+    at start-up; a library caller's process is left alone."""
     from ..binlog.engine import compiled_core, engine_name
     if engine_name() != "compiled":
         return False
     core = compiled_core()
-    return core is not None and bool(core.fix_mmap_threshold(MMAP_THRESHOLD))
+    return core is not None and bool(core.fix_malloc_thresholds(MMAP_THRESHOLD,
+                                                                TRIM_THRESHOLD))
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
