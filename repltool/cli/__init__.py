@@ -237,7 +237,7 @@ def _silence_stdout() -> None:
 #: blocks of ``MMAP_THRESHOLD`` bytes and more get a mapping of their own; the heap's
 #: free top is returned past ``TRIM_THRESHOLD`` (not at glibc's 128 KiB: a batch's
 #: buffers would come and go with a system call each)
-MMAP_THRESHOLD = 256 << 10
+MMAP_THRESHOLD = 512 << 10
 TRIM_THRESHOLD = 4 << 20
 
 
