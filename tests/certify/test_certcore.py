@@ -355,9 +355,9 @@ def test_parallelism_core_equals_the_python_accumulator(pairs, window) -> None:
 
 def test_the_full_guard_keeps_its_bound_and_the_python_guards_answers() -> None:
     """The recorded-clock guard past its limit (2^18 keys, what a long log reaches):
-    it holds exactly ``limit`` keys in a table of 2 x ``limit`` slots (24 bytes a key,
-    4 a slot: ~8 MiB; the one key past the limit no longer doubles the table), and
-    the raised parents equal the Python ``LastWriters``' on the same stream."""
+    it holds exactly ``limit`` keys in a table of 4 x ``limit`` slots (24 bytes a key,
+    4 a slot: 10 MiB, its memory bound), and the raised parents equal the Python
+    ``LastWriters``' on the same stream."""
     core = _core()
     limit = dependency.LAST_WRITERS_MIN
     tracker = core.SourceTracker(0, False, 25_000, False, limit)
@@ -370,7 +370,7 @@ def test_the_full_guard_keeps_its_bound_and_the_python_guards_answers() -> None:
         out = tracker.step(ws, 0, seq - 1, seq, None, seq)
         want = guard.check(ws, seq, Parent(seq - 1, Reason.NO_KEY))
         assert (out[0], out[6]) == (want.value, want.value != seq - 1)
-    assert tracker.guard_table == (limit, 2 * limit)
+    assert tracker.guard_table == (limit, 4 * limit)
     # a forgotten key (the floor raises it) and a remembered one (its writer raises it)
     for ws, lc in (((0, 5), 1), ((key - 1,), 2)):
         seq += 1
