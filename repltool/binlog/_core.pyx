@@ -269,6 +269,34 @@ cdef uint32_t crc32_table(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     return c ^ <uint32_t>0xFFFFFFFFu
 
 
+# ---- the C allocator (repltool.cli, once at start-up) ----
+cdef extern from *:
+    """
+    #if defined(__GLIBC__)
+    #include <malloc.h>
+    static int repltool_fix_malloc(int mmap_bytes, int trim_bytes) {
+        return mallopt(M_MMAP_THRESHOLD, mmap_bytes) == 1
+            && mallopt(M_TRIM_THRESHOLD, trim_bytes) == 1;
+    }
+    #else
+    static int repltool_fix_malloc(int mmap_bytes, int trim_bytes) {
+        (void)mmap_bytes; (void)trim_bytes; return 0;
+    }
+    #endif
+    """
+    int repltool_fix_malloc(int mmap_bytes, int trim_bytes)
+
+
+def fix_malloc_thresholds(int mmap_bytes, int trim_bytes):
+    """glibc: blocks of ``mmap_bytes`` and more get a mapping of their own, returned to
+    the system when freed, and the heap's free top is given back past ``trim_bytes``
+    (``mallopt(M_MMAP_THRESHOLD / M_TRIM_THRESHOLD)``; True when set, False on other C
+    libraries).  glibc's default thresholds rise to the size of each mapped block
+    freed, so a long run's big short-lived buffers move into the heap, whose free
+    holes stay resident: peak RSS then grows with the input (bench/results/rssflat.md)."""
+    return repltool_fix_malloc(mmap_bytes, trim_bytes) == 1
+
+
 def crc32(const uint8_t[::1] data, bint table=False):
     """zlib.crc32 of ``data`` (the tests compare the two); ``table``: the built-in
     slice-by-8 code used when the build found no zlib."""

@@ -17,7 +17,7 @@ here).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Any
 
@@ -181,6 +181,12 @@ _TABLE_CACHE: BoundedCache[TableMapBody, TableDef] = BoundedCache(
     TABLE_CACHE_SIZE, TABLE_CACHE_COLUMNS, lambda body, _t: body.column_count + 1)
 
 
+#: decoded tables by definition (:func:`_definition`: the body without its table
+#: id), the same bounds: a table that gets a new table id shares the decoded one
+_DEFINITIONS: BoundedCache[tuple[Any, ...], TableDef] = BoundedCache(
+    TABLE_CACHE_SIZE, TABLE_CACHE_COLUMNS, lambda _key, table: len(table.columns) + 1)
+
+
 def table_def_cache() -> BoundedCache[Any, TableDef]:
     """A map to decoded tables (table id -> TableDef, Table_map bytes -> TableDef)
     with the bounds of the decoded-table cache: a log that maps thousands of
@@ -205,9 +211,25 @@ def decode_table_map(body: TableMapBody, *, pos: Position | None = None,
     hit = _TABLE_CACHE.get(body)
     if hit is not None:
         return hit
-    table = _decode_table_map(body, _Ctx(pos, event_type))
+    definition = _definition(body)
+    twin = _DEFINITIONS.get(definition)
+    if twin is not None:
+        # the same table under a new table id (MySQL gives a reopened table - after
+        # an ALTER, a FLUSH, an eviction from the table definition cache - a new id):
+        # everything but the id is shared, so a long log's stream of ids costs one
+        # small TableDef each, not its columns, decoders and row plans again
+        table = replace(twin, table_id=body.table_id)
+    else:
+        table = _DEFINITIONS[definition] = _decode_table_map(body, _Ctx(pos, event_type))
     _TABLE_CACHE[body] = table
     return table
+
+
+def _definition(body: TableMapBody) -> tuple[Any, ...]:
+    """Everything of a Table_map body that its :class:`TableDef` depends on but the
+    table id."""
+    return (body.flags, body.db, body.table, body.column_count, body.column_types,
+            body.metadata, body.null_bitmap, body.optional_metadata)
 
 
 def _decode_table_map(body: TableMapBody, ctx: _Ctx) -> TableDef:

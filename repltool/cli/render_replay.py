@@ -58,6 +58,11 @@ __all__ = ["ReplayPrinter", "BASE64_MODES", "charset_name", "collation_name", "p
 
 BASE64_MODES = ("auto", "never", "decode-rows")
 DELIM = "/*!*/;"
+#: bytes read at a time by the compiled text printer (``dump -v``): each read and the
+#: buffer it extends are new ``bytes``; below the allocator's mmap threshold that the
+#: console command fixes (``repltool.cli.MMAP_THRESHOLD``) they are recycled in the
+#: heap instead of being mapped and faulted in afresh (bench/results/rssflat.md)
+TEXT_CHUNK = 128 << 10
 
 # flags2 option bits (MySQL sql/query_options.h = MariaDB sql/sql_priv.h).
 _OPTION_AUTO_IS_NULL = 1 << 14
@@ -712,7 +717,7 @@ def _core_covers(printer: ReplayPrinter) -> bool:
 
 def _print_file(printer: ReplayPrinter, tp: Any, core: Any, path: str, options: Any) -> None:
     from ..binlog.reader import (
-        CHUNK, FileInfo, check_magic, events_in, open_log, resume_events,
+        FileInfo, check_magic, events_in, open_log, resume_events,
     )
     fi = FileInfo(path, 0)
     fh, fi.size = open_log(path)
@@ -726,7 +731,7 @@ def _print_file(printer: ReplayPrinter, tp: Any, core: Any, path: str, options: 
                 _configure(printer, tp, fde)
             status, off = tp.feed(buf, off, base, fi.size)
             if status == core.TP_DONE:
-                more = fh.read(CHUNK)
+                more = fh.read(TEXT_CHUNK)
                 if not more:
                     if off < len(buf):          # a cut event: the reader says what is wrong
                         tp.hand_over()

@@ -37,7 +37,8 @@ from repltool.certify import (Baseline, CertifyOptions, CertTransaction, KeyRef,
 from repltool.certify.coretrack import core_transactions, iter_core_dependencies
 from repltool.certify.report import lane_direct_transactions
 from repltool.certify.dependency import iter_source_dependencies
-from repltool.certify.model import Fallback
+from repltool.certify.model import Fallback, Reason
+from repltool.certify.trackers import Parent
 from repltool.certify.report import CertifyRun
 from repltool.writeset.fused import hash_counts
 
@@ -350,3 +351,30 @@ def test_parallelism_core_equals_the_python_accumulator(pairs, window) -> None:
     assert core.add_flat(array("q", [v for p in pairs for v in p]), True) == skipped
     assert parallelism_of(core) == parallelism_of(python)
     assert core.steps == python.steps
+
+
+def test_the_full_guard_keeps_its_bound_and_the_python_guards_answers() -> None:
+    """The recorded-clock guard past its limit (2^18 keys, what a long log reaches):
+    it holds exactly ``limit`` keys in a table of 4 x ``limit`` slots (24 bytes a key,
+    4 a slot: 10 MiB, its memory bound), and the raised parents equal the Python
+    ``LastWriters``' on the same stream."""
+    core = _core()
+    limit = dependency.LAST_WRITERS_MIN
+    tracker = core.SourceTracker(0, False, 25_000, False, limit)
+    guard = dependency.LastWriters(limit)
+    seq, key = 0, 0
+    for _ in range((limit + limit // 2) // 100):
+        seq += 1
+        ws = tuple(range(key, key + 100))
+        key += 100
+        out = tracker.step(ws, 0, seq - 1, seq, None, seq)
+        want = guard.check(ws, seq, Parent(seq - 1, Reason.NO_KEY))
+        assert (out[0], out[6]) == (want.value, want.value != seq - 1)
+    assert tracker.guard_table == (limit, 4 * limit)
+    # a forgotten key (the floor raises it) and a remembered one (its writer raises it)
+    for ws, lc in (((0, 5), 1), ((key - 1,), 2)):
+        seq += 1
+        out = tracker.step(ws, 0, lc, seq, None, seq)
+        want = guard.check(ws, seq, Parent(lc, Reason.NO_KEY))
+        assert out[6] and out[0] == want.value > lc
+    assert tracker.guard_table[0] == limit

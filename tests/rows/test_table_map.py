@@ -86,6 +86,32 @@ def test_decode_table_map_is_cached_per_body() -> None:
     assert decode_table_map(body) is decode_table_map(table_map([T.LONG, T.LONG]))
 
 
+def test_a_new_table_id_shares_the_decoded_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reopened table (new table id, same definition: MySQL after an ALTER or a
+    FLUSH) gets its own TableDef, equal to a fresh decode but for the id, sharing the
+    columns, decoders and row-plan cache of the first: a long log's stream of table
+    ids does not grow the decoded columns (bench/results/rssflat.md)."""
+    from dataclasses import replace
+    from repltool.binlog.bounded import BoundedCache
+    body = table_map(TYPES, META, optional=FULL, table="twin")
+    first = decode_table_map(body)
+    moved = replace(body, table_id=body.table_id + 7)
+    second = decode_table_map(moved)
+    assert second is not first and second.table_id == body.table_id + 7
+    assert second.columns is first.columns and second.decoders is first.decoders
+    assert second.plans is first.plans
+    assert decode_table_map(moved) is second          # the body's own cache still hits
+    other = decode_table_map(replace(moved, db="elsewhere"))
+    assert other.columns is not first.columns         # another table: decoded anew
+    # what a decode without the twin gives (the definitions forgotten)
+    monkeypatch.setattr("repltool.binlog.coltypes._DEFINITIONS", BoundedCache(8))
+    fresh = decode_table_map(replace(moved, table_id=moved.table_id + 1))
+    assert fresh.columns is not first.columns
+    assert replace(fresh, table_id=second.table_id) == second
+    assert fresh.json_columns == second.json_columns
+    assert [type(d) for d in fresh.decoders] == [type(d) for d in second.decoders]
+
+
 @pytest.mark.parametrize(("types", "meta", "optional", "match"), [
     ([T.VARCHAR], b"\x10", (), "metadata block"),
     ([T.LONG], b"\x01", (), "after the last column"),
