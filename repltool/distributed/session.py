@@ -288,7 +288,8 @@ def spark_session(options: SparkOptions | None = None) -> Iterator[Any]:
         for key, value in conf.items():
             builder = builder.config(key, value)
         try:
-            spark = builder.getOrCreate()
+            with _jvm_notice_dropped(not _under_spark_submit()):
+                spark = builder.getOrCreate()
         except Exception as exc:                # PySparkRuntimeError JAVA_GATEWAY_EXITED, ...
             raise SparkUnavailable(f"Spark did not start: {spark_error_line(exc)}") from exc
         try:
@@ -299,6 +300,80 @@ def spark_session(options: SparkOptions | None = None) -> Iterator[Any]:
             spark.stop()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+#: What the driver JVM prints first on Java 17+: Spark's launcher always adds
+#: ``--add-modules=jdk.incubator.vector`` (``org.apache.spark.launcher.JavaModuleOptions``)
+#: and the JVM announces it on stderr; no log level reaches it.
+JVM_NOTICE = b"WARNING: Using incubator modules: "
+#: lines of the JVM's stderr searched for :data:`JVM_NOTICE`; then copied as they come
+_NOTICE_LINES = 8
+
+
+@contextmanager
+def _jvm_notice_dropped(enabled: bool) -> Iterator[None]:
+    """While the embedded driver JVM starts, fd 2 is a pipe: the JVM (and the Python
+    workers it forks) keep it as their stderr, and a thread copies what they write to
+    the real stderr, without :data:`JVM_NOTICE`'s line.  Nothing else is held back:
+    after the first lines (or the notice) the bytes are copied as read."""
+    if not enabled:
+        yield
+        return
+    import threading
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)               # fd 2 again afterwards
+        real = os.dup(saved)            # the copying thread's (closed by it)
+    except (OSError, ValueError):
+        yield
+        return
+    read_end, write_end = os.pipe()
+    done = threading.Event()
+
+    def copy() -> None:
+        pending, lines = b"", 0
+        try:
+            while True:
+                chunk = os.read(read_end, 65536)
+                if not chunk:
+                    break
+                if lines >= _NOTICE_LINES:
+                    os.write(real, chunk)
+                    continue
+                pending += chunk
+                while lines < _NOTICE_LINES and b"\n" in pending:
+                    line, pending = pending.split(b"\n", 1)
+                    lines += 1
+                    if line.startswith(JVM_NOTICE):
+                        lines = _NOTICE_LINES
+                    else:
+                        os.write(real, line + b"\n")
+                if lines >= _NOTICE_LINES and pending:
+                    os.write(real, pending)
+                    pending = b""
+            if pending:
+                os.write(real, pending)
+        except OSError:
+            pass
+        finally:
+            os.close(read_end)
+            os.close(real)
+            done.set()
+
+    threading.Thread(target=copy, name="repltool-jvm-stderr", daemon=True).start()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    try:
+        yield
+    except BaseException:
+        # the JVM did not start: let its last words reach the terminal before ours
+        os.dup2(saved, 2)
+        os.close(saved)
+        done.wait(2.0)
+        raise
+    sys.stderr.flush()
+    os.dup2(saved, 2)
+    os.close(saved)
 
 
 _LOG4J = """\

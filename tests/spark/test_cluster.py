@@ -193,6 +193,36 @@ def test_executor_python_without_dependencies_is_one_line(rotated: list[Path],
     assert proc.stdout == ""
 
 
+def test_quiet_run_prints_nothing_from_the_jvm(rotated: list[Path], tmp_path: Path) -> None:
+    """--spark-quiet: no Spark log line and not the JVM's incubator-module notice (which
+    Spark's launcher causes on Java 17+ and no log level reaches); only repltool's hint."""
+    from repltool.distributed.session import JVM_NOTICE
+    proc = subprocess.run([sys.executable, "-m", "repltool", "stats", "--spark",
+                           "--spark-quiet", "--spark-master", "local[1]", str(rotated[0])],
+                          cwd=tmp_path, env=clean_env(PYTHONPATH=str(TREE)),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("repltool: hint: --spark on "), lines
+    assert JVM_NOTICE.decode() not in proc.stderr
+    assert "Files" in proc.stdout
+
+
+def test_jvm_that_cannot_start_says_why_before_the_one_line(rotated: list[Path],
+                                                            tmp_path: Path) -> None:
+    """The JVM's stderr goes through the notice filter: its own reason still shows, first."""
+    proc = subprocess.run([sys.executable, "-m", "repltool", "stats", "--spark",
+                           "--spark-quiet", "--spark-conf", "spark.driver.memory=3x",
+                           str(rotated[0])],
+                          cwd=tmp_path, env=clean_env(PYTHONPATH=str(TREE)),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 9
+    lines = proc.stderr.splitlines()
+    assert lines[-1].startswith("repltool: error: Spark did not start: "), lines
+    assert any("Invalid maximum heap size: -Xmx3x" in line for line in lines[:-1]), lines
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
 def test_unreachable_master_fails_at_once_with_the_reason(rotated: list[Path],
                                                           tmp_path: Path) -> None:
     port = free_port()                                  # nothing listens there
