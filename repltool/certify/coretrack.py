@@ -24,7 +24,8 @@ from typing import Any
 from ..errors import CertifyError
 from ._names import SeqNames
 from . import dependency
-from .model import Baseline, CertifyOptions, CertResult, CertTransaction, Mode, Reason
+from .model import (Baseline, CertifyOptions, CertResult, CertTransaction, Fallback, Mode,
+                    Reason)
 
 _MODES = {Mode.COMMIT_ORDER: 0, Mode.WRITESET: 1, Mode.WRITESET_SESSION: 2}
 
@@ -117,17 +118,7 @@ class CoreDependencyTracker:
                 or (nk and nk != len(ws)):
             trx.validate()
             rec_lc, rec_seq = index(rec_lc), index(rec_seq)
-        flags = 0
-        if trx.ddl or trx.ctas:
-            flags = 1
-        if trx.fk_parent:
-            flags |= 2
-        if trx.write_set_limit_reached:
-            flags |= 4
-        if trx.missing_keys:
-            flags |= 24 if trx.keys_unknown else 16
-        if trx.empty:
-            flags |= 32
+        flags = cert_flags(trx)
         try:
             return self.step_values(ws, flags, rec_lc, rec_seq, trx.session, trx.file,
                                     trx.new_file, trx.gtid, trx.fallback, explain)
@@ -188,3 +179,43 @@ def iter_core_dependencies(transactions: Iterable[CertTransaction], mode: Mode,
     get = tracker.get_dependency
     for trx in transactions:
         yield get(trx)
+
+
+_NO_USABLE_KEY = Fallback.NO_USABLE_KEY.value
+
+
+def cert_flags(trx: CertTransaction) -> int:
+    """The tracker's flags of ``trx`` (:meth:`CoreDependencyTracker.step_values`): 1 DDL
+    or CTAS, 2 a foreign key's parent, 4 the write-set limit reached, 16 keys missing
+    (24: and unknown), 32 empty."""
+    flags = 1 if trx.ddl or trx.ctas else 0
+    if trx.fk_parent:
+        flags |= 2
+    if trx.write_set_limit_reached:
+        flags |= 4
+    if trx.missing_keys:
+        flags |= 24 if trx.keys_unknown else 16
+    if trx.empty:
+        flags |= 32
+    return flags
+
+
+def hashed_flags(trx: Any, ws: Any, fallback: tuple[str, ...]) -> int:
+    """:func:`cert_flags` of the :class:`~repltool.certify.model.CertTransaction` that
+    :func:`repltool.certify.source.to_cert_transaction` would make of a transaction
+    without events and its :class:`~repltool.writeset.HashedWriteset` (``fallback``: its
+    :func:`~repltool.certify.source.fallback_reasons`), without making it."""
+    missing, limit = ws.missing_key_tables, ws.limit_reached
+    kind = trx.kind
+    flags = 0
+    if kind == "ddl" and (trx.rows_events or not (ws.keys or missing or limit)):
+        flags = 1                                   # ddl or ctas
+    if ws.fk_parent_tables:
+        flags |= 2
+    if limit:
+        flags |= 4
+    if missing:
+        flags |= 24 if any(f != _NO_USABLE_KEY for f in fallback) else 16
+    if kind == "empty":
+        flags |= 32
+    return flags

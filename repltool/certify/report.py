@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..binlog import ReadOptions, group_transactions, read_events, read_transactions
 from ..paths import Paths, path_list
 from .gtidset import GtidSet
-from .model import (CertifyOptions, CertResult, CertTransaction, Fallback, GarbageCollect,
-                    KeyRef, Mode, Reason, key_ref)
-from .coretrack import CoreDependencyTracker
+from .model import (CertifyOptions, CertResult, CertTransaction, GarbageCollect, KeyRef, Mode,
+                    Reason, key_ref)
+from .coretrack import CoreDependencyTracker, hashed_flags
 from .grcore import CoreGroupCertifier, core_applies
 from .source import (WritesetLike, cert_gtid, fallback_reasons, iter_cert_pairs, log_gtid,
                      to_cert_transaction)
@@ -286,22 +286,10 @@ class CertifyRun:
                 # to_cert_transaction would put into the CertTransaction, built only
                 # where a line needs it
                 assert ws is not None
-                keys, missing, limit, kind = ws.keys, ws.missing_key_tables, \
-                    ws.limit_reached, trx.kind
-                fallback = fallback_reasons(ws, schema) if missing else ()
+                fallback = fallback_reasons(ws, schema) if ws.missing_key_tables else ()
                 thread = trx.thread_id
                 session = (trx.server_id, thread) if thread is not None else None
-                flags = 0
-                if kind == "ddl" and (trx.rows_events or not (keys or missing or limit)):
-                    flags = 1                                   # ddl or ctas
-                if ws.fk_parent_tables:
-                    flags |= 2
-                if limit:
-                    flags |= 4
-                if missing:
-                    flags |= 24 if any(f != _NO_USABLE_KEY for f in fallback) else 16
-                if kind == "empty":
-                    flags |= 32
+                flags = hashed_flags(trx, ws, fallback)
                 try:
                     out = step_values(hashes, flags, rec_lc, rec_seq, session, segment,
                                       new_file, cert_gtid(trx.gtid) if explain else None,
@@ -330,6 +318,7 @@ class CertifyRun:
                     add_commit_id(trx.commit_id)
                     if explain:
                         key = None
+                        keys = ws.keys
                         if key_index >= 0 and key_index < len(keys):
                             key = key_ref(keys[key_index])          # cert.key_at
                         line = line_of(trx, computed, reason, name(value), key, detail,
@@ -355,22 +344,14 @@ class CertifyRun:
                     for write in writers:
                         write(line)
             if len(builder) >= LANE_PART:
-                builder.changed += changed
-                builder.without_clock += without_clock
-                builder.raised += raised_n
-                builder.no_session += no_session
-                builder.replicated += replicated
+                builder.counted(changed, without_clock, raised_n, no_session, replicated)
                 changed = without_clock = raised_n = no_session = replicated = 0
                 yield builder.columns()
                 builder = ColumnsBuilder()
                 reasons, fallbacks = builder.reasons, builder.fallbacks
                 add_recorded, add_computed = builder.recorded.extend, builder.computed.extend
                 add_commit_id = builder.commit_ids.append
-        builder.changed += changed
-        builder.without_clock += without_clock
-        builder.raised += raised_n
-        builder.no_session += no_session
-        builder.replicated += replicated
+        builder.counted(changed, without_clock, raised_n, no_session, replicated)
         if len(builder):
             yield builder.columns()
 
@@ -482,20 +463,14 @@ class CertifyRun:
                     for write in writers:
                         write(line)
             if len(builder) >= LANE_PART:
-                builder.changed += changed
-                builder.without_clock += without_clock
-                builder.no_session += no_session
-                builder.replicated += replicated
+                builder.counted(changed, without_clock, 0, no_session, replicated)
                 changed = without_clock = no_session = replicated = 0
                 yield builder.columns()
                 builder = ColumnsBuilder()
                 reasons, fallbacks = builder.reasons, builder.fallbacks
                 add_recorded, add_computed = builder.recorded.extend, builder.computed.extend
                 add_commit_id = builder.commit_ids.append
-        builder.changed += changed
-        builder.without_clock += without_clock
-        builder.no_session += no_session
-        builder.replicated += replicated
+        builder.counted(changed, without_clock, 0, no_session, replicated)
         if len(builder):
             yield builder.columns()
 
@@ -526,7 +501,6 @@ def core_group_certifier(options: CertifyOptions, stable_sets: Sequence[GtidSet]
 
 #: transactions of CertifyRun's lane stepped on their values (no CertTransaction)
 _DIRECT = [0]
-_NO_USABLE_KEY = Fallback.NO_USABLE_KEY.value
 
 
 def lane_direct_transactions() -> int:
@@ -990,6 +964,15 @@ class ColumnsBuilder:
         original, immediate = trx.original_commit_timestamp, trx.immediate_commit_timestamp
         self.replicated += bool(original and immediate and original != immediate)
         self.commit_ids.append(trx.commit_id)
+
+    def counted(self, changed: int, without_clock: int, raised: int, no_session: int,
+                replicated: int) -> None:
+        """Add counts a lane kept in local variables (one call per part, not per transaction)."""
+        self.changed += changed
+        self.without_clock += without_clock
+        self.raised += raised
+        self.no_session += no_session
+        self.replicated += replicated
 
     def __len__(self) -> int:
         return len(self.commit_ids)

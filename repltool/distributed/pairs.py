@@ -353,12 +353,11 @@ def _part_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult:
     Table_map of the part named, a second clock segment, a clock or hash outside
     certification's values, the pure-Python engine (no span reader)."""
     from array import array
+    from ..certify.coretrack import cert_flags, hashed_flags
     from ..certify.report import drops_past_limit
-    from ..certify.model import Fallback
     from ..certify.source import fallback_reasons, to_cert_transaction
     from ..writeset import read_writeset_hashes
     from ..writeset.model import HashedWriteset
-    no_usable_key = Fallback.NO_USABLE_KEY.value
     result = UnitResult(unit)
     offsets, hashes, recorded, sessions = array("q", [0]), array("Q"), array("q"), array("q")
     flags, marks = bytearray(), bytearray()
@@ -394,22 +393,10 @@ def _part_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult:
                         and type(rec_seq) is int:
                     # the hash reader's values as to_cert_transaction maps them (no
                     # events: no View_change), as CertifyRun's lane reads them
-                    keys, missing, limit, kind = ws.keys, ws.missing_key_tables, \
-                        ws.limit_reached, trx.kind
-                    fallback = fallback_reasons(ws, schema) if missing else ()
+                    fallback = fallback_reasons(ws, schema) if ws.missing_key_tables else ()
                     thread = trx.thread_id
                     session = (trx.server_id, thread) if thread is not None else None
-                    f = 0
-                    if kind == "ddl" and (trx.rows_events or not (keys or missing or limit)):
-                        f = 1                                   # ddl or ctas
-                    if ws.fk_parent_tables:
-                        f |= 2
-                    if limit:
-                        f |= 4
-                    if missing:
-                        f |= 24 if any(r != no_usable_key for r in fallback) else 16
-                    if kind == "empty":
-                        f |= 32
+                    f = hashed_flags(trx, ws, fallback)
                     no_session = session is None
                 else:
                     cert = to_cert_transaction(trx, ws, schema=schema)
@@ -419,15 +406,7 @@ def _part_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult:
                         ok = False
                         break
                     session, fallback = cert.session, cert.fallback
-                    f = 1 if cert.ddl or cert.ctas else 0
-                    if cert.fk_parent:
-                        f |= 2
-                    if cert.write_set_limit_reached:
-                        f |= 4
-                    if cert.missing_keys:
-                        f |= 24 if cert.keys_unknown else 16
-                    if cert.empty:
-                        f |= 32
+                    f = cert_flags(cert)
                     no_session = session is None and not cert.view_change
                 if seg != segment or type(rec_lc) is not int or type(rec_seq) is not int \
                         or rec_lc < 0 or rec_seq < 0:
