@@ -59,6 +59,10 @@ class PairsSpec:
     # the transactions keep their Query events (explain shows DDL statements); False:
     # only what certification reads (View_change events), so the fused reader may read
     statements: bool = True
+    # the driver certifies Group Replication's report from the arrays alone
+    # (grpacked.hashed_units): the keys' hashes, no descriptions; binlogs read with the
+    # key-hash reader (read_writeset_hashes) and packed as wspack.pack_hashed
+    hashed: bool = False
 
 
 def slim(trx: Any) -> Any:
@@ -126,15 +130,26 @@ def pairs_unit(task: Task, unit: Unit) -> UnitResult:
         with few_collections():
             # every key kept, as the general path keeps them (GR needs the full write set)
             from ..certify import Mode
-            result = _fused_pairs_unit(task, unit, spec, Mode.GROUP_REPLICATION)
+            result = _fused_pairs_unit(task, unit, spec, Mode.GROUP_REPLICATION,
+                                       hashed=spec.hashed)
             if result is not None and result.failure is None \
                     and not any(trx.relay_log for trx, _ in result.payload):
-                from .wspack import pack_pairs
+                from .wspack import pack_hashed, pack_pairs
                 result.headers = headers
-                result.payload = pack_pairs([(slim(trx) if trx.events else trx, ws)
-                                             for trx, ws in result.payload])
+                packed = pack_hashed(result.payload) if spec.hashed else None
+                result.payload = packed if packed is not None else pack_pairs(
+                    [(slim(trx) if trx.events else trx, ws) for trx, ws in result.payload])
                 return result
     return _general_pairs_unit(task, unit)
+
+
+def _describe(spec: PairsSpec, pairs: Sequence[tuple[Any, Any]]) -> bool:
+    """Whether a unit's keys' descriptions are sent: unless the driver certifies from
+    the arrays alone, and then where a negative clock makes it rebuild the objects to
+    word the error."""
+    return not spec.hashed or any(
+        not trx.truncated and ((trx.last_committed or 0) < 0 or (trx.sequence_number or 0) < 0)
+        for trx, _ in pairs)
 
 
 def _file_headers(files: Sequence[str], verify_checksum: bool) -> list[Any]:
@@ -189,7 +204,7 @@ def _general_pairs_unit(task: Task, unit: Unit) -> UnitResult:
     result.rows = rows
     if task.kind == "pairs":            # to the driver: as columns (certify_unit reads the list)
         from .wspack import pack_pairs
-        result.payload = pack_pairs(pairs)
+        result.payload = pack_pairs(pairs, describe=_describe(spec, pairs))
     return result
 
 
@@ -564,21 +579,25 @@ def _certified_parts(task: Task, parts: list[UnitResult]) -> UnitResult:
 
 
 def _fused_pairs_unit(task: Task, unit: Unit, spec: PairsSpec,
-                      mode: Any) -> UnitResult | None:
+                      mode: Any, hashed: bool = False) -> UnitResult | None:
     """Executor: the unit's pairs from the fused reader, as the single-process ``certify``
     reads them (:func:`repltool.writeset.read_writesets`: the compiled core where it
     applies; transactions without events, which ``writeset`` and ``commit-order``
     certification do not read).  ``None`` (read the general way, :func:`pairs_unit`)
     when a rows event names a table no Table_map of the unit named, so that the driver
-    can read the unit with the one before it."""
+    can read the unit with the one before it.
+
+    :param hashed: read with :func:`repltool.writeset.read_writeset_hashes` (write sets
+        as their keys' hashes where the compiled core keys them)."""
     from ..certify.report import drops_past_limit
-    from ..writeset import read_writesets
+    from ..writeset import read_writeset_hashes, read_writesets
     pairs: list[tuple[Any, Any]] = []
     result = UnitResult(unit, payload=pairs)
     last = None
+    read = read_writeset_hashes if hashed else read_writesets
     with captured_warnings(result):
         try:
-            for trx, ws in read_writesets(list(unit.files), spec.schema,
+            for trx, ws in read(list(unit.files), spec.schema,
                                           verify_checksum=task.verify_checksum,
                                           history_size=spec.history_size,
                                           drop_past_limit=drops_past_limit(mode, unit.files)):
@@ -666,14 +685,19 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
     :param report_only: the caller only builds the report from ``run``
         (:class:`~repltool.certify.report.ReportBuilder` without sinks): where the
         executors certify their files they send only the report's columns, and
-        iterating ``run``'s certified transactions raises ``RuntimeError``.
+        iterating ``run``'s certified transactions raises ``RuntimeError``; for
+        Group Replication certified from arrays (:func:`.grpacked.hashed_units`) the
+        executors send the keys' hashes without descriptions, and iterating ``run``'s
+        pairs raises ``RuntimeError``.
     :returns: with ``output``, when the executors wrote the copies: per name,
         its :class:`~repltool.binlog.rewrite.RewriteReport` or the error that
         stopped it (:func:`repltool.certify.retag.retag_staged` takes them);
         otherwise None (the caller writes the copies).
     :raises UsageError: the executors cannot see the staging directory.
     """
-    spec = PairsSpec(run.schema, run.options.history_size, statements=run.reads_pairs)
+    from . import grpacked
+    spec = PairsSpec(run.schema, run.options.history_size, statements=run.reads_pairs,
+                     hashed=output_parquet is None and grpacked.hashed_units(run, report_only))
     if output_parquet is None:
         written = _certify_on_executors(spark, names, run, spec, verify_checksum, output,
                                         report_only)
@@ -701,7 +725,6 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
             write_parquet(spark, job, output_parquet)
 
     run.attach(pairs(), first)
-    from . import grpacked
     if output_parquet is None and grpacked.applies(run):
 
         def parts() -> Iterator[Any]:
