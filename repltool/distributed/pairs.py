@@ -116,7 +116,10 @@ def pairs_unit(task: Task, unit: Unit) -> UnitResult:
     :func:`_fused_pairs_unit`, with the collector's thresholds raised) when no
     DataFrame rows are made, the statements are not needed and the unit is
     binlogs, read without error, whose tables are all mapped in it; otherwise
-    (and again, for the same error and warnings) with the general reader.
+    (and again, for the same error and warnings) with the general reader.  For
+    Group Replication's text report (``spec.hashed``) such a unit is read with the
+    key-hash reader and sent as hash arrays (:func:`_hashed_unit`), the others
+    without the keys' descriptions.
     """
     spec: PairsSpec = task.extra
     headers = None
@@ -128,19 +131,60 @@ def pairs_unit(task: Task, unit: Unit) -> UnitResult:
     if headers is not None and not any(h.flags & _RELAY_LOG_F for h in headers):
         from ..collector import few_collections
         with few_collections():
+            if spec.hashed:
+                hashed = _hashed_unit(task, unit, spec)
+                if hashed is not None:
+                    hashed.headers = headers
+                    return hashed
             # every key kept, as the general path keeps them (GR needs the full write set)
             from ..certify import Mode
-            result = _fused_pairs_unit(task, unit, spec, Mode.GROUP_REPLICATION,
-                                       hashed=spec.hashed)
+            result = _fused_pairs_unit(task, unit, spec, Mode.GROUP_REPLICATION)
             if result is not None and result.failure is None \
                     and not any(trx.relay_log for trx, _ in result.payload):
-                from .wspack import pack_hashed, pack_pairs
+                from .wspack import pack_pairs
                 result.headers = headers
-                packed = pack_hashed(result.payload) if spec.hashed else None
-                result.payload = packed if packed is not None else pack_pairs(
-                    [(slim(trx) if trx.events else trx, ws) for trx, ws in result.payload])
+                result.payload = pack_pairs([(slim(trx) if trx.events else trx, ws)
+                                             for trx, ws in result.payload])
                 return result
     return _general_pairs_unit(task, unit)
+
+
+def _hashed_unit(task: Task, unit: Unit, spec: PairsSpec) -> UnitResult | None:
+    """Executor, for Group Replication's text report (``spec.hashed``): the unit read
+    with the key-hash reader (:func:`repltool.writeset.read_writeset_hashes`, every
+    key kept) and streamed into :func:`.wspack.pack_hashed` (no pair list).  None
+    where the described path reads (a read error, which it words; a rows event of a
+    table no Table_map of the unit named; a relay log's transaction; a transaction
+    whose error the driver words from its objects)."""
+    from ..writeset import read_writeset_hashes
+    from .wspack import pack_hashed
+    result = UnitResult(unit)
+    state: dict[str, Any] = {"last": None, "other": False}
+
+    def pairs() -> Iterator[tuple[Any, Any]]:
+        for trx, ws in read_writeset_hashes(list(unit.files), spec.schema,
+                                            verify_checksum=task.verify_checksum,
+                                            history_size=spec.history_size):
+            if trx.relay_log or any(name == "?" for name, _ in trx.rows_events):
+                state["other"] = True
+                return
+            if result.first is None:
+                result.first = trx
+            result.count += 1
+            state["last"] = trx
+            yield trx, ws
+
+    with captured_warnings(result):
+        try:
+            packed = pack_hashed(pairs())
+        except ReplToolError:
+            return None
+    if packed is None or state["other"]:
+        return None
+    last = state["last"]
+    result.open_end = last is not None and last.truncated
+    result.payload = packed
+    return result
 
 
 def _describe(spec: PairsSpec, pairs: Sequence[tuple[Any, Any]]) -> bool:
@@ -579,25 +623,21 @@ def _certified_parts(task: Task, parts: list[UnitResult]) -> UnitResult:
 
 
 def _fused_pairs_unit(task: Task, unit: Unit, spec: PairsSpec,
-                      mode: Any, hashed: bool = False) -> UnitResult | None:
+                      mode: Any) -> UnitResult | None:
     """Executor: the unit's pairs from the fused reader, as the single-process ``certify``
     reads them (:func:`repltool.writeset.read_writesets`: the compiled core where it
     applies; transactions without events, which ``writeset`` and ``commit-order``
     certification do not read).  ``None`` (read the general way, :func:`pairs_unit`)
     when a rows event names a table no Table_map of the unit named, so that the driver
-    can read the unit with the one before it.
-
-    :param hashed: read with :func:`repltool.writeset.read_writeset_hashes` (write sets
-        as their keys' hashes where the compiled core keys them)."""
+    can read the unit with the one before it."""
     from ..certify.report import drops_past_limit
-    from ..writeset import read_writeset_hashes, read_writesets
+    from ..writeset import read_writesets
     pairs: list[tuple[Any, Any]] = []
     result = UnitResult(unit, payload=pairs)
     last = None
-    read = read_writeset_hashes if hashed else read_writesets
     with captured_warnings(result):
         try:
-            for trx, ws in read(list(unit.files), spec.schema,
+            for trx, ws in read_writesets(list(unit.files), spec.schema,
                                           verify_checksum=task.verify_checksum,
                                           history_size=spec.history_size,
                                           drop_past_limit=drops_past_limit(mode, unit.files)):

@@ -35,7 +35,7 @@ import pickle
 import zlib
 from array import array
 from dataclasses import replace
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 from .columns import Columns, from_lists, pack, unpack
 
@@ -184,7 +184,7 @@ def pack_pairs(pairs: Sequence[tuple[Any, Any]], describe: bool = True) -> Packe
         if describe else None)
 
 
-def pack_hashed(pairs: Sequence[tuple[Any, Any]]) -> PackedPairs | None:
+def pack_hashed(pairs: Iterable[tuple[Any, Any]]) -> PackedPairs | None:
     """Pack the pairs of the key-hash reader (write sets a
     :class:`~repltool.writeset.model.HashedWriteset` or a ``TrxWriteset``) for Group
     Replication's certification from arrays: :class:`GrFields` of each transaction,
@@ -192,15 +192,14 @@ def pack_hashed(pairs: Sequence[tuple[Any, Any]]) -> PackedPairs | None:
     arrays; no descriptions (``keys`` None).
 
     :returns: None when a transaction would make the certifier rebuild the objects to
-        word its error (a negative clock, a hash outside ``uint64``): pack those
-        with :func:`pack_pairs`.
+        word its error (a negative clock, a hash outside ``uint64``): such a unit
+        goes with its descriptions (:func:`pack_pairs`).
     """
-    n = len(pairs)
     cols: list[list[Any]] = [[] for _ in GrFields._fields]
     (truncated, gtid, kind, has_rows, lcs, seqs, threads, servers, originals,
      immediates, commit_ids) = cols
     events: dict[int, tuple[Any, ...]] = {}
-    present = bytearray(n)
+    present = bytearray()
     offsets, hashes = array("q", [0]), array("Q")
     wcols: list[list[Any]] = [[] for _ in GrWriteset._fields]
     missing, limit, reasons, only = wcols
@@ -225,9 +224,9 @@ def pack_hashed(pairs: Sequence[tuple[Any, Any]]) -> PackedPairs | None:
                               if ev.type_code == _VIEW_CHANGE_EVENT)
                 if views:
                     events[i] = views
+            present.append(ws is not None)
             if ws is None:
                 continue
-            present[i] = 1
             hashes.extend(ws.hashes)
             offsets.append(len(hashes))
             missing.append(ws.missing_key_tables)
@@ -237,7 +236,7 @@ def pack_hashed(pairs: Sequence[tuple[Any, Any]]) -> PackedPairs | None:
     except (OverflowError, TypeError):
         return None
     return PackedPairs(
-        n, from_lists(GrFields, cols), events, zlib.compress(bytes(present), 1),
+        len(present), from_lists(GrFields, cols), events, zlib.compress(bytes(present), 1),
         from_lists(GrWriteset, wcols), zlib.compress(offsets.tobytes(), 1),
         zlib.compress(hashes.tobytes(), 1), None)
 

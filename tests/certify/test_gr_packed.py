@@ -27,7 +27,6 @@ from repltool.certify.stitched import PairsRun
 from repltool.distributed import grpacked
 from repltool.distributed.pairs import PairsSpec, pairs_unit
 from repltool.distributed.units import Task, Unit
-from repltool.binlog import read_transactions
 from repltool.distributed import wspack
 from repltool.distributed.wspack import PackedPairs, unpack_pairs
 
