@@ -11,11 +11,14 @@ unpickle the units and build the report
 * ``arrays``: :class:`repltool.distributed.grpacked.PackedGroupCertifier` (the
   certifier in the compiled core: one call per unit);
 * ``arrays-python``: the same with its Python loop over ``Certifier.assign`` (the
-  code before the core certifier).
+  code before the core certifier);
+* ``arrays-hashed``: ``arrays`` over the units the text report's run gets since
+  the executors read key hashes (``PairsSpec(hashed=True)``: ``wspack.pack_hashed``,
+  no key descriptions); the others' units are the general reader's, described.
 
 ``share`` = driver / (driver + the executor CPU measured here).
 
-Usage: ``python bench/bench_gr_driver.py objects|arrays|arrays-python [MB]``: ``MB`` per file
+Usage: ``python bench/bench_gr_driver.py objects|arrays|arrays-python|arrays-hashed [MB]``: ``MB`` per file
 (default 8; other sizes are cached in ``bench/out/grdriver<MB>``).
 """
 import os
@@ -41,7 +44,8 @@ from repltool.distributed.wspack import unpack_pairs
 from repltool.certify.stitched import PairsRun
 from repltool.certify.report import ReportBuilder
 run = PairsRun(paths, "group-replication")
-spec = PairsSpec(run.schema, run.options.history_size)
+hashed = sys.argv[1] == "arrays-hashed"
+spec = PairsSpec(run.schema, run.options.history_size, statements=not hashed, hashed=hashed)
 t = time.process_time()
 blobs = [pickle.dumps(pairs_unit(Task("pairs", extra=spec), Unit(i, (p,))).payload) for i, p in enumerate(paths)]
 executor = time.process_time() - t
@@ -49,7 +53,8 @@ try:
     from repltool.distributed import grpacked
 except ImportError:
     grpacked = None
-FIRST = unpack_pairs(pickle.loads(blobs[0]))[0][0]
+FIRST = (pairs_unit(Task("pairs", extra=spec), Unit(0, (paths[0],))).first if hashed
+         else unpack_pairs(pickle.loads(blobs[0]))[0][0])
 def objects():
     units = [pickle.loads(b) for b in blobs]
     pairs = [x for u in units for x in unpack_pairs(u)]

@@ -70,6 +70,18 @@ def pack(items: Sequence[Any], skip: Sequence[str] = ()) -> Columns:
                                             for n in names])
 
 
+def from_lists(cls: type, values: Sequence[list[Any]]) -> Columns:
+    """:func:`pack` of the records ``cls(*row)`` for the rows of ``values`` (one list per
+    field of ``cls``, in its order), without making them."""
+    names = _record_fields(cls, ())
+    if names is None or len(names) != len(values):
+        raise TypeError(f"from_lists: not one list per field of {cls.__name__}")
+    n = len(values[0]) if values else 0
+    if n == 0:
+        return Columns(type(None), 0, (), [])
+    return Columns(cls, n, names, [_column(list(v)) for v in values])
+
+
 def _column(values: list[Any]) -> tuple[Any, ...]:
     kinds = {type(v) for v in values}
     if kinds == {bool}:

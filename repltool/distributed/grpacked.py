@@ -17,6 +17,11 @@ for the options it takes (:func:`applies`): no member simulation, no local
 member, no time-driven or stable-set garbage collection (those read objects:
 the run then certifies the unpacked pairs).  Sinks that print transactions
 (``--format jsonl``, ``explain``) also take the object path.
+
+For the runs it certifies (:func:`hashed_units`) the executors send no key
+descriptions, and those reading binlogs with the key-hash reader send only the
+columns read here (:func:`repltool.distributed.wspack.pack_hashed`); both counted by
+:func:`unit_counts` (tests assert the path ran).
 """
 
 from __future__ import annotations
@@ -32,12 +37,33 @@ from ..certify.model import CertifyOptions, Fallback, Mode, Reason
 from ..certify.report import ColumnsBuilder, ReportColumns, add_values
 from ..certify.source import cert_gtid, fallback_reasons, to_cert_transaction
 from .columns import field_values
-from .wspack import PackedPairs, unpack_pairs
+from .wspack import GrFields, PackedPairs, unpack_pairs
 
 _VIEW_CHANGE_EVENT = 37
 _UINT64_MAX = (1 << 64) - 1
 _NOT_EXTRACTED = (Fallback.NOT_EXTRACTED.value,)
 _REASONS = tuple(Reason)
+
+
+#: units certified here: all, without key descriptions, of those from the key-hash reader
+_UNITS = [0, 0, 0]
+
+
+def unit_counts() -> tuple[int, int, int]:
+    """``(units certified from arrays, of those sent without key descriptions, of those
+    read with the key-hash reader and packed as GrFields)`` in this (driver) process."""
+    return _UNITS[0], _UNITS[1], _UNITS[2]
+
+
+def hashed_units(run: Any, report_only: bool) -> bool:
+    """Whether the executors may send ``run``'s units without the keys' descriptions
+    (``PairsSpec.hashed``): before the job, what :func:`applies` will say after
+    ``attach`` for a run whose mode is asked (``--mode group-replication``), when only
+    the report is built (``report_only``: no sink reads a transaction)."""
+    options: CertifyOptions = run.options
+    return (report_only and run.asked_mode is Mode.GROUP_REPLICATION and not run.reads_pairs
+            and not run.stable_sets and not options.member_names
+            and options.local_member is None and options.gc_interval is None)
 
 
 def applies(run: Any) -> bool:
@@ -76,6 +102,9 @@ class PackedGroupCertifier:
         builder = ColumnsBuilder()
         if not isinstance(packed, PackedPairs):
             packed = _repacked(packed)
+        _UNITS[0] += 1
+        _UNITS[1] += packed.keys is None
+        _UNITS[2] += packed.trxs.cls is GrFields
         n = packed.n
         if n == 0:
             return builder.columns()
@@ -84,7 +113,7 @@ class PackedGroupCertifier:
         trxs = packed.trxs
         col = lambda name: field_values(trxs, name)  # noqa: E731
         truncated, gtids, kinds = col("truncated"), col("gtid"), col("kind")
-        rows, lcs, seqs = col("rows_events"), col("last_committed"), col("sequence_number")
+        rows, lcs, seqs = _rows(trxs), col("last_committed"), col("sequence_number")
         threads, servers = col("thread_id"), col("server_id")
         originals = col("original_commit_timestamp")
         immediates = col("immediate_commit_timestamp")
@@ -201,7 +230,7 @@ class PackedGroupCertifier:
         counts = array("q", bytes(8 * 16))
         m, changed, without_clock, no_session, replicated, fallbacks, commit_ids = \
             self._core.certify_unit(
-                n, col("truncated"), col("gtid"), col("kind"), col("rows_events"),
+                n, col("truncated"), col("gtid"), col("kind"), _rows(trxs),
                 col("last_committed"), col("sequence_number"), col("thread_id"),
                 col("server_id"), col("original_commit_timestamp"),
                 col("immediate_commit_timestamp"), col("commit_id"), views,
@@ -225,6 +254,11 @@ class PackedGroupCertifier:
     def parts(self, units: Iterator[PackedPairs | list[Any]]) -> Iterator[ReportColumns]:
         for packed in units:
             yield self.part(packed)
+
+
+def _rows(trxs: Any) -> list[Any]:
+    """Per transaction: whether it has Rows events (true values), from either packing."""
+    return field_values(trxs, "has_rows" if trxs.cls is GrFields else "rows_events")
 
 
 def _repacked(pairs: list[Any]) -> PackedPairs:

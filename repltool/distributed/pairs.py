@@ -59,6 +59,10 @@ class PairsSpec:
     # the transactions keep their Query events (explain shows DDL statements); False:
     # only what certification reads (View_change events), so the fused reader may read
     statements: bool = True
+    # the driver certifies Group Replication's report from the arrays alone
+    # (grpacked.hashed_units): the keys' hashes, no descriptions; binlogs read with the
+    # key-hash reader (read_writeset_hashes) and packed as wspack.pack_hashed
+    hashed: bool = False
 
 
 def slim(trx: Any) -> Any:
@@ -112,7 +116,10 @@ def pairs_unit(task: Task, unit: Unit) -> UnitResult:
     :func:`_fused_pairs_unit`, with the collector's thresholds raised) when no
     DataFrame rows are made, the statements are not needed and the unit is
     binlogs, read without error, whose tables are all mapped in it; otherwise
-    (and again, for the same error and warnings) with the general reader.
+    (and again, for the same error and warnings) with the general reader.  For
+    Group Replication's text report (``spec.hashed``) such a unit is read with the
+    key-hash reader and sent as hash arrays (:func:`_hashed_unit`), the others
+    without the keys' descriptions.
     """
     spec: PairsSpec = task.extra
     headers = None
@@ -124,6 +131,11 @@ def pairs_unit(task: Task, unit: Unit) -> UnitResult:
     if headers is not None and not any(h.flags & _RELAY_LOG_F for h in headers):
         from ..collector import few_collections
         with few_collections():
+            if spec.hashed:
+                hashed = _hashed_unit(task, unit, spec)
+                if hashed is not None:
+                    hashed.headers = headers
+                    return hashed
             # every key kept, as the general path keeps them (GR needs the full write set)
             from ..certify import Mode
             result = _fused_pairs_unit(task, unit, spec, Mode.GROUP_REPLICATION)
@@ -135,6 +147,53 @@ def pairs_unit(task: Task, unit: Unit) -> UnitResult:
                                              for trx, ws in result.payload])
                 return result
     return _general_pairs_unit(task, unit)
+
+
+def _hashed_unit(task: Task, unit: Unit, spec: PairsSpec) -> UnitResult | None:
+    """Executor, for Group Replication's text report (``spec.hashed``): the unit read
+    with the key-hash reader (:func:`repltool.writeset.read_writeset_hashes`, every
+    key kept) and streamed into :func:`.wspack.pack_hashed` (no pair list).  None
+    where the described path reads (a read error, which it words; a rows event of a
+    table no Table_map of the unit named; a relay log's transaction; a transaction
+    whose error the driver words from its objects)."""
+    from ..writeset import read_writeset_hashes
+    from .wspack import pack_hashed
+    result = UnitResult(unit)
+    state: dict[str, Any] = {"last": None, "other": False}
+
+    def pairs() -> Iterator[tuple[Any, Any]]:
+        for trx, ws in read_writeset_hashes(list(unit.files), spec.schema,
+                                            verify_checksum=task.verify_checksum,
+                                            history_size=spec.history_size):
+            if trx.relay_log or any(name == "?" for name, _ in trx.rows_events):
+                state["other"] = True
+                return
+            if result.first is None:
+                result.first = trx
+            result.count += 1
+            state["last"] = trx
+            yield trx, ws
+
+    with captured_warnings(result):
+        try:
+            packed = pack_hashed(pairs())
+        except ReplToolError:
+            return None
+    if packed is None or state["other"]:
+        return None
+    last = state["last"]
+    result.open_end = last is not None and last.truncated
+    result.payload = packed
+    return result
+
+
+def _describe(spec: PairsSpec, pairs: Sequence[tuple[Any, Any]]) -> bool:
+    """Whether a unit's keys' descriptions are sent: unless the driver certifies from
+    the arrays alone, and then where a negative clock makes it rebuild the objects to
+    word the error."""
+    return not spec.hashed or any(
+        not trx.truncated and ((trx.last_committed or 0) < 0 or (trx.sequence_number or 0) < 0)
+        for trx, _ in pairs)
 
 
 def _file_headers(files: Sequence[str], verify_checksum: bool) -> list[Any]:
@@ -189,7 +248,7 @@ def _general_pairs_unit(task: Task, unit: Unit) -> UnitResult:
     result.rows = rows
     if task.kind == "pairs":            # to the driver: as columns (certify_unit reads the list)
         from .wspack import pack_pairs
-        result.payload = pack_pairs(pairs)
+        result.payload = pack_pairs(pairs, describe=_describe(spec, pairs))
     return result
 
 
@@ -645,14 +704,19 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
     :param report_only: the caller only builds the report from ``run``
         (:class:`~repltool.certify.report.ReportBuilder` without sinks): where the
         executors certify their files they send only the report's columns, and
-        iterating ``run``'s certified transactions raises ``RuntimeError``.
+        iterating ``run``'s certified transactions raises ``RuntimeError``; for
+        Group Replication certified from arrays (:func:`.grpacked.hashed_units`) the
+        executors send the keys' hashes without descriptions, and iterating ``run``'s
+        pairs raises ``RuntimeError``.
     :returns: with ``output``, when the executors wrote the copies: per name,
         its :class:`~repltool.binlog.rewrite.RewriteReport` or the error that
         stopped it (:func:`repltool.certify.retag.retag_staged` takes them);
         otherwise None (the caller writes the copies).
     :raises UsageError: the executors cannot see the staging directory.
     """
-    spec = PairsSpec(run.schema, run.options.history_size, statements=run.reads_pairs)
+    from . import grpacked
+    spec = PairsSpec(run.schema, run.options.history_size, statements=run.reads_pairs,
+                     hashed=output_parquet is None and grpacked.hashed_units(run, report_only))
     if output_parquet is None:
         written = _certify_on_executors(spark, names, run, spec, verify_checksum, output,
                                         report_only)
@@ -680,7 +744,6 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
             write_parquet(spark, job, output_parquet)
 
     run.attach(pairs(), first)
-    from . import grpacked
     if output_parquet is None and grpacked.applies(run):
 
         def parts() -> Iterator[Any]:

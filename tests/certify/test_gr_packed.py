@@ -27,6 +27,7 @@ from repltool.certify.stitched import PairsRun
 from repltool.distributed import grpacked
 from repltool.distributed.pairs import PairsSpec, pairs_unit
 from repltool.distributed.units import Task, Unit
+from repltool.distributed import wspack
 from repltool.distributed.wspack import PackedPairs, unpack_pairs
 
 
@@ -35,10 +36,12 @@ def _is_binlog(p: Path) -> bool:
 
 
 def _units(paths: list[Path], options: CertifyOptions | None,
-           schema_paths: list[Path]) -> list[PackedPairs]:
+           schema_paths: list[Path], hashed: bool = False) -> list[PackedPairs]:
     run = PairsRun([str(p) for p in paths], "group-replication", options,
                    schema_paths=[str(p) for p in schema_paths])
-    spec = PairsSpec(run.schema, run.options.history_size)
+    # the reference units: the general reader (statements kept); hashed: as the text
+    # report's run asks (spark_pairs: statements=False, grpacked.hashed_units)
+    spec = PairsSpec(run.schema, run.options.history_size, statements=not hashed, hashed=hashed)
     out = []
     for i, p in enumerate(paths):
         r = pairs_unit(Task("pairs", extra=spec), Unit(i, (str(p),)))
@@ -47,9 +50,13 @@ def _units(paths: list[Path], options: CertifyOptions | None,
 
 
 def _both(paths: list[Path], options: CertifyOptions | None = None,
-          schema_paths: list[Path] = ()) -> tuple[Any, Any, int]:
-    """(object-path report, array-path report, transactions certified from arrays)."""
+          schema_paths: list[Path] = (), hashed: bool = False) -> tuple[Any, Any, int]:
+    """(object-path report, array-path report, transactions certified from arrays).
+
+    :param hashed: the array path certifies units packed as for the text report
+        (``PairsSpec.hashed``: key hashes, no descriptions)."""
     units = _units(paths, options, list(schema_paths))
+    given = _units(paths, options, list(schema_paths), hashed=True) if hashed else units
     pairs = [pair for u in units for pair in unpack_pairs(u)]
     first = pairs[0][0] if pairs else None
 
@@ -66,7 +73,7 @@ def _both(paths: list[Path], options: CertifyOptions | None = None,
     def count() -> None:
         arrays.truncated_skipped += 1
     certifier = grpacked.PackedGroupCertifier(arrays.options, arrays.schema, count)
-    arrays.attach_packed_parts(lambda: certifier.parts(iter(units)))
+    arrays.attach_packed_parts(lambda: certifier.parts(iter(given)))
     got = ReportBuilder(arrays).build()
     assert certifier.certified == sum(not trx.truncated for trx, _ in pairs)
     return want, got, certifier.certified
@@ -94,3 +101,60 @@ def test_array_path_equals_object_path_on_synth_units(tmp_path: Path, capsys) ->
         assert got == want
         assert certified > 1000
         assert want.summary.changed > 0
+
+
+def _hashed_units(units_before: tuple[int, int, int]) -> tuple[int, int, int]:
+    after = grpacked.unit_counts()
+    return tuple(a - b for a, b in zip(after, units_before))  # type: ignore[return-value]
+
+
+@pytest.mark.corpus_files("path", "mysql/*/*", select=_is_binlog)
+def test_hash_units_equal_object_path_on_every_mysql_corpus_file(path: Path) -> None:
+    """Units packed for the text report (read with the key-hash reader, no key
+    descriptions) certify as the object path certifies the general reader's pairs."""
+    before = grpacked.unit_counts()
+    want, got, certified = _both([path], hashed=True)
+    assert got == want
+    assert certified == want.summary.before.transactions
+    units, described_not, hash_read = _hashed_units(before)
+    assert units == 1 and described_not == 1       # no descriptions block
+    # a file the fused reader reads (binlogs, every table mapped) goes as GrFields
+    unit = _units([path], None, [], hashed=True)[0]
+    assert unit.keys is None
+    if unit.n:
+        assert hash_read == (unit.trxs.cls is wspack.GrFields)
+
+
+def test_hash_units_equal_object_path_on_synth_units(tmp_path: Path, capsys) -> None:
+    """Several files (the certifier's state crosses units), DDL, a schema with UNIQUE
+    and FOREIGN keys, --gc-every and --session-order: the units of the key-hash reader
+    certify as the object path does, and every unit went as GrFields."""
+    from repltool.cli import run
+    out = tmp_path / "synth"
+    assert run(["synth", "-o", str(out), "--size", "1500000", "--seed", "23",
+                "--max-binlog-size", "400000", "--no-ground-truth"]) == 0
+    capsys.readouterr()
+    files = sorted(out.glob("binlog.0*"))
+    assert len(files) > 1
+    schema = [out / "schema.sql"]
+    for options in (None, replace(CertifyOptions(), gc_every=50),
+                    replace(CertifyOptions(), session_order=True)):
+        before = grpacked.unit_counts()
+        want, got, certified = _both(files, options, schema, hashed=True)
+        assert got == want
+        assert certified > 1000 and want.summary.changed > 0
+        assert _hashed_units(before) == (len(files),) * 3
+
+
+def test_hash_units_cannot_be_unpacked(tmp_path: Path, capsys) -> None:
+    """A unit without descriptions refuses to be read as pairs (the driver reads
+    it only as arrays)."""
+    from repltool.cli import run
+    out = tmp_path / "synth"
+    assert run(["synth", "-o", str(out), "--size", "200000", "--seed", "5",
+                "--no-ground-truth"]) == 0
+    capsys.readouterr()
+    unit = _units(sorted(out.glob("binlog.0*"))[:1], None, [], hashed=True)[0]
+    assert unit.n > 0 and unit.keys is None
+    with pytest.raises(RuntimeError, match="descriptions"):
+        unpack_pairs(unit)
