@@ -158,13 +158,16 @@ def _run_unit(task: Task, unit: Unit) -> UnitResult:
 
 @contextmanager
 def captured_warnings(result: UnitResult) -> Iterator[None]:
-    """Record the warnings the library raises here as ``(category, message)`` on ``result``."""
+    """Record the warnings the library raises here as ``(category, message)`` on ``result``,
+    after those recorded on it before (a unit read in one step and certified in the next
+    keeps both steps' warnings, in the order they were raised)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             yield
         finally:
-            result.warnings = [(type(w.message).__name__, str(w.message)) for w in caught]
+            result.warnings = [*(result.warnings or ()),
+                               *((type(w.message).__name__, str(w.message)) for w in caught)]
 
 def run_uri_records(task: Task, units: dict[str, Unit],
                      records: Iterable[tuple[str, bytes]]) -> Iterator[UnitResult]:
