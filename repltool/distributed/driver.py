@@ -384,12 +384,14 @@ def replay_warnings(result: UnitResult, seen: set[tuple[str, str]]) -> None:
 
     The library warns once per subject (a table, an index) over a whole read
     and prefixes the first place it met it (``FILE:OFFSET: ``); every unit
-    warns on its own, so the subject (the message without that prefix) is
-    what deduplicates.
+    warns on its own, so the subject is what deduplicates: the one the
+    library names (the write-set extractor's, whose message may differ from
+    unit to unit for one subject, or be alike for two), else the message
+    without that prefix.
     """
     from .. import writeset
-    for category, message in result.warnings or ():
-        key = (category, _without_place(message))
+    for category, message, subject in result.warnings or ():
+        key = (category, subject if subject is not None else _without_place(message))
         if key in seen:
             continue
         seen.add(key)

@@ -46,7 +46,9 @@ from .frame import row_sink, write_parquet
 from .units import unit_failure, UnitResult, Task, Unit, captured_warnings
 
 _VIEW_CHANGE_EVENT = 37
-_QUERY_EVENT = 2
+# the events whose body is a QueryBody (``explain`` names a DDL group by its first
+# statement): QUERY_EVENT, EXECUTE_LOAD_QUERY_EVENT (LOAD DATA), MariaDB's QUERY_COMPRESSED_EVENT
+_QUERY_EVENTS = (2, 18, 165)
 _RELAY_LOG_F = 0x40         # binlog/constants.py EventFlag.RELAY_LOG
 
 
@@ -69,7 +71,8 @@ def slim(trx: Any) -> Any:
     """``trx`` with only the events certification and ``explain`` read, without bytes."""
     kept = tuple(ev._replace(raw=b"", body=None) if ev.type_code == _VIEW_CHANGE_EVENT
                  else ev._replace(raw=b"")
-                 for ev in trx.events if ev.type_code in (_VIEW_CHANGE_EVENT, _QUERY_EVENT))
+                 for ev in trx.events
+                 if ev.type_code == _VIEW_CHANGE_EVENT or ev.type_code in _QUERY_EVENTS)
     return replace(trx, events=kept)
 
 

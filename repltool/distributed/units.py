@@ -86,7 +86,8 @@ class UnitResult:
     headers: list[Any] | None = None  # the FDE and Rotate events (no bytes), in read order
     rows: list[tuple[Any, ...]] | None = None
     payload: Any = None           # pairs, check: the command's per-unit results
-    warnings: list[tuple[str, str]] | None = None          # (category, message) raised here
+    # (category, message, subject or None) raised here
+    warnings: list[tuple[str, str, str | None]] | None = None
     first: Any = None             # pairs: the first transaction read (slim)
     names_needed: frozenset[str] = frozenset()   # check: tables whose keys were unknown here
     names_seen: frozenset[str] = frozenset()     # check: tables a FULL-metadata Table_map named
@@ -158,13 +159,18 @@ def _run_unit(task: Task, unit: Unit) -> UnitResult:
 
 @contextmanager
 def captured_warnings(result: UnitResult) -> Iterator[None]:
-    """Record the warnings the library raises here as ``(category, message)`` on ``result``."""
+    """Record the warnings the library raises here as ``(category, message, subject)`` on
+    ``result`` (``subject``: what the library warns once about, when it says),
+    after those recorded on it before (a unit read in one step and certified in the next
+    keeps both steps' warnings, in the order they were raised)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             yield
         finally:
-            result.warnings = [(type(w.message).__name__, str(w.message)) for w in caught]
+            result.warnings = [*(result.warnings or ()),
+                               *((type(w.message).__name__, str(w.message),
+                                  getattr(w.message, "subject", None)) for w in caught)]
 
 def run_uri_records(task: Task, units: dict[str, Unit],
                      records: Iterable[tuple[str, bytes]]) -> Iterator[UnitResult]:

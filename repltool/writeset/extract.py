@@ -581,7 +581,11 @@ class WritesetExtractor:
         if tag in self._warned:
             return
         where = f"{pos}: " if pos is not None else ""
-        warnings.warn(category(where + message), stacklevel=4)
+        warning = category(where + message)
+        # what "once" is about (one tag may read differently from read to read, two tags
+        # alike): --spark's driver repeats its executors' warnings once per subject
+        warning.subject = repr(tag)
+        warnings.warn(warning, stacklevel=4)
         self._warned.add(tag)       # after: a warning turned into an error is not lost
 
 
