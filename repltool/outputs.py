@@ -304,9 +304,14 @@ class OutputSet:
         self._created = not os.path.isdir(self.directory)
         _make_dir(self.directory, self.option)
         self.removed_stale = remove_stale_staging(self.directory)
-        name = f"{STAGING_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
+        staging = self.directory / f"{STAGING_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
         try:
-            os.mkdir(self.directory / name, 0o700)
+            # a signal between creating the directory and recording it would leave it
+            # behind (__exit__ does not run when __enter__ raises): deferred past both,
+            # then the directory is removed as any interrupted run's
+            with _uninterrupted():
+                os.mkdir(staging, 0o700)
+                self.staging = staging
         except OSError as exc:
             if self._created:
                 try:
@@ -315,7 +320,9 @@ class OutputSet:
                     pass
             raise _io_error(f"{self.option} {self.directory}: cannot create a staging "
                             "directory", exc) from None
-        self.staging = self.directory / name
+        except BaseException:
+            self.discard()
+            raise
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -441,3 +441,28 @@ def test_an_io_error_reading_an_input_names_the_file_and_offset(cli, logs, monke
         line = one_line_error(err)
         assert line == (f"repltool: error: {bad}:{fail_at}: cannot read the log: "
                         "Input/output error"), (argv, line)
+
+
+def test_a_signal_right_after_the_staging_directory_is_made_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGTERM arriving between creating the staging directory and recording it (the
+    window a clean-clone CI run hit under load): deferred, then the directory is removed
+    and :class:`outputs.Terminated` raised; the output directory is left as it was."""
+    import signal
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "kept").write_bytes(b"x")
+    real_mkdir = os.mkdir
+    made: list[str] = []
+
+    def mkdir_then_signal(path, mode=0o777):
+        real_mkdir(path, mode)
+        made.append(os.fspath(path))
+        os.kill(os.getpid(), signal.SIGTERM)        # handled at the next bytecode check
+
+    monkeypatch.setattr(outputs.os, "mkdir", mkdir_then_signal)
+    with outputs.sigterm_raises(), pytest.raises(outputs.Terminated):
+        with outputs.OutputSet(out, ["a.bin"], inputs=[]):
+            pytest.fail("the body must not run")
+    assert made and made[0].startswith(str(out / outputs.STAGING_PREFIX))
+    assert sorted(p.name for p in out.iterdir()) == ["kept"]
