@@ -86,17 +86,26 @@ def test_array_path_equals_object_path_on_every_mysql_corpus_file(path: Path) ->
     assert certified == want.summary.before.transactions
 
 
-def test_array_path_equals_object_path_on_synth_units(tmp_path: Path, capsys) -> None:
+#: no collection, --gc-every 50, --session-order
+_OPTION_SETS = (None, replace(CertifyOptions(), gc_every=50),
+                replace(CertifyOptions(), session_order=True))
+
+
+def _synth_set(tmp_path: Path, capsys, seed: int) -> tuple[list[Path], list[Path]]:
+    """A rotated synth set (several binlogs, DDL, UNIQUE and FOREIGN keys) and its schema."""
     from repltool.cli import run
     out = tmp_path / "synth"
-    assert run(["synth", "-o", str(out), "--size", "1500000", "--seed", "21",
+    assert run(["synth", "-o", str(out), "--size", "1500000", "--seed", str(seed),
                 "--max-binlog-size", "400000", "--no-ground-truth"]) == 0
     capsys.readouterr()
     files = sorted(out.glob("binlog.0*"))
     assert len(files) > 1
-    schema = [out / "schema.sql"]
-    for options in (None, replace(CertifyOptions(), gc_every=50),
-                    replace(CertifyOptions(), session_order=True)):
+    return files, [out / "schema.sql"]
+
+
+def test_array_path_equals_object_path_on_synth_units(tmp_path: Path, capsys) -> None:
+    files, schema = _synth_set(tmp_path, capsys, 21)
+    for options in _OPTION_SETS:
         want, got, certified = _both(files, options, schema)
         assert got == want
         assert certified > 1000
@@ -129,16 +138,8 @@ def test_hash_units_equal_object_path_on_synth_units(tmp_path: Path, capsys) -> 
     """Several files (the certifier's state crosses units), DDL, a schema with UNIQUE
     and FOREIGN keys, --gc-every and --session-order: the units of the key-hash reader
     certify as the object path does, and every unit went as GrFields."""
-    from repltool.cli import run
-    out = tmp_path / "synth"
-    assert run(["synth", "-o", str(out), "--size", "1500000", "--seed", "23",
-                "--max-binlog-size", "400000", "--no-ground-truth"]) == 0
-    capsys.readouterr()
-    files = sorted(out.glob("binlog.0*"))
-    assert len(files) > 1
-    schema = [out / "schema.sql"]
-    for options in (None, replace(CertifyOptions(), gc_every=50),
-                    replace(CertifyOptions(), session_order=True)):
+    files, schema = _synth_set(tmp_path, capsys, 23)
+    for options in _OPTION_SETS:
         before = grpacked.unit_counts()
         want, got, certified = _both(files, options, schema, hashed=True)
         assert got == want
