@@ -70,16 +70,22 @@ def test_no_split_below_twice_the_size(spark, big: list[Path]) -> None:
     assert run.joined == {} and len(run.results) == len(big)
 
 
-def test_a_wrong_split_point_reads_the_file_whole(spark, small_parts, big: list[Path],
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    good = split_spans(str(big[1]), SMALL)
+def _forge_wrong_split(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``path``'s second part planned to begin inside a GTID event (the other files as
+    :func:`split_spans` cuts them)."""
+    good = split_spans(str(path), SMALL)
     wrong = good[1].start + 7                     # inside a GTID event
 
-    def forged(path: str, size: int) -> list[Span]:
-        if path == str(big[1]):
+    def forged(name: str, size: int) -> list[Span]:
+        if name == str(path):
             return [Span(4, wrong), Span(wrong, None, good[1].clock)]
-        return split_spans(path, size)
+        return split_spans(name, size)
     monkeypatch.setattr(split_module, "split_spans", forged)
+
+
+def test_a_wrong_split_point_reads_the_file_whole(spark, small_parts, big: list[Path],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    _forge_wrong_split(big[1], monkeypatch)
     names = [str(p) for p in big]
     run = run_distributed(spark, names, Task("stats"))
     assert run.reread == [1] and set(run.joined) == {0, 2}
@@ -232,14 +238,7 @@ def test_certify_from_parts_equal_on_corpus(spark, capsys: pytest.CaptureFixture
 def test_certify_a_part_that_fails_reads_the_file_whole(spark, cli, big: list[Path],
                                                         monkeypatch: pytest.MonkeyPatch
                                                         ) -> None:
-    good = split_spans(str(big[1]), SMALL)
-    wrong = good[1].start + 7                     # inside a GTID event
-
-    def forged(path: str, size: int) -> list[Span]:
-        if path == str(big[1]):
-            return [Span(4, wrong), Span(wrong, None, good[1].clock)]
-        return split_spans(path, size)
-    monkeypatch.setattr(split_module, "split_spans", forged)
+    _forge_wrong_split(big[1], monkeypatch)
     single, _ = cli("certify", "--mode", "writeset", *big)
     out, _, (files, _, reread) = _certify_split(cli, spark, ["--mode", "writeset", *big])
     assert out == single
