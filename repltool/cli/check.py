@@ -16,8 +16,8 @@ from .options import (
 )
 
 _EPILOG = """\b
-Parallelism (T001, C008) = work / span: the number of transactions that carry a
-logical clock divided by the longest chain of transactions that must run one
+Parallelism (T001, C008) = work / span: the number of transactions that carry
+a logical clock divided by the longest chain of transactions that must run one
 after another under the recorded clocks, read as the replica's LOGICAL_CLOCK
 scheduler reads them: a transaction waits for every earlier transaction of its
 clock segment whose sequence_number <= its last_committed; a barrier
@@ -28,15 +28,16 @@ equal transaction costs: 1.0 is fully serial. T001/T002 are evaluated over all
 FILES together and reported as TOTAL.
 
 \b
-Configuration: [tool.repltool.check] in pyproject.toml, [check] in .repltool.toml
-or [repltool.check] in setup.cfg, searched from the current directory upwards
-up to the repository root (the first directory with .git) (keys: select,
-ignore, severity, min-parallelism, max-barrier-share, max-trx-size,
-gr-applier). The file used is named on stderr ("repltool: using configuration
-FILE"), in --format json and in the JUnit report. A file other users could
-have written (world-writable, or in a world-writable directory such as /tmp
-and not yours) is ignored with a warning. Command-line options win: --select
-replaces the file's select, --ignore and --severity add to the file's.
+Configuration: [tool.repltool.check] in pyproject.toml, [check] in
+.repltool.toml or [repltool.check] in setup.cfg, searched from the current
+directory upwards up to the repository root (the first directory with .git)
+(keys: select, ignore, severity, min-parallelism, max-barrier-share,
+max-trx-size, gr-applier). The file used is named on stderr ("repltool: using
+configuration FILE"), in --format json and in the JUnit report. A file other
+users could have written (world-writable, or in a world-writable directory
+such as /tmp and not yours) is ignored with a warning. Command-line options
+win: --select replaces the file's select, --ignore and --severity add to the
+file's.
 
 \b
 Exit status of check:
@@ -46,7 +47,8 @@ Exit status of check:
   8    I/O error: the JUnit report or standard output cannot be written
   130  interrupted
   143  terminated (SIGTERM)
-Damaged files (not a binlog, CRC mismatch, truncated...) are findings, not exit statuses."""
+Damaged files (not a binlog, CRC mismatch, truncated...) are findings, not
+exit statuses."""
 
 
 def _severity_items(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]):

@@ -10,6 +10,8 @@ in a directory holding corpus logs under the names used here:
 
 from __future__ import annotations
 
+import re
+
 #: command -> [(what it shows, command line)]
 EXAMPLES: dict[str, list[tuple[str, str]]] = {
     "dump": [
@@ -42,7 +44,7 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
          "repltool schedule --workers 1,2,4,8 binlog.000001"),
         ("every way of computing the clocks side by side (MariaDB logs too)",
          "repltool schedule --compare all --schema schema.sql mysql-bin.000001"),
-        ("the transactions since a time in UTC (without --timezone: local time, as mysqlbinlog)",
+        ("the transactions since a time in UTC (else local time, as mysqlbinlog)",
          "repltool schedule --timezone UTC --start-datetime '2022-01-01 00:00:00' "
          "binlog.000001"),
     ],
@@ -51,7 +53,7 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
          "repltool certify --mode writeset --schema schema.sql mysql-bin.000001"),
         ("one JSON object per transaction",
          "repltool certify --mode writeset-session --format jsonl binlog.000001 > clocks.jsonl"),
-        ("only the transactions after a MariaDB GTID (the history starts empty there)",
+        ("the transactions after a MariaDB GTID (the history starts empty there)",
          "repltool certify --mode writeset --schema schema.sql --start-position 0-1-500 "
          "mysql-bin.000002 mysql-bin.000003"),
     ],
@@ -77,14 +79,34 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
 }
 
 
+#: the longest line of an epilog: click indents it by 2 and keeps ``\\b`` blocks as they
+#: are, so this keeps ``--help`` within 80 columns (a pipe, a default terminal)
+EPILOG_WIDTH = 78
+
+
+def shell_lines(line: str, width: int = EPILOG_WIDTH, indent: str = "  ") -> list[str]:
+    """``$ line`` broken into lines of at most ``width`` characters where it is
+    longer, each but the last ended by `` \\`` (the shell joins them again); words
+    stay whole, a quoted word too."""
+    words = re.findall(r"(?:'[^']*'|\S)+", line)
+    lines, current = [], f"{indent}$ {words[0]}"
+    for word in words[1:]:
+        if len(current) + 1 + len(word) + 2 > width:
+            lines.append(current + " \\")
+            current = f"{indent}    {word}"
+        else:
+            current += f" {word}"
+    return [*lines, current]
+
+
 def epilog(command: str) -> str | None:
     """The ``Examples:`` block of ``command``'s ``--help`` (click keeps ``\\b`` blocks
-    as they are)."""
+    as they are); a long command line is continued with `` \\``."""
     items = EXAMPLES.get(command)
     if not items:
         return None
     lines = ["Examples:"]
     for what, line in items:
-        lines += ["", "\b", f"  # {what}", f"  $ {line}"]
+        lines += ["", "\b", f"  # {what}", *shell_lines(line)]
     return "\n".join(lines)
 

@@ -25,10 +25,10 @@ class ExitStatus(IntEnum):
 EXIT_HELP = """\b
 Exit status:
   0    success
-  1    analysis error (certify/schedule; dump --flashback: a window it cannot undo) or,
-       for `check`, findings at error level
-  2    usage error, or an input file that cannot be opened; `repltool` alone prints
-       this help on stderr and exits 2 (click's convention)
+  1    analysis error (certify/schedule; dump --flashback: a window it cannot
+       undo) or, for `check`, findings at error level
+  2    usage error, or an input file that cannot be opened; `repltool` alone
+       prints this help on stderr and exits 2 (click's convention)
   3    not a binlog / no Format_description_event / malformed event
   4    truncated log (ends mid-event: a live log, or a crash)
   5    CRC32 checksum mismatch

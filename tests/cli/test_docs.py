@@ -51,10 +51,34 @@ def test_rule_table_documents_w001_to_w003() -> None:
 def test_every_command_help_ends_with_examples() -> None:
     for command in COMMANDS:
         text = _help(command)
-        examples = re.findall(r"^\s+\$ (repltool .*)$", text, re.M)
+        joined = re.sub(r" \\\n\s+", " ", text)      # a long example goes on after " \"
+        examples = re.findall(r"^\s+\$ (repltool .*)$", joined, re.M)
         assert 2 <= len(examples) <= 3 or (command == "sample" and len(examples) == 1), command
         assert examples == [line for _, line in EXAMPLES[command]]
-        assert text.rstrip().splitlines()[-1].strip().startswith("$ repltool")
+        assert joined.rstrip().splitlines()[-1].strip().startswith("$ repltool")
+
+
+@pytest.mark.parametrize("command", ("",) + COMMANDS)
+def test_help_fits_80_columns_on_a_pipe(command: str) -> None:
+    """``--help`` written to a pipe (click lays it out for 80 columns) has no longer line:
+    the blocks click keeps as they are (exit statuses, examples) are laid out to fit."""
+    run = subprocess.run([sys.executable, "-m", "repltool", *filter(None, [command]), "--help"],
+                         capture_output=True, text=True, check=True,
+                         env={k: v for k, v in os.environ.items() if k != "COLUMNS"})
+    long = [line for line in run.stdout.splitlines() if len(line) > 80]
+    assert not long, long
+    assert "Exit status" in run.stdout or command
+
+
+def test_a_long_example_is_continued_within_80_columns() -> None:
+    from repltool.cli.examples import shell_lines
+    line = ("repltool schedule --timezone UTC --start-datetime '2022-01-01 00:00:00' "
+            "--workers 1,2,4,8,16,32 binlog.000001 binlog.000002")
+    lines = shell_lines(line)
+    assert len(lines) > 1 and all(len(x) <= 78 for x in lines)
+    assert all(x.endswith(" \\") for x in lines[:-1])
+    assert " ".join(x.strip().rstrip("\\").strip() for x in lines) == "$ " + line
+    assert any("'2022-01-01 00:00:00'" in x for x in lines)       # a quoted word stays whole
 
 
 @pytest.fixture
