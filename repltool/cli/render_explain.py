@@ -11,7 +11,7 @@ from ..escape import printable
 from ..explain import Graph, Serialiser, TrxExplanation, serialisers
 from ..explain.analysis import key_name, primary_edge
 from ..explain.model import Edge, EdgeKind
-from .render_schedule import seconds
+from ..schedule.model import seconds
 
 _TITLES = {
     "row": "hot rows (shared keys)",
