@@ -297,18 +297,9 @@ def _plot_timeline(ax: Any, run: SimResult, start: int, spans: Any) -> None:
 
 def compare_renderables(reports: list[Any]) -> list[Any]:
     """One table: for each clock source, the makespan and speed-up at every worker count."""
-    from rich.table import Table
-    t = Table(title="Logged clocks vs re-computed clocks (repltool certify)")
-    t.add_column("clocks")
-    workers = [r.workers for r in reports[0].sweep.results]
-    for w in workers:
-        t.add_column(f"{w} w", justify="right")
-    t.add_column("ideal", justify="right")
-    t.add_column("recommended", justify="right")
-    for rep in reports:
-        sw = rep.sweep
-        cells = [f"{seconds(r.makespan)} ({r.speedup:.2f}x)" for r in sw.results]
-        t.add_row(rep.clocks, *cells, f"{sw.ideal_speedup:.2f}x", str(sw.recommended))
+    t = _sweeps_table("Logged clocks vs re-computed clocks (repltool certify)", "clocks",
+                      [f"{r.workers} w" for r in reports[0].sweep.results],
+                      [(rep.clocks, rep.sweep) for rep in reports], "ideal")
     notes = [w for rep in reports for w in rep.stats.warnings]
     return [t, *(f"warning: {printable(str(w))}" for w in dict.fromkeys(notes))]
 
@@ -394,18 +385,25 @@ def _maria_waits(rep: Any) -> Any:
 
 
 def _maria_modes(reports: Sequence[Any]) -> Any:
+    return _sweeps_table("slave_parallel_mode side by side: makespan (speed-up over serial)",
+                         "slave_parallel_mode",
+                         [f"{r.threads} threads" for r in reports[0].sweep.results],
+                         [(rep.config.mode.value, rep.sweep) for rep in reports], "best")
+
+
+def _sweeps_table(title: str, first: str, counts: Sequence[str],
+                  rows: Sequence[tuple[str, Any]], bound: str) -> Any:
+    """A row per sweep (``(name, sweep)``): the makespan and speed-up at every worker or
+    thread count (``counts``: the column heads), the sweep's bound and its recommendation."""
     from rich.table import Table
-    t = Table(title="slave_parallel_mode side by side: makespan (speed-up over serial)")
-    t.add_column("slave_parallel_mode")
-    counts = [r.threads for r in reports[0].sweep.results]
-    for c in counts:
-        t.add_column(f"{c} threads", justify="right")
-    t.add_column("best", justify="right")
+    t = Table(title=title)
+    t.add_column(first)
+    for head in counts:
+        t.add_column(head, justify="right")
+    t.add_column(bound, justify="right")
     t.add_column("recommended", justify="right")
-    for rep in reports:
-        sw = rep.sweep
-        t.add_row(rep.config.mode.value,
-                  *(f"{seconds(r.makespan)} ({r.speedup:.2f}x)" for r in sw.results),
+    for name, sw in rows:
+        t.add_row(name, *(f"{seconds(r.makespan)} ({r.speedup:.2f}x)" for r in sw.results),
                   f"{sw.ideal_speedup:.2f}x", str(sw.recommended))
     return t
 
