@@ -66,11 +66,9 @@ def schedule_renderables(report: ScheduleReport) -> list[Any]:
 
 def _files_rows(t: Any, files: Any) -> None:
     """The ``directory`` (common to the files, when there is one) and ``files`` rows."""
-    from .render import ShortPaths
-    short = ShortPaths(files)
-    if short.directory:
-        t.add_row("directory", printable(short.directory))
-    t.add_row("files", "\n".join(printable(f) for f in short.names(files)))
+    from .render import files_rows
+    for row in files_rows(files, "\n"):
+        t.add_row(*row)
 
 
 def _summary(report: ScheduleReport) -> Any:
