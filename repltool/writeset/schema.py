@@ -375,21 +375,18 @@ def _table(tree: Any, current_db: str | None, where: str) -> TableSchema:
                 pk = IndexSchema("PRIMARY", (KeyPart(col.name),), primary=True)
             if col_uk:
                 uniques.append((None, (KeyPart(col.name),)))
-        elif isinstance(e, exp.PrimaryKey):
-            pk = IndexSchema("PRIMARY", _parts(e.expressions), primary=True)
-        elif isinstance(e, exp.UniqueColumnConstraint):
-            uniques.append(_unique(e, None))
-        elif isinstance(e, exp.ForeignKey):
-            fks.append((None, e))
-        elif isinstance(e, exp.Constraint):
-            cname = _name(e.this)
-            for inner in e.expressions:
-                if isinstance(inner, exp.PrimaryKey):
-                    pk = IndexSchema("PRIMARY", _parts(inner.expressions), primary=True)
-                elif isinstance(inner, exp.UniqueColumnConstraint):
-                    uniques.append(_unique(inner, cname))
-                elif isinstance(inner, exp.ForeignKey):
-                    fks.append((cname, inner))
+            continue
+        # a table-level key: unnamed, or the keys of a CONSTRAINT name ...
+        named: list[tuple[str | None, Any]] = (
+            [(_name(e.this), inner) for inner in e.expressions]
+            if isinstance(e, exp.Constraint) else [(None, e)])
+        for cname, key in named:
+            if isinstance(key, exp.PrimaryKey):
+                pk = IndexSchema("PRIMARY", _parts(key.expressions), primary=True)
+            elif isinstance(key, exp.UniqueColumnConstraint):
+                uniques.append(_unique(key, cname))
+            elif isinstance(key, exp.ForeignKey):
+                fks.append((cname, key))
     if pk is not None:
         pk_cols = {p.column.lower() for p in pk.parts if p.column}
         columns = [_replace(c, nullable=False) if c.name.lower() in pk_cols else c
