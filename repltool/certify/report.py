@@ -396,14 +396,7 @@ class CertifyRun:
                             if line is None:
                                 cert = to_cert_transaction(trx, ws, schema=schema,
                                                            new_file=new_file)
-                                line = result_line(Certified(trx, CertResult(
-                                    trx=cert, computed=computed, reason=reason,
-                                    depends_on=name(value),
-                                    key=cert.key_at(key_index) if key_index >= 0 else None,
-                                    key_hash=(cert.writeset[key_index] if key_index >= 0
-                                              else None),
-                                    session_order=self.options.session_order,
-                                    detail=detail)))
+                                line = self._object_line(trx, cert, (*out, False), name)
                             for write in writers:
                                 write(line)
             if out is None:
@@ -425,12 +418,14 @@ class CertifyRun:
                      name: Callable[[int], str | None]) -> str:
         """:func:`result_line` of a :class:`CertResult` made of a step's values."""
         value, seq, reason, key_index, detail, raised = out
+        mode = self.mode
         return result_line(Certified(trx, CertResult(
             trx=cert, computed=(value, seq), reason=reason, depends_on=name(value),
             key=cert.key_at(key_index) if key_index >= 0 else None,
             key_hash=cert.writeset[key_index] if key_index >= 0 else None,
-            detail=detail, session_order=self.mode is Mode.WRITESET_SESSION,
-            raised=raised)))
+            detail=detail, raised=raised,
+            session_order=mode is Mode.WRITESET_SESSION or (
+                mode is Mode.GROUP_REPLICATION and self.options.session_order))))
 
 
 def core_group_certifier(options: CertifyOptions, stable_sets: Sequence[GtidSet] = ()
