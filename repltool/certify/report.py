@@ -295,16 +295,7 @@ class CertifyRun:
                                immediate=trx.immediate_commit_timestamp,
                                commit_id=trx.commit_id, raised=raised)
                     if explain:
-                        key = None
-                        keys = ws.keys
-                        if key_index >= 0 and key_index < len(keys):
-                            key = key_ref(keys[key_index])          # cert.key_at
-                        line = line_of(trx, computed, reason, name(value), key, detail,
-                                       None, fallback, raised, None)
-                        if line is None:
-                            cert = to_cert_transaction(trx, ws, schema=schema,
-                                                       new_file=new_file)
-                            line = self._object_line(trx, cert, out, name)
+                        line = self._values_line(trx, ws, out, fallback, new_file, name)
                         for write in writers:
                             write(line)
             if out is None:
@@ -388,15 +379,8 @@ class CertifyRun:
                                    immediate=trx.immediate_commit_timestamp,
                                    commit_id=trx.commit_id)
                         if explain:
-                            key = None
-                            if 0 <= key_index < nk:
-                                key = key_ref(keys[key_index])      # cert.key_at
-                            line = line_of(trx, computed, reason, name(value), key, detail,
-                                           None, fallback, False, None)
-                            if line is None:
-                                cert = to_cert_transaction(trx, ws, schema=schema,
-                                                           new_file=new_file)
-                                line = self._object_line(trx, cert, (*out, False), name)
+                            line = self._values_line(trx, ws, (*out, False), fallback,
+                                                     new_file, name)
                             for write in writers:
                                 write(line)
             if out is None:
@@ -412,6 +396,21 @@ class CertifyRun:
                 builder = ColumnsBuilder()
         if len(builder):
             yield builder.columns()
+
+    def _values_line(self, trx: Transaction, ws: Any,
+                     out: tuple[int, int, Reason, int, str, bool], fallback: tuple[str, ...],
+                     new_file: bool, name: Callable[[int], str | None]) -> str:
+        """:func:`result_line` of a transaction stepped on its write set's values (no
+        :class:`CertTransaction`, made here only for an unusual field type)."""
+        value, seq, reason, key_index, detail, raised = out
+        keys = ws.keys
+        key = key_ref(keys[key_index]) if 0 <= key_index < len(keys) else None  # cert.key_at
+        line = line_of(trx, (value, seq), reason, name(value), key, detail, None, fallback,
+                       raised, None)
+        if line is None:
+            cert = to_cert_transaction(trx, ws, schema=self.schema, new_file=new_file)
+            line = self._object_line(trx, cert, out, name)
+        return line
 
     def _object_line(self, trx: Transaction, cert: CertTransaction,
                      out: tuple[int, int, Reason, int, str, bool],
