@@ -181,6 +181,17 @@ def _corpus_placeholder(request: pytest.FixtureRequest) -> None:
 
 
 @pytest.fixture
+def core(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """The compiled core module, ``REPLTOOL_ENGINE=compiled`` for the test (fails when
+    the core is not built)."""
+    from repltool.binlog import engine
+    monkeypatch.setenv(engine.ENV, "compiled")
+    mod = engine.compiled_core()
+    assert mod is not None, "the compiled core is not built"
+    return mod
+
+
+@pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str]):
     """Run repltool in-process (``repltool.cli.run``); assert the exit status.
 

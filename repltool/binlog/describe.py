@@ -84,9 +84,7 @@ def event_to_dict(ev: Event, tz: tzinfo | None = None) -> dict[str, Any]:
         if micros is not None:
             out[f.name[:-len("timestamp")] + "datetime"] = (
                 iso_datetime(value, zone, micros=micros) if value else None)
-    if isinstance(body, QueryBody):
-        out["query"] = body.text
-    elif isinstance(body, RowsQueryBody):
+    if isinstance(body, (QueryBody, RowsQueryBody)):
         out["query"] = body.text
     elif isinstance(body, PreviousGtidsBody):
         out["gtid_set"] = str(body.gtid_set)

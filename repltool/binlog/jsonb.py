@@ -46,6 +46,9 @@ _U32 = struct.Struct("<I").unpack_from
 _I64 = struct.Struct("<q").unpack_from
 _U64 = struct.Struct("<Q").unpack_from
 _DBL = struct.Struct("<d").unpack_from
+# the scalar types: (width, unpacker)
+_SCALARS = {INT16: (2, _I16), UINT16: (2, _U16), INT32: (4, _I32), UINT32: (4, _U32),
+            INT64: (8, _I64), UINT64: (8, _U64), DOUBLE: (8, _DBL)}
 
 
 class JsonError(ValueError):
@@ -109,27 +112,11 @@ class _Parser:
         if t == LITERAL:
             self._need(pos, 1, end)
             return _literal(buf[pos])
-        if t == INT16:
-            self._need(pos, 2, end)
-            return _I16(buf, pos)[0]
-        if t == UINT16:
-            self._need(pos, 2, end)
-            return _U16(buf, pos)[0]
-        if t == INT32:
-            self._need(pos, 4, end)
-            return _I32(buf, pos)[0]
-        if t == UINT32:
-            self._need(pos, 4, end)
-            return _U32(buf, pos)[0]
-        if t == INT64:
-            self._need(pos, 8, end)
-            return _I64(buf, pos)[0]
-        if t == UINT64:
-            self._need(pos, 8, end)
-            return _U64(buf, pos)[0]
-        if t == DOUBLE:
-            self._need(pos, 8, end)
-            return _DBL(buf, pos)[0]
+        scalar = _SCALARS.get(t)
+        if scalar is not None:
+            width, unpack = scalar
+            self._need(pos, width, end)
+            return unpack(buf, pos)[0]
         if t == STRING:
             n, pos = self._varlen(pos, end)
             self._need(pos, n, end)
@@ -165,16 +152,13 @@ class _Parser:
         for i in range(count):
             ve = values_at + i * value_entry
             t = buf[ve]
+            scalar = _SCALARS.get(t)
             if t == LITERAL:
                 v = _literal(buf[ve + 1])
-            elif t == INT16:
-                v = _I16(buf, ve + 1)[0]
-            elif t == UINT16:
-                v = _U16(buf, ve + 1)[0]
-            elif large and t == INT32:
-                v = _I32(buf, ve + 1)[0]
-            elif large and t == UINT32:
-                v = _U32(buf, ve + 1)[0]
+            elif scalar is not None and scalar[0] <= osz:
+                # inlined in the value entry (json_binary.cc inlined_type): 16-bit
+                # integers always, 32-bit ones in the large form
+                v = scalar[1](buf, ve + 1)[0]
             else:
                 off = rd(buf, ve + 1)[0]
                 if off < header or off >= size:

@@ -61,9 +61,9 @@ from .constants import type_name
 from .events import RowsBody
 from .jsonb import JsonDiffList, JsonError, decode_json, decode_json_diff
 from .temporal import (
-    EPOCH, BadValue, datetime2_fields, decimal_from_groups, decimal_plan, decimal_size,
-    decode_decimal, format_time, frac_text, make_date, make_datetime, time_from_packed,
-    timestamp2_fields,
+    EPOCH, BadValue, date_fields, datetime2_fields, decimal_from_groups, decimal_plan,
+    decimal_size, decode_decimal, format_time, frac_text, make_date, make_datetime,
+    time_from_packed, timestamp2_fields,
 )
 
 __all__ = ["RowChange", "RowImage", "Geometry", "BadValue", "iter_row_changes", "format_time",
@@ -368,8 +368,7 @@ def _date(d: bytes, p: int) -> tuple[Any, int]:
     q = p + 3
     if q > len(d):
         raise IndexError
-    v = int.from_bytes(d[p:q], "little")
-    return make_date(v >> 9, (v >> 5) & 15, v & 31), q
+    return make_date(*date_fields(d, p)), q
 
 
 def _datetime(d: bytes, p: int) -> tuple[Any, int]:

@@ -116,6 +116,13 @@ def datetime2_fields(d: bytes, p: int, fb: int, mul: int
     return ym // 13, ym % 13, ymd & 31, hms >> 12, (hms >> 6) & 63, hms & 63, us
 
 
+def date_fields(d: bytes, p: int) -> tuple[int, int, int]:
+    """A DATE at ``p`` (3 bytes, little-endian; the caller checked they are there):
+    year, month, day (``year << 9 | month << 5 | day``, Field_newdate)."""
+    v = d[p] | d[p + 1] << 8 | d[p + 2] << 16
+    return v >> 9, (v >> 5) & 15, v & 31
+
+
 def timestamp2_fields(d: bytes, p: int, fb: int, mul: int) -> tuple[int, int]:
     """A TIMESTAMP2 at ``p`` (4 bytes, then ``fb`` fraction bytes; the caller checked
     they are there): (seconds since the epoch, microseconds) (my_timestamp_from_binary).

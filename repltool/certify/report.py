@@ -35,7 +35,7 @@ from .model import (CertifyOptions, CertResult, CertTransaction, GarbageCollect,
 from .coretrack import CoreDependencyTracker, hashed_flags
 from .grcore import CoreGroupCertifier, core_applies
 from .source import (WritesetLike, cert_gtid, fallback_reasons, iter_cert_pairs, log_gtid,
-                     to_cert_transaction)
+                     segmented_pairs, to_cert_transaction)
 from .summary import SPAN_WINDOW, Summary, summarise
 
 if TYPE_CHECKING:
@@ -262,19 +262,7 @@ class CertifyRun:
             tracker.step_values
         explain = bool(writers)     # the lines name parents and say why; the columns do not
         builder = ColumnsBuilder()
-        # ColumnsBuilder.add's counters, kept here and added to the builder per part
-        changed = without_clock = raised_n = no_session = replicated = 0
-        reasons, fallbacks = builder.reasons, builder.fallbacks
-        add_recorded, add_computed = builder.recorded.extend, builder.computed.extend
-        add_commit_id = builder.commit_ids.append
-        previous: str | None = None
-        for trx, ws in self._pairs():
-            if trx.truncated:
-                continue
-            start = trx.start
-            segment = trx.segment or start.file
-            new_file = previous is not None and segment != previous
-            previous = segment
+        for trx, ws, segment, new_file in segmented_pairs(self._pairs()):
             lc, sn = trx.last_committed, trx.sequence_number
             rec_lc, rec_seq = lc or 0, sn or 0
             cert: CertTransaction | None = None
@@ -300,33 +288,14 @@ class CertifyRun:
                     _DIRECT[0] += 1
                     value, seq, reason, key_index, detail, raised = out
                     computed = (value, seq)
-                    recorded = (rec_lc, rec_seq)
-                    # ColumnsBuilder.add
-                    add_recorded(recorded)
-                    add_computed(computed)
-                    reasons[reason] += 1
-                    changed += computed != recorded
-                    without_clock += lc is None or sn is None
-                    raised_n += raised
-                    if fallback:
-                        fallbacks[fallback] = fallbacks.get(fallback, 0) + 1
-                    no_session += session is None
-                    original = trx.original_commit_timestamp
-                    if original:
-                        immediate = trx.immediate_commit_timestamp
-                        replicated += bool(immediate and original != immediate)
-                    add_commit_id(trx.commit_id)
+                    add_values(builder, (rec_lc, rec_seq), computed, reason,
+                               fallback=fallback, without_clock=lc is None or sn is None,
+                               no_session=session is None,
+                               original=trx.original_commit_timestamp,
+                               immediate=trx.immediate_commit_timestamp,
+                               commit_id=trx.commit_id, raised=raised)
                     if explain:
-                        key = None
-                        keys = ws.keys
-                        if key_index >= 0 and key_index < len(keys):
-                            key = key_ref(keys[key_index])          # cert.key_at
-                        line = line_of(trx, computed, reason, name(value), key, detail,
-                                       None, fallback, raised, None)
-                        if line is None:
-                            cert = to_cert_transaction(trx, ws, schema=schema,
-                                                       new_file=new_file)
-                            line = self._object_line(trx, cert, out, name)
+                        line = self._values_line(trx, ws, out, fallback, new_file, name)
                         for write in writers:
                             write(line)
             if out is None:
@@ -344,14 +313,8 @@ class CertifyRun:
                     for write in writers:
                         write(line)
             if len(builder) >= LANE_PART:
-                builder.counted(changed, without_clock, raised_n, no_session, replicated)
-                changed = without_clock = raised_n = no_session = replicated = 0
                 yield builder.columns()
                 builder = ColumnsBuilder()
-                reasons, fallbacks = builder.reasons, builder.fallbacks
-                add_recorded, add_computed = builder.recorded.extend, builder.computed.extend
-                add_commit_id = builder.commit_ids.append
-        builder.counted(changed, without_clock, raised_n, no_session, replicated)
         if len(builder):
             yield builder.columns()
 
@@ -365,18 +328,7 @@ class CertifyRun:
         certify_object, timed = certifier.certify, certifier.timed
         explain = bool(writers)     # the lines name parents and say why; the columns do not
         builder = ColumnsBuilder()
-        reasons, fallbacks = builder.reasons, builder.fallbacks
-        add_recorded, add_computed = builder.recorded.extend, builder.computed.extend
-        add_commit_id = builder.commit_ids.append
-        changed = without_clock = no_session = replicated = 0
-        previous: str | None = None
-        for trx, ws in self._pairs():
-            if trx.truncated:
-                continue
-            start = trx.start
-            segment = trx.segment or start.file
-            new_file = previous is not None and segment != previous
-            previous = segment
+        for trx, ws, _, new_file in segmented_pairs(self._pairs()):
             lc, sn = trx.last_committed, trx.sequence_number
             rec_lc, rec_seq = lc or 0, sn or 0
             out: tuple[int, int, Reason, int, str] | None = None
@@ -420,38 +372,15 @@ class CertifyRun:
                     else:
                         value, seq, reason, key_index, detail = out
                         computed = (value, seq)
-                        recorded = (rec_lc, rec_seq)
-                        # ColumnsBuilder.add
-                        add_recorded(recorded)
-                        add_computed(computed)
-                        reasons[reason] += 1
-                        changed += computed != recorded
-                        without_clock += lc is None or sn is None
-                        if fallback:
-                            fallbacks[fallback] = fallbacks.get(fallback, 0) + 1
-                        no_session += session is None
-                        original = trx.original_commit_timestamp
-                        if original:
-                            immediate = trx.immediate_commit_timestamp
-                            replicated += bool(immediate and original != immediate)
-                        add_commit_id(trx.commit_id)
+                        add_values(builder, (rec_lc, rec_seq), computed, reason,
+                                   fallback=fallback, without_clock=lc is None or sn is None,
+                                   no_session=session is None,
+                                   original=trx.original_commit_timestamp,
+                                   immediate=trx.immediate_commit_timestamp,
+                                   commit_id=trx.commit_id)
                         if explain:
-                            key = None
-                            if 0 <= key_index < nk:
-                                key = key_ref(keys[key_index])      # cert.key_at
-                            line = line_of(trx, computed, reason, name(value), key, detail,
-                                           None, fallback, False, None)
-                            if line is None:
-                                cert = to_cert_transaction(trx, ws, schema=schema,
-                                                           new_file=new_file)
-                                line = result_line(Certified(trx, CertResult(
-                                    trx=cert, computed=computed, reason=reason,
-                                    depends_on=name(value),
-                                    key=cert.key_at(key_index) if key_index >= 0 else None,
-                                    key_hash=(cert.writeset[key_index] if key_index >= 0
-                                              else None),
-                                    session_order=self.options.session_order,
-                                    detail=detail)))
+                            line = self._values_line(trx, ws, (*out, False), fallback,
+                                                     new_file, name)
                             for write in writers:
                                 write(line)
             if out is None:
@@ -463,28 +392,39 @@ class CertifyRun:
                     for write in writers:
                         write(line)
             if len(builder) >= LANE_PART:
-                builder.counted(changed, without_clock, 0, no_session, replicated)
-                changed = without_clock = no_session = replicated = 0
                 yield builder.columns()
                 builder = ColumnsBuilder()
-                reasons, fallbacks = builder.reasons, builder.fallbacks
-                add_recorded, add_computed = builder.recorded.extend, builder.computed.extend
-                add_commit_id = builder.commit_ids.append
-        builder.counted(changed, without_clock, 0, no_session, replicated)
         if len(builder):
             yield builder.columns()
+
+    def _values_line(self, trx: Transaction, ws: Any,
+                     out: tuple[int, int, Reason, int, str, bool], fallback: tuple[str, ...],
+                     new_file: bool, name: Callable[[int], str | None]) -> str:
+        """:func:`result_line` of a transaction stepped on its write set's values (no
+        :class:`CertTransaction`, made here only for an unusual field type)."""
+        value, seq, reason, key_index, detail, raised = out
+        keys = ws.keys
+        key = key_ref(keys[key_index]) if 0 <= key_index < len(keys) else None  # cert.key_at
+        line = line_of(trx, (value, seq), reason, name(value), key, detail, None, fallback,
+                       raised, None)
+        if line is None:
+            cert = to_cert_transaction(trx, ws, schema=self.schema, new_file=new_file)
+            line = self._object_line(trx, cert, out, name)
+        return line
 
     def _object_line(self, trx: Transaction, cert: CertTransaction,
                      out: tuple[int, int, Reason, int, str, bool],
                      name: Callable[[int], str | None]) -> str:
         """:func:`result_line` of a :class:`CertResult` made of a step's values."""
         value, seq, reason, key_index, detail, raised = out
+        mode = self.mode
         return result_line(Certified(trx, CertResult(
             trx=cert, computed=(value, seq), reason=reason, depends_on=name(value),
             key=cert.key_at(key_index) if key_index >= 0 else None,
             key_hash=cert.writeset[key_index] if key_index >= 0 else None,
-            detail=detail, session_order=self.mode is Mode.WRITESET_SESSION,
-            raised=raised)))
+            detail=detail, raised=raised,
+            session_order=mode is Mode.WRITESET_SESSION or (
+                mode is Mode.GROUP_REPLICATION and self.options.session_order))))
 
 
 def core_group_certifier(options: CertifyOptions, stable_sets: Sequence[GtidSet] = ()
@@ -952,27 +892,13 @@ class ColumnsBuilder:
 
     def add(self, trx: Transaction, cert: CertTransaction, computed: tuple[int, int] | None,
             reason: Reason, raised: bool) -> None:
-        self.recorded.extend(cert.recorded)
-        self.computed.extend(computed if computed is not None else (-1, -1))
-        self.reasons[reason] += 1               # (made Reason values in columns())
-        self.changed += computed is not None and computed != cert.recorded
-        self.without_clock += trx.last_committed is None or trx.sequence_number is None
-        self.raised += raised
-        if cert.fallback:
-            self.fallbacks[cert.fallback] = self.fallbacks.get(cert.fallback, 0) + 1
-        self.no_session += cert.session is None and not cert.view_change
-        original, immediate = trx.original_commit_timestamp, trx.immediate_commit_timestamp
-        self.replicated += bool(original and immediate and original != immediate)
-        self.commit_ids.append(trx.commit_id)
-
-    def counted(self, changed: int, without_clock: int, raised: int, no_session: int,
-                replicated: int) -> None:
-        """Add counts a lane kept in local variables (one call per part, not per transaction)."""
-        self.changed += changed
-        self.without_clock += without_clock
-        self.raised += raised
-        self.no_session += no_session
-        self.replicated += replicated
+        add_values(self, cert.recorded, computed if computed is not None else (-1, -1),
+                   reason, fallback=cert.fallback,
+                   without_clock=trx.last_committed is None or trx.sequence_number is None,
+                   no_session=cert.session is None and not cert.view_change,
+                   original=trx.original_commit_timestamp,
+                   immediate=trx.immediate_commit_timestamp, commit_id=trx.commit_id,
+                   raised=raised, changed=computed is not None and computed != cert.recorded)
 
     def __len__(self) -> int:
         return len(self.commit_ids)
@@ -1004,17 +930,22 @@ def report_columns(certified: Sequence[Certified]) -> ReportColumns:
 
 def add_values(builder: ColumnsBuilder, recorded: tuple[int, int], computed: tuple[int, int],
                reason: Reason, *, fallback: tuple[str, ...], without_clock: bool,
-               no_session: bool, replicated: bool, commit_id: int | None) -> None:
-    """:meth:`ColumnsBuilder.add` from a transaction's values (no object per transaction)."""
+               no_session: bool, original: int | None, immediate: int | None,
+               commit_id: int | None, raised: bool = False, changed: bool | None = None
+               ) -> None:
+    """:meth:`ColumnsBuilder.add` from a transaction's values (no object per transaction):
+    ``original``/``immediate`` its commit timestamps (replicated where both are set and
+    differ); ``changed`` defaults to ``computed != recorded``."""
     builder.recorded.extend(recorded)
     builder.computed.extend(computed)
-    builder.reasons[reason] += 1
-    builder.changed += computed != recorded
+    builder.reasons[reason] += 1               # (made Reason values in columns())
+    builder.changed += computed != recorded if changed is None else changed
     builder.without_clock += without_clock
+    builder.raised += raised
     if fallback:
         builder.fallbacks[fallback] = builder.fallbacks.get(fallback, 0) + 1
     builder.no_session += no_session
-    builder.replicated += replicated
+    builder.replicated += bool(original and immediate and original != immediate)
     builder.commit_ids.append(commit_id)
 
 

@@ -209,12 +209,20 @@ def iter_cert_pairs(pairs: Iterable[tuple[Transaction, WritesetLike | None]], *,
                     schema: SchemaLike | None = None
                     ) -> Iterator[tuple[Transaction, CertTransaction]]:
     """Like :func:`to_cert_transactions`, keeping each reader transaction next to its mapping."""
+    for trx, ws, _, new_file in segmented_pairs(pairs):
+        yield trx, to_cert_transaction(trx, ws, new_file=new_file, schema=schema)
+
+
+def segmented_pairs(pairs: Iterable[tuple[Transaction, WritesetLike | None]]
+                    ) -> Iterator[tuple[Transaction, WritesetLike | None, str, bool]]:
+    """The pairs certification takes, each with its clock segment (the binlog file, or
+    a relay log's source file) and whether that segment differs from the one before
+    (``new_file``: the trackers start again there).  A truncated group was never
+    committed: it is left out and does not move the segment."""
     previous: str | None = None
     for trx, ws in pairs:
         if trx.truncated:
             continue
         segment = trx.segment or trx.start.file
-        yield trx, to_cert_transaction(trx, ws,
-                                       new_file=previous is not None and segment != previous,
-                                       schema=schema)
+        yield trx, ws, segment, previous is not None and segment != previous
         previous = segment

@@ -59,16 +59,6 @@ def _severity_items(ctx: click.Context, param: click.Parameter, value: tuple[str
         raise click.BadParameter(exc.reason) from None
 
 
-def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
-    from ..check import parse_size
-    if value is None:
-        return None
-    try:
-        return parse_size(value)
-    except UsageError as exc:
-        raise click.BadParameter(exc.reason) from None
-
-
 def _share(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
     if value is None:
         return None

@@ -422,6 +422,16 @@ class ShortPaths:
         return [self(p) for p in paths]
 
 
+def files_rows(files: Any, sep: str = ", ") -> list[tuple[str, str]]:
+    """A summary table's rows of ``files``: ``directory`` (their common directory, when
+    there is one, :class:`ShortPaths`) and ``files`` (the names without it, ``sep``
+    between them)."""
+    short = ShortPaths(files)
+    rows = [("directory", printable(short.directory))] if short.directory else []
+    rows.append(("files", sep.join(printable(name) for name in short.names(files))))
+    return rows
+
+
 # ---- stats ----
 
 #: Tables listed by the text output of ``stats`` (the title says when there are more).

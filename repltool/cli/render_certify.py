@@ -6,7 +6,6 @@ from collections import Counter
 from typing import Any
 
 from ..certify.summary import Parallelism
-from ..escape import printable
 from ..stats import distance_bucket
 
 
@@ -27,11 +26,9 @@ def certify_renderables(report: Any) -> list[Any]:
     head = Table(title="certify", show_header=False)
     head.add_column("what")
     head.add_column("value")
-    from .render import ShortPaths
-    short = ShortPaths(report.files)
-    if short.directory:
-        head.add_row("directory", printable(short.directory))
-    head.add_row("files", printable(", ".join(short.names(report.files))))
+    from .render import files_rows
+    for row in files_rows(report.files):
+        head.add_row(*row)
     head.add_row("log", "relay log" if report.relay_log else "binlog")
     head.add_row("mode", report.mode.value)
     cell, notes = _session_text(report)

@@ -11,7 +11,7 @@ from ..escape import printable
 from ..explain import Graph, Serialiser, TrxExplanation, serialisers
 from ..explain.analysis import key_name, primary_edge
 from ..explain.model import Edge, EdgeKind
-from .render_schedule import seconds
+from ..schedule.model import seconds
 
 _TITLES = {
     "row": "hot rows (shared keys)",
@@ -58,11 +58,9 @@ def graph_renderables(graph: Graph, top: int = 10) -> list[Any]:
     head = Table(title="explain", show_header=False)
     head.add_column("what")
     head.add_column("value")
-    from .render import ShortPaths
-    short = ShortPaths(graph.files)
-    if short.directory:
-        head.add_row("directory", Text(printable(short.directory)))
-    head.add_row("files", Text(printable(", ".join(short.names(graph.files)))))
+    from .render import files_rows
+    for what, value in files_rows(graph.files):
+        head.add_row(what, Text(value))
     head.add_row("clocks", "as logged (--mode recorded)" if graph.mode == "recorded"
                  else f"computed by certify --mode {graph.mode}")
     head.add_row("cost model", f"{graph.cost_model}: {graph.cost_description}")

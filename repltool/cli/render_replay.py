@@ -126,6 +126,12 @@ def hexdump_lines(raw: bytes, offset: int, *, mariadb: bool = False) -> str:
     return "".join(line + "\n" for line in out)
 
 
+# Status variables printed in a versioned comment when they change: (name, the MySQL
+# version that has it)
+_VERSIONED_VARS = (("default_collation_for_utf8mb4", 80011), ("sql_require_primary_key", 80013),
+                   ("default_table_encryption", 80016))
+
+
 class _Session:
     """What the printed statements have set so far (mysqlbinlog's PRINT_EVENT_INFO)."""
 
@@ -139,9 +145,7 @@ class _Session:
         self.time_zone: bytes | None = None
         self.lc_time_names: int | None = None
         self.charset_database: int | None = None
-        self.utf8mb4: int | None = None
-        self.require_pk: int | None = None
-        self.table_encryption: int | None = None
+        self.versioned: dict[str, int] = {}     # _VERSIONED_VARS by name
         self.domain_id: int | None = None
         self.server_id: int | None = None
         self.skip_parallel: int | None = None
@@ -481,18 +485,12 @@ class ReplayPrinter:
         if cdb != s.charset_database:
             out.append(f"SET @@session.collation_database={cdb or 'DEFAULT'}{DELIM}")
             s.charset_database = cdb
-        u = sv.get("default_collation_for_utf8mb4")
-        if u is not None and u != s.utf8mb4:
-            out.append(f"/*!80011 SET @@session.default_collation_for_utf8mb4={u}*/{DELIM}")
-            s.utf8mb4 = u
-        rpk = sv.get("sql_require_primary_key")
-        if rpk is not None and rpk != s.require_pk:
-            out.append(f"/*!80013 SET @@session.sql_require_primary_key={rpk}*/{DELIM}")
-            s.require_pk = rpk
-        enc = sv.get("default_table_encryption")
-        if enc is not None and enc != s.table_encryption:
-            out.append(f"/*!80016 SET @@session.default_table_encryption={enc}*/{DELIM}")
-            s.table_encryption = enc
+        versioned = s.versioned
+        for name, version in _VERSIONED_VARS:
+            value = sv.get(name)
+            if value is not None and value != versioned.get(name):
+                out.append(f"/*!{version} SET @@session.{name}={value}*/{DELIM}")
+                versioned[name] = value
         return out
 
     # -- User_var --

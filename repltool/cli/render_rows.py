@@ -30,7 +30,7 @@ from ..binlog.rows import (
     format_time, frac_layout, iter_row_changes, prefixed_span,
 )
 from ..binlog.temporal import (
-    datetime2_fields, decimal_digits, decimal_plan, decimal_size, timestamp2_fields,
+    date_fields, datetime2_fields, decimal_digits, decimal_plan, decimal_size, timestamp2_fields,
 )
 from ..escape import BIDI_CONTROLS, printable, sql_identifier
 
@@ -454,8 +454,8 @@ def _date_text(d: bytes, p: int) -> tuple[str, int]:
     q = p + 3
     if q > len(d):
         raise IndexError
-    v = int.from_bytes(d[p:q], "little")
-    return f"'{v >> 9:04d}-{(v >> 5) & 15:02d}-{v & 31:02d}'", q
+    y, mo, day = date_fields(d, p)
+    return f"'{y:04d}-{mo:02d}-{day:02d}'", q
 
 
 # ---- values as mysqlbinlog text ----

@@ -11,27 +11,13 @@ from typing import Any
 from ..errors import IOFailure, UsageError
 from ..escape import printable
 from ..schedule import format_bitmap
-from ..schedule.model import SimResult
+from ..schedule.model import SimResult, seconds
 from ..schedule.source import ScheduleReport
 
 _WAITS = {"lwm": "LWM", "barrier": "barrier", "no_free_worker": "no worker",
           "gaq_full": "GAQ full", "commit_order": "commit order"}
 _BAR = 30
 _MAX_GAPS = 30
-
-
-def seconds(value: float) -> str:
-    """A duration with a readable unit, three significant digits.
-
-    >>> seconds(0.0057), seconds(2.5), seconds(0.0), seconds(12.345e-6)
-    ('5.7ms', '2.5s', '0', '12.3µs')
-    """
-    if value == 0:
-        return "0"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g}{unit}"
-    return f"{value / 1e-9:.3g}ns"
 
 
 def ranges(indexes: Sequence[int]) -> str:
@@ -80,11 +66,9 @@ def schedule_renderables(report: ScheduleReport) -> list[Any]:
 
 def _files_rows(t: Any, files: Any) -> None:
     """The ``directory`` (common to the files, when there is one) and ``files`` rows."""
-    from .render import ShortPaths
-    short = ShortPaths(files)
-    if short.directory:
-        t.add_row("directory", printable(short.directory))
-    t.add_row("files", "\n".join(printable(f) for f in short.names(files)))
+    from .render import files_rows
+    for row in files_rows(files, "\n"):
+        t.add_row(*row)
 
 
 def _summary(report: ScheduleReport) -> Any:
@@ -311,18 +295,9 @@ def _plot_timeline(ax: Any, run: SimResult, start: int, spans: Any) -> None:
 
 def compare_renderables(reports: list[Any]) -> list[Any]:
     """One table: for each clock source, the makespan and speed-up at every worker count."""
-    from rich.table import Table
-    t = Table(title="Logged clocks vs re-computed clocks (repltool certify)")
-    t.add_column("clocks")
-    workers = [r.workers for r in reports[0].sweep.results]
-    for w in workers:
-        t.add_column(f"{w} w", justify="right")
-    t.add_column("ideal", justify="right")
-    t.add_column("recommended", justify="right")
-    for rep in reports:
-        sw = rep.sweep
-        cells = [f"{seconds(r.makespan)} ({r.speedup:.2f}x)" for r in sw.results]
-        t.add_row(rep.clocks, *cells, f"{sw.ideal_speedup:.2f}x", str(sw.recommended))
+    t = _sweeps_table("Logged clocks vs re-computed clocks (repltool certify)", "clocks",
+                      [f"{r.workers} w" for r in reports[0].sweep.results],
+                      [(rep.clocks, rep.sweep) for rep in reports], "ideal")
     notes = [w for rep in reports for w in rep.stats.warnings]
     return [t, *(f"warning: {printable(str(w))}" for w in dict.fromkeys(notes))]
 
@@ -408,18 +383,25 @@ def _maria_waits(rep: Any) -> Any:
 
 
 def _maria_modes(reports: Sequence[Any]) -> Any:
+    return _sweeps_table("slave_parallel_mode side by side: makespan (speed-up over serial)",
+                         "slave_parallel_mode",
+                         [f"{r.threads} threads" for r in reports[0].sweep.results],
+                         [(rep.config.mode.value, rep.sweep) for rep in reports], "best")
+
+
+def _sweeps_table(title: str, first: str, counts: Sequence[str],
+                  rows: Sequence[tuple[str, Any]], bound: str) -> Any:
+    """A row per sweep (``(name, sweep)``): the makespan and speed-up at every worker or
+    thread count (``counts``: the column heads), the sweep's bound and its recommendation."""
     from rich.table import Table
-    t = Table(title="slave_parallel_mode side by side: makespan (speed-up over serial)")
-    t.add_column("slave_parallel_mode")
-    counts = [r.threads for r in reports[0].sweep.results]
-    for c in counts:
-        t.add_column(f"{c} threads", justify="right")
-    t.add_column("best", justify="right")
+    t = Table(title=title)
+    t.add_column(first)
+    for head in counts:
+        t.add_column(head, justify="right")
+    t.add_column(bound, justify="right")
     t.add_column("recommended", justify="right")
-    for rep in reports:
-        sw = rep.sweep
-        t.add_row(rep.config.mode.value,
-                  *(f"{seconds(r.makespan)} ({r.speedup:.2f}x)" for r in sw.results),
+    for name, sw in rows:
+        t.add_row(name, *(f"{seconds(r.makespan)} ({r.speedup:.2f}x)" for r in sw.results),
                   f"{sw.ideal_speedup:.2f}x", str(sw.recommended))
     return t
 

@@ -187,12 +187,10 @@ class PackedGroupCertifier:
                 computed = (lc, seq)
                 self._since_gc += 1
                 self._auto_gno += gtid is None
-            original, immediate = originals[i], immediates[i]
             add_values(builder, recorded, computed, reason, fallback=fallback,
                        without_clock=lc_log is None or seq_log is None,
-                       no_session=session is None and not view,
-                       replicated=bool(original and immediate and original != immediate),
-                       commit_id=commit_ids[i])
+                       no_session=session is None and not view, original=originals[i],
+                       immediate=immediates[i], commit_id=commit_ids[i])
             self.certified += 1
         return builder.columns()
 

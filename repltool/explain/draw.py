@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 
 from ..errors import InputError, UsageError
 from ..escape import printable
+from ..schedule.model import seconds
 from .analysis import key_name
 from .model import Edge, EdgeKind, Graph
 
@@ -87,16 +88,6 @@ def _short_gtid(gtid: str | None) -> str:
     if sep and len(sid) > 13:
         return f"{sid[:8]}…:{gno}"
     return gtid
-
-
-def seconds(value: float) -> str:
-    """Three significant digits with a unit (``12.3µs``, ``5.7ms``)."""
-    if value == 0:
-        return "0"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g}{unit}"
-    return f"{value / 1e-9:.3g}ns"
 
 
 def _shorten(text: str, limit: int = _LABEL_CHARS) -> str:

@@ -206,3 +206,17 @@ class SweepResult:
     recommended: int
     threshold: float = 0.05
     cost_model: str = field(default="")
+
+
+def seconds(value: float) -> str:
+    """A duration with a readable unit, three significant digits.
+
+    >>> seconds(0.0057), seconds(2.5), seconds(0.0), seconds(12.345e-6)
+    ('5.7ms', '2.5s', '0', '12.3µs')
+    """
+    if value == 0:
+        return "0"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{unit}"
+    return f"{value / 1e-9:.3g}ns"

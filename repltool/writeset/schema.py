@@ -253,14 +253,10 @@ def _drop_partitioning(stmt: str) -> str:
     while i < n:
         c = stmt[i]
         if c in "'\"`":
-            j = i + 1
-            while j < n and stmt[j] != c:
-                j += 2 if stmt[j] == "\\" and c != "`" else 1
-            i = j + 1
+            i = _quoted_end(stmt, i)
             continue
         if c == "/" and stmt.startswith("/*", i) and not stmt.startswith("/*!", i):
-            j = stmt.find("*/", i + 2)
-            i = n if j < 0 else j + 2
+            i = _comment_end(stmt, i)
             continue
         if c == "(":
             depth += 1
@@ -274,6 +270,23 @@ def _drop_partitioning(stmt: str) -> str:
             return head
         i += 1
     return stmt
+
+
+def _quoted_end(text: str, i: int) -> int:
+    """Where the string or quoted identifier that opens at ``text[i]`` (``'``, ``"`` or
+    a backtick) ends: the index after its closing quote (past ``len(text)`` when it is
+    not closed).  A backslash escapes the next character, except between backticks."""
+    c, j, n = text[i], i + 1, len(text)
+    while j < n and text[j] != c:
+        j += 2 if text[j] == "\\" and c != "`" else 1
+    return j + 1
+
+
+def _comment_end(text: str, i: int) -> int:
+    """The index after the ``/* ... */`` comment that opens at ``text[i]`` (``len(text)``
+    when it is not closed)."""
+    j = text.find("*/", i + 2)
+    return len(text) if j < 0 else j + 2
 
 
 def _strip_delimiter_blocks(text: str) -> str:
@@ -298,18 +311,14 @@ def _statements(text: str) -> Iterator[tuple[str, int]]:
     while i < n:
         c = text[i]
         if c in "'\"`":
-            j = i + 1
-            while j < n and text[j] != c:
-                j += 2 if text[j] == "\\" and c != "`" else 1
-            i = j + 1
+            i = _quoted_end(text, i)
             continue
         if c == "-" and text.startswith("--", i) or c == "#":
             j = text.find("\n", i)
             i = n if j < 0 else j + 1
             continue
         if c == "/" and text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            i = n if j < 0 else j + 2
+            i = _comment_end(text, i)
             continue
         if c == ";":
             yield from _chunk(text, start, i)
@@ -366,21 +375,18 @@ def _table(tree: Any, current_db: str | None, where: str) -> TableSchema:
                 pk = IndexSchema("PRIMARY", (KeyPart(col.name),), primary=True)
             if col_uk:
                 uniques.append((None, (KeyPart(col.name),)))
-        elif isinstance(e, exp.PrimaryKey):
-            pk = IndexSchema("PRIMARY", _parts(e.expressions), primary=True)
-        elif isinstance(e, exp.UniqueColumnConstraint):
-            uniques.append(_unique(e, None))
-        elif isinstance(e, exp.ForeignKey):
-            fks.append((None, e))
-        elif isinstance(e, exp.Constraint):
-            cname = _name(e.this)
-            for inner in e.expressions:
-                if isinstance(inner, exp.PrimaryKey):
-                    pk = IndexSchema("PRIMARY", _parts(inner.expressions), primary=True)
-                elif isinstance(inner, exp.UniqueColumnConstraint):
-                    uniques.append(_unique(inner, cname))
-                elif isinstance(inner, exp.ForeignKey):
-                    fks.append((cname, inner))
+            continue
+        # a table-level key: unnamed, or the keys of a CONSTRAINT name ...
+        named: list[tuple[str | None, Any]] = (
+            [(_name(e.this), inner) for inner in e.expressions]
+            if isinstance(e, exp.Constraint) else [(None, e)])
+        for cname, key in named:
+            if isinstance(key, exp.PrimaryKey):
+                pk = IndexSchema("PRIMARY", _parts(key.expressions), primary=True)
+            elif isinstance(key, exp.UniqueColumnConstraint):
+                uniques.append(_unique(key, cname))
+            elif isinstance(key, exp.ForeignKey):
+                fks.append((cname, key))
     if pk is not None:
         pk_cols = {p.column.lower() for p in pk.parts if p.column}
         columns = [_replace(c, nullable=False) if c.name.lower() in pk_cols else c

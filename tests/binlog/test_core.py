@@ -40,14 +40,6 @@ from repltool.errors import ReplToolError, UsageError
 FIELDS = TransactionSummary._fields
 
 
-@pytest.fixture
-def core(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    monkeypatch.setenv(engine.ENV, "compiled")
-    mod = engine.compiled_core()
-    assert mod is not None
-    return mod
-
-
 def _offsets(struct) -> dict[str, int]:  # type: ignore[no-untyped-def]
     """Offsets of a struct's leading fixed-size fields, from the declaration."""
     out, p = {}, 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from repltool.certify import (
     CertifyOptions,
@@ -78,3 +79,70 @@ def serial_file(items: Sequence[CertTransaction], file: str = "binlog.000001",
 def _with(t: CertTransaction, **changes: object) -> CertTransaction:
     from dataclasses import replace
     return replace(t, **changes)  # type: ignore[arg-type]
+
+
+# ---- Group Replication from packed units (the --spark driver, without Spark) ----
+
+def packed_units(paths: Sequence[Any], options: CertifyOptions | None,
+                 schema_paths: Sequence[Any], hashed: bool = False) -> list[Any]:
+    """One :class:`~repltool.distributed.wspack.PackedPairs` per file, made as an executor
+    makes it (:func:`~repltool.distributed.pairs.pairs_unit`) and pickled as the driver
+    receives it.  The general reader's units (statements kept); ``hashed``: as the text
+    report's run asks (``PairsSpec.hashed``: key hashes, no descriptions)."""
+    import pickle
+
+    from repltool.certify.stitched import PairsRun
+    from repltool.distributed.pairs import PairsSpec, pairs_unit
+    from repltool.distributed.units import Task, Unit
+    run = PairsRun([str(p) for p in paths], "group-replication", options,
+                   schema_paths=[str(p) for p in schema_paths])
+    spec = PairsSpec(run.schema, run.options.history_size, statements=not hashed, hashed=hashed)
+    return [pickle.loads(pickle.dumps(pairs_unit(Task("pairs", extra=spec),
+                                                 Unit(i, (str(p),))).payload))
+            for i, p in enumerate(paths)]
+
+
+def packed_reports(paths: Sequence[Any], options: CertifyOptions | None = None,
+                   schema_paths: Sequence[Any] = (), *, hashed: bool = False,
+                   python_reference: bool = False, core: bool = True) -> tuple[Any, Any, Any]:
+    """(the object path's report of the general reader's pairs, the report of
+    :class:`~repltool.distributed.grpacked.PackedGroupCertifier` from the packed units,
+    that certifier); asserts it certified every transaction that is not truncated.
+
+    :param hashed: the packed path certifies units packed for the text report.
+    :param python_reference: the object path with the Python certifier (not the core's).
+    :param core: False: the packed certifier without the compiled core."""
+    from contextlib import nullcontext
+    from unittest import mock
+
+    import repltool.certify.report as report_mod
+    from repltool.certify.report import ReportBuilder
+    from repltool.certify.stitched import PairsRun
+    from repltool.distributed import grpacked
+    from repltool.distributed.wspack import unpack_pairs
+    units = packed_units(paths, options, schema_paths)
+    given = packed_units(paths, options, schema_paths, hashed=True) if hashed else units
+    pairs = [pair for u in units for pair in unpack_pairs(u)]
+    first = pairs[0][0] if pairs else None
+
+    def new_run() -> PairsRun:
+        return PairsRun([str(p) for p in paths], "group-replication", options,
+                        schema_paths=[str(p) for p in schema_paths])
+    objects = new_run()
+    objects.attach(iter(pairs), first)
+    with (mock.patch.object(report_mod, "core_group_certifier", lambda *a: None)
+          if python_reference else nullcontext()):
+        want = ReportBuilder(objects).build()
+    arrays = new_run()
+    arrays.attach(iter(()), first)
+    assert grpacked.applies(arrays)
+
+    def count() -> None:
+        arrays.truncated_skipped += 1
+    with (nullcontext() if core else mock.patch.object(grpacked, "core_applies",
+                                                       lambda *a: False)):
+        certifier = grpacked.PackedGroupCertifier(arrays.options, arrays.schema, count)
+    arrays.attach_packed_parts(lambda: certifier.parts(iter(given)))
+    got = ReportBuilder(arrays).build()
+    assert certifier.certified == sum(not trx.truncated for trx, _ in pairs)
+    return want, got, certifier

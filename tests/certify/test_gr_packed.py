@@ -14,7 +14,6 @@ certified every transaction.
 
 from __future__ import annotations
 
-import pickle
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,31 +21,15 @@ from typing import Any
 import pytest
 
 from repltool.certify import CertifyOptions
-from repltool.certify.report import ReportBuilder
-from repltool.certify.stitched import PairsRun
 from repltool.distributed import grpacked
-from repltool.distributed.pairs import PairsSpec, pairs_unit
-from repltool.distributed.units import Task, Unit
 from repltool.distributed import wspack
-from repltool.distributed.wspack import PackedPairs, unpack_pairs
+from repltool.distributed.wspack import unpack_pairs
+
+from certify_helpers import packed_reports, packed_units
 
 
 def _is_binlog(p: Path) -> bool:
     return p.suffix not in (".json", ".md", ".sql", ".index", ".txt") and p.is_file()
-
-
-def _units(paths: list[Path], options: CertifyOptions | None,
-           schema_paths: list[Path], hashed: bool = False) -> list[PackedPairs]:
-    run = PairsRun([str(p) for p in paths], "group-replication", options,
-                   schema_paths=[str(p) for p in schema_paths])
-    # the reference units: the general reader (statements kept); hashed: as the text
-    # report's run asks (spark_pairs: statements=False, grpacked.hashed_units)
-    spec = PairsSpec(run.schema, run.options.history_size, statements=not hashed, hashed=hashed)
-    out = []
-    for i, p in enumerate(paths):
-        r = pairs_unit(Task("pairs", extra=spec), Unit(i, (str(p),)))
-        out.append(pickle.loads(pickle.dumps(r.payload)))     # as the driver receives it
-    return out
 
 
 def _both(paths: list[Path], options: CertifyOptions | None = None,
@@ -55,27 +38,7 @@ def _both(paths: list[Path], options: CertifyOptions | None = None,
 
     :param hashed: the array path certifies units packed as for the text report
         (``PairsSpec.hashed``: key hashes, no descriptions)."""
-    units = _units(paths, options, list(schema_paths))
-    given = _units(paths, options, list(schema_paths), hashed=True) if hashed else units
-    pairs = [pair for u in units for pair in unpack_pairs(u)]
-    first = pairs[0][0] if pairs else None
-
-    def new_run() -> PairsRun:
-        return PairsRun([str(p) for p in paths], "group-replication", options,
-                        schema_paths=[str(p) for p in schema_paths])
-    objects = new_run()
-    objects.attach(iter(pairs), first)
-    want = ReportBuilder(objects).build()
-    arrays = new_run()
-    arrays.attach(iter(()), first)
-    assert grpacked.applies(arrays)
-
-    def count() -> None:
-        arrays.truncated_skipped += 1
-    certifier = grpacked.PackedGroupCertifier(arrays.options, arrays.schema, count)
-    arrays.attach_packed_parts(lambda: certifier.parts(iter(given)))
-    got = ReportBuilder(arrays).build()
-    assert certifier.certified == sum(not trx.truncated for trx, _ in pairs)
+    want, got, certifier = packed_reports(paths, options, schema_paths, hashed=hashed)
     return want, got, certifier.certified
 
 
@@ -128,7 +91,7 @@ def test_hash_units_equal_object_path_on_every_mysql_corpus_file(path: Path) -> 
     units, described_not, hash_read = _hashed_units(before)
     assert units == 1 and described_not == 1       # no descriptions block
     # a file the fused reader reads (binlogs, every table mapped) goes as GrFields
-    unit = _units([path], None, [], hashed=True)[0]
+    unit = packed_units([path], None, [], hashed=True)[0]
     assert unit.keys is None
     if unit.n:
         assert hash_read == (unit.trxs.cls is wspack.GrFields)
@@ -155,7 +118,7 @@ def test_hash_units_cannot_be_unpacked(tmp_path: Path, capsys) -> None:
     assert run(["synth", "-o", str(out), "--size", "200000", "--seed", "5",
                 "--no-ground-truth"]) == 0
     capsys.readouterr()
-    unit = _units(sorted(out.glob("binlog.0*"))[:1], None, [], hashed=True)[0]
+    unit = packed_units(sorted(out.glob("binlog.0*"))[:1], None, [], hashed=True)[0]
     assert unit.n > 0 and unit.keys is None
     with pytest.raises(RuntimeError, match="descriptions"):
         unpack_pairs(unit)

@@ -27,7 +27,6 @@ read (:func:`repltool.certify.grcore.core_applies`).  Here:
 from __future__ import annotations
 
 import json
-import pickle
 import random
 import warnings
 from dataclasses import replace
@@ -45,13 +44,13 @@ from repltool.certify import CertifyOptions, CertTransaction, GtidSet, KeyRef
 from repltool.certify.group_replication import check_gtid, iter_group_replication
 from repltool.certify.grcore import CoreGroupCertifier, core_applies, core_gr_transactions
 from repltool.certify.model import Fallback
-from repltool.certify.report import CertifyRun, ReportBuilder
+from repltool.certify.report import CertifyRun
 from repltool.certify.stitched import PairsRun
 from repltool.distributed import grpacked
-from repltool.distributed.pairs import PairsSpec, pairs_unit
-from repltool.distributed.units import Task, Unit
-from repltool.distributed.wspack import PackedPairs, unpack_pairs
+from repltool.distributed.wspack import unpack_pairs
 from repltool.errors import CertifyError
+
+from certify_helpers import packed_reports, packed_units
 
 CORE = compiled_core()
 BIG = st.integers(0, (1 << 64) - 1)
@@ -454,43 +453,12 @@ def test_member_simulation_keeps_the_python_certifier(synth_files, capsys) -> No
 
 # ---- the --spark driver: PackedGroupCertifier ----
 
-def _units(paths: list[Path], options: CertifyOptions | None,
-           schema_paths: list[Path]) -> list[PackedPairs]:
-    run = PairsRun([str(p) for p in paths], "group-replication", options,
-                   schema_paths=[str(p) for p in schema_paths])
-    spec = PairsSpec(run.schema, run.options.history_size)
-    return [pickle.loads(pickle.dumps(pairs_unit(Task("pairs", extra=spec),
-                                                 Unit(i, (str(p),))).payload))
-            for i, p in enumerate(paths)]
-
-
 def _packed(paths: list[Path], options: CertifyOptions | None, schema_paths: list[Path],
             core: bool) -> tuple[Any, Any, int]:
     """(the object path's report with the Python certifier, the packed path's report,
     transactions the packed path certified in the core)."""
-    units = _units(paths, options, schema_paths)
-    pairs = [pair for u in units for pair in unpack_pairs(u)]
-    first = pairs[0][0] if pairs else None
-
-    def new_run() -> PairsRun:
-        return PairsRun([str(p) for p in paths], "group-replication", options,
-                        schema_paths=[str(p) for p in schema_paths])
-    objects = new_run()
-    objects.attach(iter(pairs), first)
-    with mock.patch.object(report_mod, "core_group_certifier", lambda *a: None):
-        want = ReportBuilder(objects).build()
-    arrays = new_run()
-    arrays.attach(iter(()), first)
-    assert grpacked.applies(arrays)
-
-    def count() -> None:
-        arrays.truncated_skipped += 1
-    with mock.patch.object(grpacked, "core_applies",
-                           grpacked.core_applies if core else lambda *a: False):
-        certifier = grpacked.PackedGroupCertifier(arrays.options, arrays.schema, count)
-    arrays.attach_packed_parts(lambda: certifier.parts(iter(units)))
-    got = ReportBuilder(arrays).build()
-    assert certifier.certified == sum(not trx.truncated for trx, _ in pairs)
+    want, got, certifier = packed_reports(paths, options, schema_paths,
+                                          python_reference=True, core=core)
     return want, got, certifier.in_core
 
 
@@ -520,7 +488,7 @@ def test_packed_core_columns_equal_the_python_loop(synth_files) -> None:
     """Unit by unit, the ReportColumns themselves (fallback order, commit ids ...)."""
     _core()
     files, schema = synth_files
-    units = _units(files, None, [schema])
+    units = packed_units(files, None, [schema])
     options = PairsRun([str(f) for f in files], "group-replication",
                        schema_paths=[str(schema)])
     with mock.patch.object(grpacked, "core_applies", lambda *a: False):
@@ -535,7 +503,7 @@ def test_packed_core_view_change_and_bad_clock(synth_files) -> None:
     """A View_change in a unit, and a negative logged clock raising the object path's error."""
     _core()
     files, schema = synth_files
-    unit = _units(files[:1], None, [schema])[0]
+    unit = packed_units(files[:1], None, [schema])[0]
     pairs = unpack_pairs(unit)
     from repltool.distributed.wspack import pack_pairs
     view = _view_change_transaction(pairs[3][0])

@@ -15,9 +15,9 @@ from typing import Any, Iterator
 
 from repltool.binlog.constants import EventType
 from repltool.binlog.events import Event, FormatDescriptionBody
-from repltool.binlog.structs import encode_packed_int
 from repltool.errors import TruncatedLog
 
+from ._build import tlv
 from ._checks import (
     HEADER, deterministic, fix_crc, full_contract, key, prefix_ok, read, sample, splice,
     tiling,
@@ -295,13 +295,6 @@ def payload_variants(ev: bytes, crc_on: bool, mode: str) -> Iterator[tuple[str, 
     fields, start = parsed
     payload = body[start:]
     f = dict(fields)
-
-    def tlv(d: dict[int, int]) -> bytes:
-        out = b""
-        for t, v in d.items():
-            enc = encode_packed_int(v)
-            out += encode_packed_int(t) + encode_packed_int(len(enc)) + enc
-        return out + b"\x00"
 
     def value(t: int) -> int | None:
         return _packed(f[t], 0) if t in f else None

@@ -11,34 +11,24 @@ output of ``stats`` and ``schedule``'s input must be those of the pure-Python en
 from __future__ import annotations
 
 import dataclasses
-import zlib
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from repltool.binlog import ReadOptions, corescan, engine, read_events
-from repltool.binlog.constants import EventFlag
 from repltool.errors import ReplToolError
 from repltool.schedule.source import SourceStats, read_sim_transactions
 from repltool.stats import compute_clock_stats, compute_stats, stats_to_dict
 
-UNKNOWN_TYPE = 0xF0
-
+from fixtures.forge import make_ignorable
 
 def _make_ignorable(path: Path, which: int) -> int:
     """Turn event number ``which`` (not the first FDE) of ``path`` into an ignorable
     event of an unknown type, with a valid CRC; its offset."""
     events = [e for e in read_events(path, ReadOptions(types=frozenset()))]
     ev = events[1 + which % (len(events) - 1)]
-    data = bytearray(path.read_bytes())
-    at, size = ev.pos.offset, ev.event_size
-    data[at + 4] = UNKNOWN_TYPE
-    flags = int.from_bytes(data[at + 17:at + 19], "little") | EventFlag.IGNORABLE
-    data[at + 17:at + 19] = flags.to_bytes(2, "little")
-    data[at + size - 4:at + size] = zlib.crc32(bytes(data[at:at + size - 4])).to_bytes(
-        4, "little")
-    path.write_bytes(bytes(data))
-    return at
+    make_ignorable(path, ev.pos.offset, ev.event_size)
+    return ev.pos.offset
 
 
 def _outputs(monkeypatch, which: str, files: list[str]) -> object:  # type: ignore[no-untyped-def]

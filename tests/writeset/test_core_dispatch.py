@@ -27,14 +27,6 @@ import xxhash
 
 
 
-@pytest.fixture
-def core(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    monkeypatch.setenv(engine.ENV, "compiled")
-    mod = engine.compiled_core()
-    assert mod is not None
-    return mod
-
-
 def _general_text(raws: list[bytes], layouts: list[tuple[int, bool, int]], db: str,
                   table: str, index: str, parent: bool) -> str:
     """``encode_key`` of the general path's entry: per part the value as the column

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import shutil
 import warnings
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -26,24 +25,14 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from repltool.writeset.extract import GeneralWritesetExtractor
 from repltool.binlog import ReadOptions, engine, read_events, read_transactions
-from repltool.binlog.constants import EventFlag, EventType
+from repltool.binlog.constants import EventType
 from repltool.writeset import READ_OPTIONS, WritesetExtractor, load_schema, writeset_record
 from repltool.writeset import fused
 
-UNKNOWN_TYPE = 0xF0
+from fixtures.forge import make_ignorable
+
 _ROWS = frozenset({int(EventType.WRITE_ROWS_EVENT), int(EventType.UPDATE_ROWS_EVENT),
                    int(EventType.DELETE_ROWS_EVENT)})
-
-
-def _make_ignorable(path: Path, at: int, size: int) -> None:
-    """The event at ``at`` becomes an ignorable event of an unknown type (valid CRC)."""
-    data = bytearray(path.read_bytes())
-    data[at + 4] = UNKNOWN_TYPE
-    flags = int.from_bytes(data[at + 17:at + 19], "little") | EventFlag.IGNORABLE
-    data[at + 17:at + 19] = flags.to_bytes(2, "little")
-    data[at + size - 4:at + size] = zlib.crc32(bytes(data[at:at + size - 4])).to_bytes(
-        4, "little")
-    path.write_bytes(bytes(data))
 
 
 def _general_lines(files: list[str], schema: Any) -> list[str]:
@@ -124,7 +113,7 @@ def test_hand_over_mid_file(monkeypatch: pytest.MonkeyPatch, synth_logs: dict,
               if ev.type_code in want_type]
     assert len(events) > 100
     ev = events[len(events) // 2]
-    _make_ignorable(Path(files[0]), ev.pos.offset, ev.event_size)
+    make_ignorable(Path(files[0]), ev.pos.offset, ev.event_size)
     schema = load_schema(schema_path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -155,7 +144,7 @@ def test_hand_over_anywhere(monkeypatch: pytest.MonkeyPatch,
     index = file_no % len(files)
     events = list(read_events(files[index], ReadOptions(types=frozenset())))
     ev = events[1 + which % (len(events) - 1)]
-    _make_ignorable(Path(files[index]), ev.pos.offset, ev.event_size)
+    make_ignorable(Path(files[index]), ev.pos.offset, ev.event_size)
     schema = load_schema(r.schema)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

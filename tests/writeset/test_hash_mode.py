@@ -46,14 +46,6 @@ from .test_core_dispatch import _ascii_text, email_key, general_ci_keys  # noqa:
 from .test_corpus import SETS
 
 
-@pytest.fixture
-def core(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    monkeypatch.setenv(engine.ENV, "compiled")
-    mod = engine.compiled_core()
-    assert mod is not None, "the compiled core is not built"
-    return mod
-
-
 # ---- the core's hashes against the key strings of the general path ----
 
 _part = st.integers(1, 8).flatmap(lambda w: st.tuples(
