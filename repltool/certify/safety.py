@@ -20,7 +20,7 @@ it absorbs its keys' earlier dependencies. Negatively certified transactions are
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from .model import CertResult, Reason
@@ -87,6 +87,19 @@ class SafetyChecker:
             last[h] = r
         self._prev_seq = seq
         return violations
+
+
+    def writers_above(self, seq: int) -> Iterator[tuple[int, CertResult]]:
+        """(key hash, last writer) of every key whose last writer's sequence_number is
+        above ``seq`` (a split log's span hands them to the next span's check)."""
+        for h, r in self._last.items():
+            if r.computed is not None and r.computed[1] > seq:
+                yield h, r
+
+    def resume(self, writers: Iterable[tuple[int, CertResult]], prev_seq: int | None) -> None:
+        """Continue after an earlier span: its last writers and last sequence_number."""
+        self._last.update(writers)
+        self._prev_seq = prev_seq
 
 
 def check_safety(results: Iterable[CertResult],

@@ -23,7 +23,7 @@ from collections import deque
 from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from ..binlog import EventFlag, EventType, FileInfo, ReadOptions, read_events, type_name
 from ..binlog.corescan import CheckScan, Handover
@@ -40,7 +40,7 @@ from ..errors import (
 )
 from ..paths import Paths, path_list
 from .config import CheckConfig
-from .model import TOTAL, CheckPart, CheckReport, FileResult, Finding, Totals
+from .model import TOTAL, CheckPart, CheckReport, FileResult, Finding, SpanEdge, Totals
 from .rules import FATAL_RULES, RULES, WRITESET_RULES, Severity
 from .writesets import (
     SKIP_REASON, LogPairs, PairsEnded, RowWritesetProvider, WritesetProvider, builtin_provider,
@@ -211,6 +211,8 @@ class _File:
         self.gtid_kind: str | None = None                 # "anonymous" | "gtid"
         self.mixed = False
         self.nokey: dict[str, tuple[int, int]] = {}       # table -> (count, first offset)
+        self.first_gno: dict[object, tuple[int, str, int]] = {}   # key -> (gno, GTID, offset)
+        self.first_kind: tuple[str, int] | None = None    # the first GTID's kind, offset
 
     @property
     def relay(self) -> bool:
@@ -268,6 +270,10 @@ class _Checker:
         self.duplicates: list[tuple[object, int, int, int]] | None = None  # check_part: G001s
         self.w001_first: tuple[int, int] | None = None   # check_part: first clock W001 saw
         self.w001_last: int | None = None
+        #: check_span: the span's edge state (:class:`_Edge`); the grouper's state at
+        #: the span's start
+        self.edge: _Edge | None = None
+        self.group_state: Any = None
         plain = bool(fused and reader is read_events and damage is None
                      and len(set(paths)) == len(paths))
         #: the row-decoding provider reads a stream's write sets itself, lazily
@@ -307,7 +313,8 @@ class _Checker:
                 continue
             stream = _Stream(self, i)
             transactions = group_transactions(stream.events(), keep_events=self.keep_events,
-                                              tap=self.tap)
+                                              tap=self.tap,
+                                              state=self.group_state if i == 0 else None)
             provider = self._lazy_provider(i)
             try:
                 if self.window is None:
@@ -584,6 +591,7 @@ class _Checker:
             kind = "anonymous" if gtid == "ANONYMOUS" else "gtid"
             if f.gtid_kind is None:
                 f.gtid_kind = kind
+                f.first_kind = (kind, where)
             elif kind != f.gtid_kind and not f.mixed:
                 f.mixed = True
                 self.emit("G004", f.path, where, f"{kind} GTID after {f.gtid_kind} ones in the "
@@ -617,6 +625,7 @@ class _Checker:
         last = f.last_gno.get(key)
         f.last_gno[key] = gno if last is None else max(last, gno)
         if last is None:
+            f.first_gno[key] = (gno, gtid, where)
             end = f.previous.get(_previous_key(key)) if f.previous and not f.relay else None
             if end is not None and gno != end + 1:
                 self.emit("G002", f.path, where,
@@ -649,6 +658,9 @@ class _Checker:
             f.barriers += 1
             self.total_barriers += 1
         f.span.add(lc, sn)
+        if self.edge is not None:
+            self.edge.clocks.append(lc)
+            self.edge.clocks.append(sn)
         self.total.add(lc, sn)
         if (lc, sn) == (0, 0):
             if not (note and note.view_change):
@@ -659,6 +671,16 @@ class _Checker:
             self.emit("C004", f.path, where,
                       f"{name}: last_committed={lc} >= sequence_number={sn}")
         prev = self.prev_sn
+        if prev is None and self.edge is not None and self.edge.later:
+            self.edge.first_clock = (sn, name, where)   # the join decides (C001/C002)
+        else:
+            self.sequence(f, name, where, sn, prev)
+        self.prev_sn = sn
+        if self.provider is not None and not trx.truncated:
+            self._writeset(f, trx, lc, sn)
+
+    def sequence(self, f: _File, name: str, where: int, sn: int, prev: int | None) -> None:
+        """C001/C002/C003: ``sn`` after the segment's previous sequence_number."""
         if prev is None:
             if not f.relay and sn != 1:
                 self.emit("C002", f.path, where, f"first transaction {name} of the file has "
@@ -670,9 +692,6 @@ class _Checker:
             code = "C003" if f.relay else "C002"
             self.emit(code, f.path, where, f"{name}: sequence_number={sn} after {prev} "
                       f"({sn - prev - 1} missing)")
-        self.prev_sn = sn
-        if self.provider is not None and not trx.truncated:
-            self._writeset(f, trx, lc, sn)
 
     def _writeset(self, f: _File, trx: Transaction, lc: int, sn: int) -> None:
         assert self.provider is not None
@@ -697,6 +716,8 @@ class _Checker:
         gtid = trx.gtid if trx.gtid and trx.gtid != "ANONYMOUS" else None
         ct = cert_transaction(gtid=gtid, pos=trx.start, file=f.path, recorded=(lc, sn),
                               writeset=hashes)
+        if self.edge is not None:
+            self.edge.writer(gtid, trx.start, lc, sn, hashes)
         # streamed: only the violations are kept, and the checker's last writer per key
         self.violations += self.safety.add(  # type: ignore[attr-defined]
             cert_result(trx=ct, computed=(lc, sn), reason=key))
@@ -709,18 +730,7 @@ class _Checker:
             fi = f.fi
             if fi is not None and fi.in_use and f.index < last:
                 self.in_use(f.path)
-            if f.saturated:
-                self.emit("C007", f.path, None, f"{f.saturated} of {f.clocked} transactions "
-                          "have a saturated delta16 clock (65535 or more apart)")
-            if f.clocked:
-                share = f.barriers / f.clocked
-                par = f.span.work / f.span.depth if f.span.depth else 0.0
-                self.emit("C008", f.path, None,
-                          f"barrier share {f.barriers}/{f.clocked} = {share:.1%} "
-                          f"(last_committed = 0); parallelism {par:.2f} (work/span)")
-            for table, (n, first) in sorted(f.nokey.items()):
-                self.emit("W002", f.path, first, f"table {table} has no usable key "
-                          f"({n} transactions): writeset tracking cannot see its conflicts")
+            self.file_rules(f)
         for trx in self.truncated:
             k = _seen_key(trx)
             again = self.seen.get(*k) if k is not None else None
@@ -739,6 +749,21 @@ class _Checker:
                       f"{self.ws_unknown} transactions have no known write set{tables}: "
                       "W001 could not check them; give --schema, or log with "
                       "binlog_row_metadata=FULL")
+
+    def file_rules(self, f: _File) -> None:
+        """The rules about one whole file: C007, C008, W002."""
+        if f.saturated:
+            self.emit("C007", f.path, None, f"{f.saturated} of {f.clocked} transactions "
+                      "have a saturated delta16 clock (65535 or more apart)")
+        if f.clocked:
+            share = f.barriers / f.clocked
+            par = f.span.work / f.span.depth if f.span.depth else 0.0
+            self.emit("C008", f.path, None,
+                      f"barrier share {f.barriers}/{f.clocked} = {share:.1%} "
+                      f"(last_committed = 0); parallelism {par:.2f} (work/span)")
+        for table, (n, first) in sorted(f.nokey.items()):
+            self.emit("W002", f.path, first, f"table {table} has no usable key "
+                      f"({n} transactions): writeset tracking cannot see its conflicts")
 
     def in_use(self, path: str) -> None:
         self.emit("S005", path, 4, "the in-use flag is set but later files follow: the "
@@ -1004,8 +1029,6 @@ def check_part(paths: Paths, config: CheckConfig | None = None, *,
 
     :raises InputError: as :func:`check_files`.
     """
-    import zlib as _zlib
-    from dataclasses import replace
     names = [os.fspath(p) for p in path_list(paths)]
     for name in names:
         require_readable(name)
@@ -1013,6 +1036,14 @@ def check_part(paths: Paths, config: CheckConfig | None = None, *,
     # (the parts' truncated transactions are sent without events: the general reader's)
     ck = _Checker(names, config or CheckConfig(), provider, read_events,  # type: ignore[arg-type]
                   fused=False)
+    return _run_part(ck, names, provider)
+
+
+def _run_part(ck: _Checker, names: list[str], provider: Any) -> CheckPart:
+    """Run a part's check (``ck``); its :class:`CheckPart` (with :attr:`CheckPart.edge`
+    when ``ck`` checks a span)."""
+    import zlib as _zlib
+    from dataclasses import replace
     ck.duplicates = []
     last: list[Transaction] = []
     count = ck.transaction
@@ -1038,7 +1069,250 @@ def check_part(paths: Paths, config: CheckConfig | None = None, *,
     unknown = getattr(provider, "unknown_key_tables", None) or ()
     return CheckPart(report, tuple(committed), tuple(ck.duplicates),
                      tuple(replace(t, events=()) for t in ck.truncated), ck.ws_unknown,
-                     tuple(unknown), (ck.w001_first, ck.w001_last), open_end)
+                     tuple(unknown), (ck.w001_first, ck.w001_last), open_end,
+                     ck.edge.done(ck, report) if ck.edge is not None else None)
+
+
+#: W001 across spans: the most transactions of a span's head kept (a longer head, whose
+#: last_committed still reaches before the span, makes the file be checked whole), and
+#: how far below its last sequence_number a span's last writers are handed on
+EDGE_HEAD = 8192
+EDGE_TAIL = 8192
+
+
+class _Edge:
+    """A span's check state for :class:`~repltool.check.model.SpanEdge`, gathered as it runs."""
+
+    def __init__(self, later: bool) -> None:
+        self.later = later                  # not the file's first span
+        self.clocks = array("q")
+        self.first_clock: tuple[int, str, int] | None = None
+        self.head: list[tuple[Any, ...]] = []
+        self.head_end = 0
+        self.collecting = later
+        self.first_sn: int | None = None
+        self.prev_seq: int | None = None
+        self.barrier = False
+        self.overflow = False
+
+    def writer(self, gtid: str | None, pos: object, lc: int, sn: int, hashes: Any) -> None:
+        """A transaction W001 takes (as :class:`~repltool.certify.SafetyChecker` sees it)."""
+        p = self.prev_seq
+        barrier = lc == 0 or sn == 0 or (p is not None and (p == 0 or sn > p + 1 or sn <= p))
+        self.prev_seq = sn
+        self.barrier = self.barrier or barrier
+        if self.first_sn is None:
+            self.first_sn = sn
+        if not self.collecting:
+            return
+        if barrier:                         # nothing before it is seen past it
+            self.collecting = False
+            return
+        reaches = lc <= self.first_sn - 2
+        if len(self.head) < EDGE_HEAD:
+            self.head.append((gtid, pos, lc, sn, tuple(hashes)))
+            if reaches:
+                self.head_end = len(self.head)
+        elif reaches:
+            self.overflow = True
+            self.collecting = False
+
+    def done(self, ck: _Checker, report: CheckReport) -> SpanEdge:
+        f = next(iter(ck.files.values()), None)
+        tail: list[tuple[int, int]] = []
+        writers: list[tuple[Any, ...]] = []
+        floor = None
+        safety = ck.safety
+        if safety is not None and self.prev_seq is not None:
+            floor = self.prev_seq - EDGE_TAIL
+            if not self.barrier and self.first_sn is not None:
+                floor = max(floor, self.first_sn - 1)   # earlier spans' writers not here
+            number: dict[int, int] = {}
+            for h, r in safety.writers_above(floor):  # type: ignore[attr-defined]
+                k = number.get(id(r))
+                if k is None:
+                    k = number[id(r)] = len(writers)
+                    t = r.trx
+                    writers.append((t.gtid, t.pos, r.computed[0], r.computed[1]))
+                tail.append((h, k))
+        nokey = tuple((t, n, first) for t, (n, first) in f.nokey.items()) if f else ()
+        return SpanEdge(
+            start=0, stopped=any(fr.stopped is not None for fr in report.files),
+            clocked=f.clocked if f else 0, barriers=f.barriers if f else 0,
+            saturated=f.saturated if f else 0, nokey=nokey,
+            clocks=_zlib_bytes(self.clocks), first_clock=self.first_clock,
+            last_sn=ck.prev_sn, previous=f.previous if f else None,
+            first_gno=tuple((k, *v) for k, v in f.first_gno.items()) if f else (),
+            max_gno=dict(f.last_gno) if f else {},
+            first_kind=f.first_kind if f else None,
+            head=tuple(self.head[:self.head_end]), tail=tuple(tail), writers=tuple(writers),
+            floor=floor, w001_last=self.prev_seq, overflow=self.overflow)
+
+
+def _zlib_bytes(values: array) -> bytes:
+    return zlib.compress(values.tobytes(), 1)
+
+
+def check_span(path: str, span: Any, config: CheckConfig | None = None, *,
+               writesets: WritesetProvider | None | object = _BUILTIN) -> CheckPart:
+    """:func:`check_part` on one span of a large binlog
+    (:class:`repltool.binlog.split.Span`), with its :attr:`~CheckPart.edge`; the spans
+    of a file, joined in order by :func:`join_spans`, give the file's
+    :func:`check_part` (or ``None``: check it whole).
+
+    :raises InputError: as :func:`check_files`.
+    """
+    from dataclasses import replace
+    from ..binlog.split import span_read
+    name = os.fspath(path)
+    require_readable(name)
+    provider = builtin_provider() if writesets is _BUILTIN else writesets
+    ck = _Checker([name], config or CheckConfig(), provider, read_events,  # type: ignore[arg-type]
+                  fused=False)
+    ck.edge = _Edge(later=span.start > 4)
+    opened: list[FileInfo] = []
+    events, ck.group_state = span_read(name, span, ck.opts, opened)
+
+    def reader(path: str, opts: ReadOptions, info: list[FileInfo]) -> Iterator[Event]:
+        for ev in events:
+            if not info and opened:
+                info.extend(opened)
+            yield ev
+        if not info and opened:
+            info.extend(opened)
+    ck.reader = reader
+    part = _run_part(ck, [name], provider)
+    assert part.edge is not None
+    return replace(part, edge=replace(part.edge, start=span.start))
+
+
+#: the per-file findings a join of spans makes again
+_FILE_WIDE = frozenset({"C007", "C008", "W002", "G004"})
+
+
+def join_spans(path: str, config: CheckConfig | None, parts: Sequence[CheckPart], *,
+               writesets: bool = True) -> CheckPart | None:
+    """The :func:`check_part` of ``path`` from its spans' :func:`check_span` results, in
+    file order; ``None`` when the join cannot be proved equal (a span stopped at a
+    format error or ends inside a transaction, W001's writers reach further than a
+    span hands on, a GTID number goes back across spans): check the file whole."""
+    name = os.fspath(path)
+    cfg = config or CheckConfig()
+    edges = [p.edge for p in parts]
+    if (not parts or any(e is None or e.stopped or e.overflow for e in edges)
+            or any(p.open_end for p in parts[:-1]) or edges[0].start > 4):  # type: ignore[union-attr]
+        return None
+    ck = _Checker([name], cfg, _Merged() if writesets else None)
+    f = ck.begin_file(0, name)
+    span = _Span()
+    last_sn: int | None = None
+    kind: str | None = None
+    mixed = False
+    max_gno: dict[object, int] = {}
+    previous = edges[0].previous  # type: ignore[union-attr]
+    nokey: dict[str, tuple[int, int]] = {}
+    w_last: int | None = None
+    tail: Any = None
+    for k, (part, e) in enumerate(zip(parts, edges)):
+        assert e is not None
+        replay = bool(k and e.head and tail is not None)
+        head_end = e.head[-1][1].offset if replay else -1  # type: ignore[attr-defined]
+        for fd in part.report.findings:
+            if fd.file == TOTAL or fd.rule in _FILE_WIDE:
+                if fd.rule == "G004" and not mixed and fd.file != TOTAL:
+                    if kind is None or (e.first_kind is not None and e.first_kind[0] == kind):
+                        ck.findings.append(fd)      # the span's own change of kind
+                        mixed = True
+                continue
+            if fd.rule == "W001" and k and fd.offset is not None and fd.offset <= head_end:
+                continue                            # the head is checked again below
+            ck.findings.append(fd)
+        if e.first_kind is not None:
+            if kind is None:
+                kind = e.first_kind[0]
+            elif e.first_kind[0] != kind and not mixed:
+                mixed = True
+                ck.emit("G004", name, e.first_kind[1], f"{e.first_kind[0]} GTID after "
+                        f"{kind} ones in the same file (GTID_MODE was changing)")
+        if k:
+            for key, gno, gtid, where in e.first_gno:
+                last = max_gno.get(key)
+                if last is None:
+                    end = previous.get(_previous_key(key)) if previous else None
+                    if end is not None and gno != end + 1:
+                        ck.emit("G002", name, where,
+                                f"first GTID {gtid} of this file does not follow the "
+                                f"Previous_gtids (GTID_LIST) end {end}: expected number "
+                                f"{end + 1}")
+                elif gno < last:
+                    return None                     # the span's own G003s would differ
+                elif gno != last + 1 and gno != last:
+                    ck.emit("G003", name, where, f"GTID {gtid} follows number {last} of the "
+                            f"same {'domain' if isinstance(key, int) else 'uuid'}")
+            if e.first_clock is not None:
+                sn, trx_name, where = e.first_clock
+                ck.sequence(f, trx_name, where, sn, last_sn)
+        for key, gno in e.max_gno.items():
+            max_gno[key] = max(gno, max_gno.get(key, gno))
+        if e.last_sn is not None:
+            last_sn = e.last_sn
+        # W001: the head's transactions against the writers before the span
+        if replay:
+            writers, keys, floor = tail
+            if floor is not None and min(h[2] for h in e.head) < floor:
+                return None                         # earlier writers than handed on
+            from ..certify import CertResult, CertTransaction, Reason, SafetyChecker
+            made = [CertResult(trx=CertTransaction(gtid=g, pos=pos, file=name,
+                                                   recorded=(lc, sn), writeset=()),
+                               computed=(lc, sn), reason=Reason.KEY)
+                    for g, pos, lc, sn in writers]
+            checker = SafetyChecker()
+            checker.resume(((h, made[i]) for h, i in keys), w_last)
+            for g, pos, lc, sn, hashes in e.head:
+                r = CertResult(trx=CertTransaction(gtid=g, pos=pos, file=name,
+                                                   recorded=(lc, sn), writeset=hashes),
+                               computed=(lc, sn), reason=Reason.KEY)
+                ck.violations += checker.add(r)
+        if e.w001_last is not None:
+            w_last = e.w001_last
+            tail = (e.writers, e.tail, e.floor)
+        values = array("q")
+        values.frombytes(zlib.decompress(e.clocks))
+        for i in range(0, len(values), 2):
+            span.add(values[i], values[i + 1])
+        f.clocked += e.clocked
+        f.barriers += e.barriers
+        f.saturated += e.saturated
+        for table, n, first in e.nokey:
+            m, at = nokey.get(table, (0, first))
+            nokey[table] = (m + n, at)
+    f.span, f.nokey = span, nokey
+    ck.total.work, ck.total.depth = span.work, span.depth
+    ck.total_barriers = f.barriers
+    # the per-file rules of finish() (C007, C008, W002) and W001's head violations
+    saved = ck.files
+    ck.files = {name: f}
+    for v in ck.violations:
+        pos = v.later.trx.pos  # type: ignore[attr-defined]
+        ck.emit("W001", pos.file, pos.offset, f"{v}: the replica may run them in parallel")
+    ck.violations = []
+    ck.truncated = []
+    fr = [p.report.files[0] for p in parts]
+    ck.file_rules(f)
+    ck.files = saved
+    result = FileResult(file=name, size=fr[-1].size, events=sum(r.events for r in fr),
+                        transactions=sum(r.transactions for r in fr),
+                        server_version=fr[0].server_version, relay_log=False,
+                        in_use=fr[-1].in_use)
+    report = ck.report((result,))
+    first = next((p.w001[0] for p in parts if p.w001[0] is not None), None)
+    last_w = next((p.w001[1] for p in reversed(parts) if p.w001[1] is not None), None)
+    unknown = dict.fromkeys(t for p in parts for t in p.unknown_tables)
+    return CheckPart(report, tuple(c for p in parts for c in p.committed),
+                     tuple(d for p in parts for d in p.duplicates),
+                     tuple(t for p in parts for t in p.truncated),
+                     sum(p.unresolved for p in parts), tuple(unknown), (first, last_w),
+                     parts[-1].open_end)
 
 
 def w001_continues(previous: int | None, first: tuple[int, int] | None) -> bool:

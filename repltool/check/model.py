@@ -147,3 +147,54 @@ class CheckPart:
     unknown_tables: tuple[str, ...] = ()
     w001: tuple[tuple[int, int] | None, int | None] = (None, None)
     open_end: bool = False
+    #: a span of one large binlog (:func:`repltool.check.engine.check_span`): what the
+    #: rules across its transactions need from the spans around it
+    edge: SpanEdge | None = None
+
+
+@dataclass(frozen=True)
+class SpanEdge:
+    """What one span of a split binlog leaves to the join of its file's spans
+    (:func:`repltool.check.engine.join_spans`): the per-file figures to add up, the
+    rules' state at its ends, and W001's writers around its edges.
+
+    :ivar start: the span's first offset (4: the file's start).
+    :ivar stopped: a format error ended the span (the file is checked whole).
+    :ivar clocks: the (last_committed, sequence_number) pairs the clock span (C008,
+        T001) took, as int64 pairs (the longest chain crosses spans).
+    :ivar first_clock: the first clocked transaction's (sequence_number, name, offset)
+        when it had no clock before it in the span (a later span: C001/C002 are
+        decided by the join).
+    :ivar last_sn: the last sequence_number the C-rules saw.
+    :ivar previous: the file's Previous_gtids ends (the first span).
+    :ivar first_gno: per GTID source, the first (number, GTID, offset) of the span;
+        ``max_gno``: the span's largest number per source.
+    :ivar first_kind: the first GTID's kind ("gtid" or "anonymous") and offset.
+    :ivar head: W001: the span's transactions from its start up to the last one whose
+        last_committed reaches before the span (a writer of an earlier span may
+        conflict): (GTID, position, last_committed, sequence_number, key hashes).
+    :ivar tail: W001: the last writer of each key with a sequence_number above
+        ``floor`` at the span's end: (key hash, writer number) and the writers
+        (GTID, position, last_committed, sequence_number).
+    :ivar overflow: the head was longer than kept (the file is checked whole).
+    """
+
+    start: int
+    stopped: bool
+    clocked: int
+    barriers: int
+    saturated: int
+    nokey: tuple[tuple[str, int, int], ...]
+    clocks: bytes
+    first_clock: tuple[int, str, int] | None
+    last_sn: int | None
+    previous: dict[object, int] | None
+    first_gno: tuple[tuple[object, int, str, int], ...]
+    max_gno: dict[object, int]
+    first_kind: tuple[str, int] | None
+    head: tuple[tuple[str | None, object, int, int, tuple[int, ...]], ...] = ()
+    tail: tuple[tuple[int, int], ...] = ()
+    writers: tuple[tuple[str | None, object, int, int], ...] = ()
+    floor: int | None = None
+    w001_last: int | None = None
+    overflow: bool = False

@@ -177,7 +177,7 @@ def spark_options(command):  # type: ignore[no-untyped-def]
                   help="With --spark: Spark logs errors only (spark.log.level=ERROR unless "
                        "--spark-conf sets it) and shows no progress bar.")
     @click.option("--spark-split-size", metavar="SIZE",
-                  help="With --spark: stats, schedule and certify --mode writeset|"
+                  help="With --spark: stats, schedule, check and certify --mode writeset|"
                        "commit-order (text report) read a local MySQL binlog larger "
                        "than twice SIZE as parts of about SIZE, cut at transaction "
                        "boundaries (default 128M; 0: one task per file; also Spark setting "

@@ -269,3 +269,129 @@ def test_certify_logs_that_cannot_split_read_whole(spark, cli, split_relay: list
     out, _, counts = _certify_split(cli, spark, args, size=size)
     assert out == single and "transactions" in out.lower()
     assert counts == (0, 0, 0)
+
+
+# ---- check: a large binlog's spans checked in parallel, joined per file ----
+
+def _run(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[str, str, int]:
+    """repltool in-process: stdout, stderr (without --spark's hint) and exit status."""
+    from repltool.cli import run
+    # (entering catch_warnings resets the registries of warnings already shown, so
+    # the driver's replayed warnings show in every run of this one process)
+    with warnings.catch_warnings():
+        code = run([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return out, _no_hint(err), code
+
+
+def _check_split(spark, capsys: pytest.CaptureFixture[str], args: list[object],
+                 size: int | str = SMALL) -> tuple[tuple[str, str, int], tuple[int, int, int]]:
+    """``check --spark --spark-split-size SIZE ARGS``: (stdout, stderr, exit) and what
+    :func:`repltool.distributed.checkjob.split_counts` counted during the run."""
+    from repltool.distributed.checkjob import split_counts
+    before = split_counts()
+    try:
+        got = _run(capsys, "check", "--spark", "--spark-split-size", size, *args)
+    finally:
+        spark.conf.unset(SPLIT_CONF)
+    counts = tuple(a - b for a, b in zip(split_counts(), before))
+    return got, counts  # type: ignore[return-value]
+
+
+@pytest.fixture(scope="module")
+def conflicting(big: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Write sets for ``big`` (``--writesets``) that make the rules across transactions
+    fire inside and across spans: a key every transaction writes (W001 wherever a commit
+    window holds two transactions, also the first ones of a span), every 50th transaction with a table without
+    a usable key (W002), every 97th without a write set (W003)."""
+    import json
+    from repltool.binlog import read_transactions
+    rows = []
+    for path in big:
+        for n, trx in enumerate(read_transactions(path)):
+            if not trx.gtid or n % 97 == 3:
+                continue
+            row: dict[str, object] = {"gtid": trx.gtid, "keys": [0, 1000 + n % 11]}
+            if n % 50 == 7:
+                row["missing_key_tables"] = [f"db.log{n % 3}"]
+            rows.append(row)
+    out = tmp_path_factory.mktemp("ws") / "writesets.json"
+    out.write_text(json.dumps({"transactions": rows}))
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "junit", "github"])
+def test_check_from_spans_equal_single_process(spark, capsys: pytest.CaptureFixture[str],
+                                               big: list[Path], conflicting: Path,
+                                               tmp_path: Path, fmt: str) -> None:
+    """Several spans per file, findings inside and across spans (W001, W002, W003, the
+    per-file C008 and the totals T001/T002 from the joined clock spans): the same stdout,
+    stderr and exit status as one process (``junit``: the same ``--junit`` file)."""
+    junit = tmp_path / "check.xml"
+    shown = ["--junit", junit, "--force"] if fmt == "junit" else ["--format", fmt]
+    args = [*shown, "--writesets", conflicting, "--min-parallelism", "50", *big]
+    single = _run(capsys, "check", *args)
+    single_junit = junit.read_text() if fmt == "junit" else None
+    got, (files, parts, reread) = _check_split(spark, capsys, args)
+    assert got == single
+    if fmt == "junit":
+        assert junit.read_text() == single_junit and "W001" in single_junit
+    assert files == len(big) and reread == 0
+    assert parts == sum(len(split_spans(str(p), SMALL)) for p in big) >= 30
+    assert single[2] == 1
+    if fmt == "json":
+        import json
+        rules = {f["rule"] for f in json.loads(single[0])["findings"]}
+        assert {"W001", "W002", "W003", "C008", "T001"} <= rules
+    assert _run(capsys, "check", "--spark", *args) == single        # unsplit --spark
+
+
+def test_check_from_spans_with_row_write_sets(spark, capsys: pytest.CaptureFixture[str],
+                                              big: list[Path]) -> None:
+    """The log's own row events as write sets (the default provider), every rule."""
+    args = ["--format", "json", *big]
+    single = _run(capsys, "check", *args)
+    got, (files, _, reread) = _check_split(spark, capsys, args)
+    assert got == single and (files, reread) == (len(big), 0)
+
+
+def test_check_from_spans_equal_on_corpus(spark, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every MySQL corpus file, split at 2,000 bytes: the same stdout, stderr and exit
+    status as one process, file by file; at least 5 files really checked in spans."""
+    from repltool.distributed.checkjob import split_counts
+    before = split_counts()
+    compared = 0
+    for f in mysql_corpus_files():
+        single = _run(capsys, "check", "--format", "json", f)
+        got, _ = _check_split(spark, capsys, ["--format", "json", f], size=2000)
+        assert got == single, f
+        compared += 1
+    files, parts, reread = (a - b for a, b in zip(split_counts(), before))
+    assert compared >= 10 and files >= 5 and parts > 2 * files
+
+
+def test_check_a_wrong_split_point_checks_the_file_whole(spark, capsys, big: list[Path],
+                                                         conflicting: Path,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    _forge_wrong_split(big[1], monkeypatch)
+    args = ["--format", "json", "--writesets", conflicting, *big]
+    single = _run(capsys, "check", *args)
+    got, (files, _, reread) = _check_split(spark, capsys, args)
+    assert got == single
+    assert files == 2 and reread == 1
+
+
+@pytest.mark.parametrize("logs", ["mariadb", "relay"])
+def test_check_logs_that_cannot_split_read_whole(spark, capsys, split_relay: list[Path],
+                                                 logs: str) -> None:
+    """MariaDB logs (no logical clock to cut at) and relay logs keep one task per file:
+    the same output as one process, no file split."""
+    from test_spark import mariadb_set
+    files = mariadb_set("small") if logs == "mariadb" else split_relay
+    assert max(f.stat().st_size for f in files) > 2 * 1000      # large enough to split
+    args = ["--format", "json", *files]
+    single = _run(capsys, "check", *args)
+    got, counts = _check_split(spark, capsys, args, size=1000)
+    assert got == single
+    assert counts == (0, 0, 0)
