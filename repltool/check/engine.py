@@ -20,19 +20,21 @@ import os
 import zlib
 from array import array
 from collections import deque
+from copy import copy
 from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ..binlog import EventFlag, EventType, FileInfo, ReadOptions, read_events, type_name
-from ..binlog.corescan import CheckScan, Handover
+from ..binlog.corescan import CheckScan, Handover, scan_clock_transactions
 from ..binlog.damage import DamageLog
 from ..binlog.engine import compiled_core
-from ..binlog.reader import resume_events
+from ..binlog.reader import events_in, open_log, resume_events
 from ..binlog.events import (
     DAMAGED_TYPE, DamagedBody, Event, GtidBody, GtidListBody, PreviousGtidsBody,
 )
+from ..binlog.split import Span
 from ..binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
 from ..errors import (
     ChecksumMismatch, EncryptedLog, InputError, LogFormatError, NoFormatDescription,
@@ -264,6 +266,10 @@ class _Checker:
         self.sparse = reader is read_events and damage is None
         self.rereads = 0                                 # blocks read again (tests)
         self._blocks: dict[tuple[int, int, object], dict[int, int]] = {}
+        self._heads: dict[int, FileInfo] = {}            # file index -> after its FDE
+        self.reread_size = 1 << 16                       # bytes a re-read reads first
+        #: blocks the compiled core read again (None: the general reader re-reads)
+        self.core_rereads: int | None = 0 if compiled_core() is not None else None
         self.truncated: list[Transaction] = []
         self.safety: object = None                       # W001's SafetyChecker
         self._cert: tuple[Any, Any, Any] = (None, None, None)  # certify's classes, Reason.KEY
@@ -619,56 +625,102 @@ class _Checker:
                           and fi.fde_count == 1)
         self._gno(f, key, gno, gtid, where)
 
-    def _where(self, key: object, no: int, near: tuple[int, int, int, int]
+    def _where(self, key: object, no: int, near: tuple[int, int, int, int, int | None]
                ) -> tuple[int, int]:
         """(file index, offset) of committed GTID ``no`` of ``key`` from
         :meth:`_Committed.near`'s answer: read again from the offset kept before it in
         a sparse run."""
-        file, offset, at, count = near
+        file, offset, at, count, end = near
         if at == no:
             return file, offset
         block = self._blocks.get((file, offset, key))
         if block is None:
-            block = self._reread(file, offset, key, at, count)
+            block = self._reread(file, offset, end, key, at, count)
             if len(self._blocks) >= 8:
                 del self._blocks[next(iter(self._blocks))]
             self._blocks[(file, offset, key)] = block
         return file, block[no]
 
-    def _reread(self, file: int, offset: int, key: object, first: int, count: int
-                ) -> dict[int, int]:
+    def _reread(self, file: int, offset: int, stop: int | None, key: object, first: int,
+                count: int) -> dict[int, int]:
         """Numbers ``first .. first+count-1`` of ``key``, committed in file ``file`` in
-        that order from ``offset`` on (a sparse run): number -> offset of each, read again
-        with the general reader (the file's Format_description, then from ``offset``).
+        that order from ``offset`` on, before ``stop`` (a transaction's start, or None:
+        the file's end) (a sparse run): number -> offset of each, read again by the
+        compiled core (the file's Format_description, then ``offset`` to ``stop``) or
+        by the general reader (from ``offset``: 64 KiB, more while a number is not found
+        and the file goes on).
 
         Each is the first complete transaction with its GTID from ``offset`` on: the
         one the run recorded (an earlier complete one would have been recorded); the
         file's last transaction counts as complete (it may end in the next file)."""
         self.rereads += 1
-        info: list[FileInfo] = []
-        head = read_events(self.paths[file], self.opts, info)
-        try:
-            for _ in head:
-                if info and info[0].fde is not None:
-                    break
-        finally:
-            head.close()
+        path = self.paths[file]
+        end = first + count
         found: dict[int, int] = {}
         last: dict[int, int] = {}
-        end = first + count
-        try:
-            for trx in group_transactions(resume_events(info[0], offset, self.opts)):
-                k = _seen_key(trx)
-                if k is None or k[0] != key or not first <= k[1] < end or k[1] in found:
-                    continue
-                if trx.truncated:
-                    last[k[1]] = trx.start.offset
-                    continue
-                found[k[1]] = trx.start.offset
-                if len(found) == count:
+        if self.core_rereads is not None:
+            scanned = scan_clock_transactions(path, self.opts, span=Span(offset, stop))
+            if scanned is not None:
+                self.core_rereads += 1
+                try:
+                    for trx in scanned:
+                        k = _seen_key(trx)   # type: ignore[arg-type]
+                        if (k is None or k[0] != key or not first <= k[1] < end
+                                or k[1] in found):
+                            continue
+                        if trx.truncated:
+                            last[k[1]] = trx.start.offset
+                            continue
+                        found[k[1]] = trx.start.offset
+                        if len(found) == count:
+                            break
+                except (LogFormatError, UnsupportedLog):
+                    pass                    # (the check found it: its run ended before)
+                finally:
+                    scanned.close()     # type: ignore[attr-defined]
+                for no, at in last.items():
+                    found.setdefault(no, at)
+                return found
+        fi = self._heads.get(file)
+        if fi is None:
+            info: list[FileInfo] = []
+            head = read_events(path, self.opts, info)
+            try:
+                for _ in head:
+                    if info and info[0].fde is not None:
+                        break
+            finally:
+                head.close()
+            fi = self._heads[file] = info[0]
+        size = self.reread_size
+        fh, _ = open_log(path)
+        with fh:
+            while True:
+                fh.seek(offset)
+                data = fh.read(size)
+                whole = len(data) < size            # to the file's end
+                groups: list[Transaction] = []
+                try:
+                    groups.extend(group_transactions(events_in(copy(fi), data, offset,
+                                                               self.opts)))
+                except (LogFormatError, UnsupportedLog):
+                    pass                    # (at the file's end: the check found it)
+                if not whole and groups:
+                    groups.pop()            # may go on past the bytes read
+                found.clear()
+                last.clear()
+                for trx in groups:
+                    k = _seen_key(trx)
+                    if (k is None or k[0] != key or not first <= k[1] < end
+                            or k[1] in found):
+                        continue
+                    if trx.truncated:
+                        last[k[1]] = trx.start.offset
+                    else:
+                        found[k[1]] = trx.start.offset
+                if len(found) == count or whole:
                     break
-        except (LogFormatError, UnsupportedLog):
-            pass                            # (the check found it: its run ended before)
+                size <<= 2
         for no, at in last.items():
             found.setdefault(no, at)
         return found
@@ -889,14 +941,17 @@ class _Offsets:
     def __len__(self) -> int:
         return self._n
 
-    def near(self, k: int) -> tuple[int, int]:
-        """(offset, 0) of the ``k``-th; when sparse and it is not kept, (offset of the
-        one kept before it, how many transactions of the run lie between: 1-63)."""
+    def near(self, k: int) -> tuple[int, int, int | None]:
+        """(offset, 0, None) of the ``k``-th; when sparse and it is not kept, (offset of
+        the one kept before it, how many transactions of the run lie between: 1-63,
+        offset of the one kept after it or None)."""
         if self.sparse and k & 63:
             if not 0 <= k < self._n:
                 raise IndexError(k)
-            return self._marks[k >> 6], k & 63
-        return self[k], 0
+            c = k >> 6
+            marks = self._marks
+            return marks[c], k & 63, marks[c + 1] if c + 1 < len(marks) else None
+        return self[k], 0, None
 
     def __getitem__(self, k: int) -> int:
         if k < 0:
@@ -964,11 +1019,12 @@ class _Committed:
         assert not found[3]
         return found[0], found[1]
 
-    def near(self, key: object, no: int) -> tuple[int, int, int, int] | None:
-        """(file index, offset, number there, run's numbers from there) of the committed
-        GTID ``no`` (number there = ``no``), or in a sparse run where its offset is not
-        kept, of the one kept before it (then the numbers of the run from that one: at
-        most 64); None if ``no`` is not committed."""
+    def near(self, key: object, no: int) -> tuple[int, int, int, int, int | None] | None:
+        """(file index, offset, number there, run's numbers from there, end) of the
+        committed GTID ``no`` (number there = ``no``), or in a sparse run where its
+        offset is not kept, of the one kept before it (then the numbers of the run from
+        that one: at most 64, all before ``end``, the offset of the next one kept, or
+        None); None if ``no`` is not committed."""
         starts = self._starts.get(key)
         if not starts:
             return None
@@ -980,10 +1036,10 @@ class _Committed:
         k = no - starts[i]
         if k >= len(offsets):
             return None
-        offset, back = offsets.near(k)
+        offset, back, end = offsets.near(k)
         if not back:
-            return file, offset, no, 0
-        return file, offset, no - back, min(64, len(offsets) - (k - back))
+            return file, offset, no, 0, None
+        return file, offset, no - back, min(64, len(offsets) - (k - back)), end
 
     def runs(self) -> Iterator[tuple[object, int, int, array]]:
         """Every run: (source, first number, file index, offsets), by source then number."""

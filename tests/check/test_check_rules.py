@@ -210,6 +210,7 @@ def test_g001_names_offsets_read_again_from_a_sparse_run(tmp_path: Path) -> None
     """A binlog's GTID runs keep every 64th offset only; a duplicate of any other
     number names the first file's offset of that GTID, found by reading it again
     from the kept one before it (the re-read ran), as when every offset is kept."""
+    from repltool.binlog.engine import compiled_core
     from repltool.check.engine import _Checker
     from repltool.check.writesets import builtin_provider
     n = 300
@@ -221,11 +222,17 @@ def test_g001_names_offsets_read_again_from_a_sparse_run(tmp_path: Path) -> None
     ck = _Checker([str(a), str(b)], CheckConfig(), builtin_provider())
     report = ck.run()
     assert ck.sparse and ck.rereads == 4      # gno 2-64, 66-128, 194-256, 258-300
+    # read again by the compiled core when it is there, else by the general reader
+    assert ck.core_rereads == (4 if compiled_core() is not None else None)
     g001 = [(f.offset, f.message) for f in report.findings if f.rule == "G001"]
     assert g001 == [(offs_b[i], f"GTID {SID}:{g} was already committed at {a}:{offs_a[g - 1]}")
                     for i, g in enumerate(again)]
     assert _offsets_kept(report) == _offsets_kept(_exact([a, b]))
     assert _offsets_kept(check_files([a, b])) == _offsets_kept(report)
+    # the general reader's re-read, a few hundred bytes first, more each time
+    small = _Checker([str(a), str(b)], CheckConfig(), builtin_provider())
+    small.reread_size, small.core_rereads = 300, None
+    assert _offsets_kept(small.run()) == _offsets_kept(report) and small.rereads == 4
 
 
 def test_r002_names_a_redelivery_read_again_from_a_sparse_run(tmp_path: Path) -> None:
@@ -245,7 +252,10 @@ def test_r002_names_a_redelivery_read_again_from_a_sparse_run(tmp_path: Path) ->
     shift = offs[100] - cut.end_pos
     ck = _Checker([str(log)], CheckConfig(), builtin_provider())
     report = ck.run()
-    assert ck.rereads >= 1
+    assert ck.rereads >= 1 and ck.core_rereads != 0
+    small = _Checker([str(log)], CheckConfig(), builtin_provider())
+    small.reread_size, small.core_rereads = 200, None
+    assert _offsets_kept(small.run()) == _offsets_kept(report) and small.rereads >= 1
     (r002,) = [f for f in report.findings if f.rule == "R002"]
     assert r002.offset == offs[99]
     assert r002.message.endswith(f"re-delivered complete at {log}:{offs[100] - shift}")
