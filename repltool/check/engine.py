@@ -20,19 +20,21 @@ import os
 import zlib
 from array import array
 from collections import deque
+from copy import copy
 from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from ..binlog import EventFlag, EventType, FileInfo, ReadOptions, read_events, type_name
-from ..binlog.corescan import CheckScan, Handover
+from ..binlog.corescan import CheckScan, Handover, scan_clock_transactions
 from ..binlog.damage import DamageLog
 from ..binlog.engine import compiled_core
-from ..binlog.reader import resume_events
+from ..binlog.reader import events_in, open_log, resume_events
 from ..binlog.events import (
     DAMAGED_TYPE, DamagedBody, Event, GtidBody, GtidListBody, PreviousGtidsBody,
 )
+from ..binlog.split import Span
 from ..binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
 from ..errors import (
     ChecksumMismatch, EncryptedLog, InputError, LogFormatError, NoFormatDescription,
@@ -261,6 +263,15 @@ class _Checker:
         self.total = _Span()
         self.total_barriers = 0
         self.seen = _Committed()                         # complete GTIDs -> where
+        #: the runs of a binlog read from its files may keep every 64th offset only:
+        #: the others are read again where a finding names one (:meth:`_reread`)
+        self.sparse = reader is read_events and damage is None
+        self.rereads = 0                                 # blocks read again (tests)
+        self._blocks: dict[tuple[int, int, object], dict[int, int]] = {}
+        self._heads: dict[int, FileInfo] = {}            # file index -> after its FDE
+        self.reread_size = 1 << 16                       # bytes a re-read reads first
+        #: blocks the compiled core read again (None: the general reader re-reads)
+        self.core_rereads: int | None = 0 if compiled_core() is not None else None
         self.truncated: list[Transaction] = []
         self.safety: object = None                       # W001's SafetyChecker
         self._cert: tuple[Any, Any, Any] = (None, None, None)  # certify's classes, Reason.KEY
@@ -606,16 +617,121 @@ class _Checker:
             domain, _, rest = gtid.partition("-")
             key, gno = int(domain), int(rest.rpartition("-")[2])
         seen_key, seen_no = _seen_key(trx)  # type: ignore[misc]
-        earlier = self.seen.get(seen_key, seen_no)
+        near = self.seen.near(seen_key, seen_no)
         if trx.truncated:
             pass                            # not committed: re-delivery is not a duplicate
-        elif earlier is not None:
-            self.duplicate(f.path, where, gtid, earlier)
+        elif near is not None:
+            if "G001" in self.on:
+                self.duplicate(f.path, where, gtid, self._where(seen_key, seen_no, near))
             if self.duplicates is not None:
                 self.duplicates.append((seen_key, seen_no, f.index, where))
         else:
-            self.seen.add(seen_key, seen_no, f.index, where)
+            # (a relay log's or a file's after a second Format_description: exact)
+            fi = f.fi
+            self.seen.add(seen_key, seen_no, f.index, where,
+                          self.sparse and fi is not None and not fi.relay_log
+                          and fi.fde_count == 1)
         self._gno(f, key, gno, gtid, where)
+
+    def _where(self, key: object, no: int, near: tuple[int, int, int, int, int | None]
+               ) -> tuple[int, int]:
+        """(file index, offset) of committed GTID ``no`` of ``key`` from
+        :meth:`_Committed.near`'s answer: read again from the offset kept before it in
+        a sparse run."""
+        file, offset, at, count, end = near
+        if at == no:
+            return file, offset
+        block = self._blocks.get((file, offset, key))
+        if block is None:
+            block = self._reread(file, offset, end, key, at, count)
+            if len(self._blocks) >= 8:
+                del self._blocks[next(iter(self._blocks))]
+            self._blocks[(file, offset, key)] = block
+        return file, block[no]
+
+    def _reread(self, file: int, offset: int, stop: int | None, key: object, first: int,
+                count: int) -> dict[int, int]:
+        """Numbers ``first .. first+count-1`` of ``key``, committed in file ``file`` in
+        that order from ``offset`` on, before ``stop`` (a transaction's start, or None:
+        the file's end) (a sparse run): number -> offset of each, read again by the
+        compiled core (the file's Format_description, then ``offset`` to ``stop``) or
+        by the general reader (from ``offset``: 64 KiB, more while a number is not found
+        and the file goes on).
+
+        Each is the first complete transaction with its GTID from ``offset`` on: the
+        one the run recorded (an earlier complete one would have been recorded); the
+        file's last transaction counts as complete (it may end in the next file)."""
+        self.rereads += 1
+        path = self.paths[file]
+        end = first + count
+        found: dict[int, int] = {}
+        last: dict[int, int] = {}
+        if self.core_rereads is not None:
+            scanned = scan_clock_transactions(path, self.opts, span=Span(offset, stop))
+            if scanned is not None:
+                self.core_rereads += 1
+                try:
+                    for trx in scanned:
+                        k = _seen_key(trx)   # type: ignore[arg-type]
+                        if (k is None or k[0] != key or not first <= k[1] < end
+                                or k[1] in found):
+                            continue
+                        if trx.truncated:
+                            last[k[1]] = trx.start.offset
+                            continue
+                        found[k[1]] = trx.start.offset
+                        if len(found) == count:
+                            break
+                except (LogFormatError, UnsupportedLog):
+                    pass                    # (the check found it: its run ended before)
+                finally:
+                    scanned.close()     # type: ignore[attr-defined]
+                for no, at in last.items():
+                    found.setdefault(no, at)
+                return found
+        fi = self._heads.get(file)
+        if fi is None:
+            info: list[FileInfo] = []
+            head = read_events(path, self.opts, info)
+            try:
+                for _ in head:
+                    if info and info[0].fde is not None:
+                        break
+            finally:
+                head.close()
+            fi = self._heads[file] = info[0]
+        size = self.reread_size
+        fh, _ = open_log(path)
+        with fh:
+            while True:
+                fh.seek(offset)
+                data = fh.read(size)
+                whole = len(data) < size            # to the file's end
+                groups: list[Transaction] = []
+                try:
+                    groups.extend(group_transactions(events_in(copy(fi), data, offset,
+                                                               self.opts)))
+                except (LogFormatError, UnsupportedLog):
+                    pass                    # (at the file's end: the check found it)
+                if not whole and groups:
+                    groups.pop()            # may go on past the bytes read
+                found.clear()
+                last.clear()
+                for trx in groups:
+                    k = _seen_key(trx)
+                    if (k is None or k[0] != key or not first <= k[1] < end
+                            or k[1] in found):
+                        continue
+                    if trx.truncated:
+                        last[k[1]] = trx.start.offset
+                    else:
+                        found[k[1]] = trx.start.offset
+                if len(found) == count or whole:
+                    break
+                size <<= 2
+        for no, at in last.items():
+            found.setdefault(no, at)
+        return found
 
     def duplicate(self, path: str, where: int, gtid: str, earlier: tuple[int, int]) -> None:
         self.emit("G001", path, where, f"GTID {gtid} was already committed at "
@@ -733,7 +849,8 @@ class _Checker:
             self.file_rules(f)
         for trx in self.truncated:
             k = _seen_key(trx)
-            again = self.seen.get(*k) if k is not None else None
+            near = self.seen.near(*k) if k is not None else None
+            again = self._where(*k, near) if near is not None else None  # type: ignore[misc]
             tail = (f"; re-delivered complete at {self.paths[again[0]]}:{again[1]}"
                     if again else "")
             self.emit("R002", trx.start.file, trx.start.offset,
@@ -813,16 +930,21 @@ def _seen_key(trx: Transaction) -> tuple[object, int] | None:
 class _Offsets:
     """A run's file offsets in read order, ~2 bytes each: the differences as zigzag
     LEB128 varints, with the offset itself every 64th (random access decodes at
-    most 63 varints; only a duplicate or a truncated transaction looks one up)."""
+    most 63 varints; only a duplicate or a truncated transaction looks one up).
 
-    __slots__ = ("_data", "_marks", "_at", "_n", "_last")
+    ``sparse``: only every 64th offset is kept (8 bytes per 64 transactions); the
+    others are found again by reading the file from the one kept before them
+    (:meth:`_Checker._reread`): :meth:`near` says which."""
 
-    def __init__(self, offsets: Iterable[int] = ()) -> None:
+    __slots__ = ("_data", "_marks", "_at", "_n", "_last", "sparse")
+
+    def __init__(self, offsets: Iterable[int] = (), sparse: bool = False) -> None:
         self._data = bytearray()
         self._marks = array("q")        # every 64th offset
         self._at = array("q")           # where the varints after it begin in _data
         self._n = 0
         self._last = 0
+        self.sparse = sparse
         for offset in offsets:
             self.append(offset)
 
@@ -830,7 +952,7 @@ class _Offsets:
         if self._n & 63 == 0:
             self._marks.append(offset)
             self._at.append(len(self._data))
-        else:
+        elif not self.sparse:
             d = offset - self._last
             z = d << 1 if d >= 0 else ((-d) << 1) - 1
             data = self._data
@@ -844,12 +966,26 @@ class _Offsets:
     def __len__(self) -> int:
         return self._n
 
+    def near(self, k: int) -> tuple[int, int, int | None]:
+        """(offset, 0, None) of the ``k``-th; when sparse and it is not kept, (offset of
+        the one kept before it, how many transactions of the run lie between: 1-63,
+        offset of the one kept after it or None)."""
+        if self.sparse and k & 63:
+            if not 0 <= k < self._n:
+                raise IndexError(k)
+            c = k >> 6
+            marks = self._marks
+            return marks[c], k & 63, marks[c + 1] if c + 1 < len(marks) else None
+        return self[k], 0, None
+
     def __getitem__(self, k: int) -> int:
         if k < 0:
             k += self._n
         if not 0 <= k < self._n:
             raise IndexError(k)
         c = k >> 6
+        if self.sparse and k & 63:
+            raise LookupError(f"offset {k} of a sparse run is not kept")
         value, p, data = self._marks[c], self._at[c], self._data
         for _ in range(k & 63):
             z = shift = 0
@@ -872,9 +1008,10 @@ class _Committed:
     """The GTIDs committed so far and where, for G001 and R002, in ~8 bytes per GTID.
 
     Per GTID source, runs of consecutive numbers in one file: the run's first
-    number and the transactions' offsets (:class:`_Offsets`, ~2 bytes each).  A source's numbers
-    normally follow each other, so a log costs one run per source and file (a
-    dict of GTID texts cost ~870 bytes per transaction).
+    number and the transactions' offsets (:class:`_Offsets`, ~2 bytes each, or
+    every 64th only in a sparse run).  A source's numbers normally follow each
+    other, so a log costs one run per source and file (a dict of GTID texts cost
+    ~870 bytes per transaction).
     """
 
     def __init__(self) -> None:
@@ -882,12 +1019,15 @@ class _Committed:
         self._runs: dict[object, list[tuple[int, _Offsets]]] = {}   # parallel: (file, offsets)
         self._tail: dict[object, tuple[int, int, _Offsets]] = {}    # source -> last run
 
-    def add(self, key: object, no: int, file: int, offset: int) -> None:
+    def add(self, key: object, no: int, file: int, offset: int, sparse: bool = False) -> None:
+        """``sparse``: the run may keep only every 64th offset (a new run starts where
+        that changes)."""
         tail = self._tail.get(key)
-        if tail is not None and tail[1] == file and no == tail[0] + len(tail[2]):
+        if (tail is not None and tail[1] == file and no == tail[0] + len(tail[2])
+                and tail[2].sparse == sparse):
             tail[2].append(offset)
             return
-        offsets = _Offsets((offset,))
+        offsets = _Offsets((offset,), sparse)
         starts = self._starts.setdefault(key, [])
         runs = self._runs.setdefault(key, [])
         i = bisect_right(starts, no)
@@ -896,7 +1036,20 @@ class _Committed:
         self._tail[key] = (no, file, offsets)
 
     def get(self, key: object, no: int) -> tuple[int, int] | None:
-        """(file index, offset) of the committed GTID, or None."""
+        """(file index, offset) of the committed GTID, or None (not for a sparse run's
+        number: see :meth:`near`)."""
+        found = self.near(key, no)
+        if found is None:
+            return None
+        assert not found[3]
+        return found[0], found[1]
+
+    def near(self, key: object, no: int) -> tuple[int, int, int, int, int | None] | None:
+        """(file index, offset, number there, run's numbers from there, end) of the
+        committed GTID ``no`` (number there = ``no``), or in a sparse run where its
+        offset is not kept, of the one kept before it (then the numbers of the run from
+        that one: at most 64, all before ``end``, the offset of the next one kept, or
+        None); None if ``no`` is not committed."""
         starts = self._starts.get(key)
         if not starts:
             return None
@@ -905,10 +1058,13 @@ class _Committed:
         if i < 0:
             return None
         file, offsets = self._runs[key][i]
-        if no < starts[i] + len(offsets):
-            return file, offsets[no - starts[i]]
-        return None
-
+        k = no - starts[i]
+        if k >= len(offsets):
+            return None
+        offset, back, end = offsets.near(k)
+        if not back:
+            return file, offset, no, 0, None
+        return file, offset, no - back, min(64, len(offsets) - (k - back)), end
 
     def runs(self) -> Iterator[tuple[object, int, int, array]]:
         """Every run: (source, first number, file index, offsets), by source then number."""
@@ -1045,6 +1201,7 @@ def _run_part(ck: _Checker, names: list[str], provider: Any) -> CheckPart:
     import zlib as _zlib
     from dataclasses import replace
     ck.duplicates = []
+    ck.sparse = False                   # (the runs are sent with every offset)
     last: list[Transaction] = []
     count = ck.transaction
 

@@ -194,3 +194,72 @@ def test_no_usable_key_warning(tmp_path: Path, corpus: Path) -> None:
 
 def test_sid_constant_is_used() -> None:
     assert str(SID).startswith("3e11fa47")
+
+
+def _offsets_kept(report) -> list[tuple[str, int | None, str]]:
+    return [(f.rule, f.offset, f.message) for f in report.findings]
+
+
+def _exact(paths) -> object:
+    """check_files with every offset kept (a reader of its own: no sparse runs)."""
+    return check_files(paths, reader=lambda path, options, info: read_events(
+        path, options, info))
+
+
+def test_g001_names_offsets_read_again_from_a_sparse_run(tmp_path: Path) -> None:
+    """A binlog's GTID runs keep every 64th offset only; a duplicate of any other
+    number names the first file's offset of that GTID, found by reading it again
+    from the kept one before it (the re-read ran), as when every offset is kept."""
+    from repltool.binlog.engine import compiled_core
+    from repltool.check.engine import _Checker
+    from repltool.check.writesets import builtin_provider
+    n = 300
+    a = build_log(tmp_path / "b.000001", [(i, i + 1) for i in range(n)])
+    again = [1, 2, 63, 64, 65, 66, 127, 128, 129, 200, 255, 256, 257, 299, 300]
+    b = build_log(tmp_path / "b.000002", [(i, i + 1) for i in range(len(again))],
+                  previous=n, gnos=again)
+    offs_a, offs_b = gtid_offsets(a), gtid_offsets(b)
+    ck = _Checker([str(a), str(b)], CheckConfig(), builtin_provider())
+    report = ck.run()
+    assert ck.sparse and ck.rereads == 4      # gno 2-64, 66-128, 194-256, 258-300
+    # read again by the compiled core when it is there, else by the general reader
+    assert ck.core_rereads == (4 if compiled_core() is not None else None)
+    g001 = [(f.offset, f.message) for f in report.findings if f.rule == "G001"]
+    assert g001 == [(offs_b[i], f"GTID {SID}:{g} was already committed at {a}:{offs_a[g - 1]}")
+                    for i, g in enumerate(again)]
+    assert _offsets_kept(report) == _offsets_kept(_exact([a, b]))
+    assert _offsets_kept(check_files([a, b])) == _offsets_kept(report)
+    # the general reader's re-read, a few hundred bytes first, more each time
+    small = _Checker([str(a), str(b)], CheckConfig(), builtin_provider())
+    small.reread_size, small.core_rereads = 300, None
+    assert _offsets_kept(small.run()) == _offsets_kept(report) and small.rereads == 4
+
+
+def test_r002_names_a_redelivery_read_again_from_a_sparse_run(tmp_path: Path) -> None:
+    """A transaction cut after its GTID, delivered complete next in the same binlog,
+    in the middle of a run (its offset not kept): R002 names the complete one's
+    offset, read again; the file's own duplicate (G001) names the complete one too."""
+    from repltool.check.engine import _Checker
+    from repltool.check.writesets import builtin_provider
+    gnos = list(range(1, 100)) + [100, 100] + list(range(101, 160)) + [100]
+    full = build_log(tmp_path / "full.000001", [(i, i + 1) for i in range(len(gnos))],
+                     gnos=gnos)
+    offs = gtid_offsets(full)
+    raw = full.read_bytes()
+    cut = next(e for e in read_events(full) if e.pos.offset == offs[99])
+    log = tmp_path / "b.000001"
+    log.write_bytes(raw[:cut.end_pos] + raw[offs[100]:])
+    shift = offs[100] - cut.end_pos
+    ck = _Checker([str(log)], CheckConfig(), builtin_provider())
+    report = ck.run()
+    assert ck.rereads >= 1 and ck.core_rereads != 0
+    small = _Checker([str(log)], CheckConfig(), builtin_provider())
+    small.reread_size, small.core_rereads = 200, None
+    assert _offsets_kept(small.run()) == _offsets_kept(report) and small.rereads >= 1
+    (r002,) = [f for f in report.findings if f.rule == "R002"]
+    assert r002.offset == offs[99]
+    assert r002.message.endswith(f"re-delivered complete at {log}:{offs[100] - shift}")
+    (g001,) = [f for f in report.findings if f.rule == "G001"]
+    assert g001.offset == offs[-1] - shift
+    assert g001.message.endswith(f"already committed at {log}:{offs[100] - shift}")
+    assert _offsets_kept(report) == _offsets_kept(_exact([log]))
