@@ -31,7 +31,7 @@ from repltool.writeset.jsonl import key_head
 from repltool.writeset.model import KEY_SEP, key_prefix
 
 
-from .test_core_dispatch import _general_text, _string_keys, core  # noqa: F401 (fixture)
+from .test_core_dispatch import _general_text, _string_keys
 from .test_corpus import SETS
 
 
