@@ -765,8 +765,10 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
     :raises UsageError: the executors cannot see the staging directory.
     """
     from . import grpacked
+    # (with output the driver's clock map reads the pairs Group Replication certifies)
     spec = PairsSpec(run.schema, run.options.history_size, statements=run.reads_pairs,
-                     hashed=output_parquet is None and grpacked.hashed_units(run, report_only))
+                     hashed=output_parquet is None and output is None
+                     and grpacked.hashed_units(run, report_only))
     if output_parquet is None:
         written = _certify_on_executors(spark, names, run, spec, verify_checksum, output,
                                         report_only)
