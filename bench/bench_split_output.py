@@ -1,14 +1,14 @@
 """``certify --spark --output``'s split, in-process: the stage-1 part tasks and the
 per-file stage-2 task (certify the parts in order, write the re-tagged copy) timed
-apart, and the stage-2 task's peak RSS in a fresh process.
+apart, and the stage-2 task's peak RSS in a fresh process (``VmHWM``: ``ru_maxrss`` of a child forked from
+a large parent counts the parent's pages).
 
 Stage 1 (``repltool.distributed.pairs._part_unit`` per span of
 ``repltool.binlog.split.split_spans``) runs here and its results are pickled to a
 temporary file, as Spark's shuffle would carry them; stage 2
 (``join_certified_parts``) then runs in a child process that unpickles them and
 writes the copy into a staging directory: its CPU seconds and peak RSS
-(``ru_maxrss``; also the RSS before the parts were loaded) are that of one stage-2
-task.  The copy is compared with one written by ``certify --output`` in a single
+(``VmHWM``; also before the parts were loaded) are that of one stage-2 task.  The copy is compared with one written by ``certify --output`` in a single
 process (``--compare``).
 
 Usage::
@@ -32,6 +32,15 @@ from pathlib import Path
 def _cpu() -> float:
     ru = resource.getrusage(resource.RUSAGE_SELF)
     return ru.ru_utime + ru.ru_stime
+
+
+def _hwm() -> int:
+    """This process's peak resident set (VmHWM) in KiB."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
 
 
 def _spec(output: tuple[str, str] | None) -> object:
@@ -67,16 +76,16 @@ def stage2(dump: str, staging: str) -> None:
     from repltool.distributed.units import Task
     import repltool.binlog.rewrite  # noqa: F401 - imported before the baseline
     import repltool.certify.retag  # noqa: F401
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    base = _hwm()
     t, c = time.perf_counter(), _cpu()
     with open(dump, "rb") as fh:
         parts = pickle.load(fh)
-    loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    loaded = _hwm()
     task = Task("certify", extra=_spec((staging, "mysql")))
     out = list(join_certified_parts(task, ((p.unit.index, p) for p in parts)))
     del parts
     cpu = _cpu() - c
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = _hwm()
     (r,) = out
     if r.joined <= 0 or r.written is None or r.written[0] != "written":
         raise SystemExit(f"stage 2 did not join or write: joined {r.joined}, {r.written}")
@@ -87,7 +96,7 @@ def stage2(dump: str, staging: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("file")
+    ap.add_argument("file", nargs="?")
     ap.add_argument("--split-size", default="128M")
     ap.add_argument("--work", default=None, help="a directory for the copies (temporary)")
     ap.add_argument("--compare", action="store_true",
@@ -97,6 +106,8 @@ def main() -> None:
     if args.stage2:
         stage2(*args.stage2)
         return
+    if args.file is None:
+        ap.error("FILE is required")
     from repltool.distributed.driver import parse_size
     print(f"{args.file}: {os.path.getsize(args.file) / 2**20:.0f} MiB, split size "
           f"{args.split_size}; load average {os.getloadavg()}", flush=True)
@@ -111,19 +122,21 @@ def main() -> None:
             import filecmp
             single = os.path.join(work, "single")
             t = time.perf_counter()
-            proc = subprocess.Popen([sys.executable, "-m", "repltool", "certify", "--mode",
-                                     "writeset", "--pk-only", "--output", single, args.file],
-                                    stdout=subprocess.DEVNULL)
-            _, status, ru = os.wait4(proc.pid, 0)
-            if status != 0:
-                raise SystemExit(f"certify --output failed ({status})")
+            # (GNU time forks the command from a small process: its own peak RSS)
+            proc = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", sys.executable, "-m",
+                                   "repltool", "certify", "--mode", "writeset", "--pk-only",
+                                   "--output", single, args.file],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if proc.returncode != 0:
+                raise SystemExit(f"certify --output failed ({proc.returncode})")
+            user, sys_s, kib = proc.stderr.split()[-3:]
             name = Path(args.file).name
             same = filecmp.cmp(os.path.join(single, name), os.path.join(staging, name),
                                shallow=False)
             print(f"single process certify --output: "
-                  f"{ru.ru_utime + ru.ru_stime:.2f} CPU s "
+                  f"{float(user) + float(sys_s):.2f} CPU s "
                   f"({time.perf_counter() - t:.1f} s wall), peak RSS "
-                  f"{ru.ru_maxrss / 1024:.0f} MiB; copies identical: {same}", flush=True)
+                  f"{int(kib) / 1024:.0f} MiB; copies identical: {same}", flush=True)
             if not same:
                 raise SystemExit("the copies differ")
     print(f"load average {os.getloadavg()} at the end")

@@ -288,7 +288,7 @@ def certify_unit(task: Task, unit: Unit) -> UnitResult:
     with few_collections():
         if unit.span is not None:
             return _part_unit(task, unit, spec)
-        if spec.report_only and spec.output is None:
+        if spec.report_only:
             result = _report_unit(task, unit, spec)
             if result is not None:
                 return result
@@ -337,9 +337,18 @@ def _report_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult | None
     reader into the report's columns (:func:`repltool.certify.report.certified_columns`):
     no pair list, no :class:`~repltool.certify.report.Certified` and nothing packed per
     transaction.  ``None`` where :func:`_fused_pairs_unit` gives up (a rows event names a
-    table no Table_map of the unit named)."""
+    table no Table_map of the unit named).
+
+    With ``certify --output`` the copies are then written from the columns' computed
+    clocks at each certified transaction's GTID offset (24 bytes a transaction held, the
+    files streamed by :func:`repltool.binlog.rewrite.rewrite_log`); ``None`` too (the
+    objects' path, :func:`_certified_unit`, which says what is wrong) where a
+    transaction has no logged clock to re-tag or no computed clock."""
+    from array import array
     from ..certify.report import certified_columns, drops_past_limit
     from ..writeset import read_writeset_hashes, read_writesets
+    retag = spec.output is not None
+    starts: dict[str, Any] = {}         # file -> GTID offsets of the certified transactions
     result = UnitResult(unit)
     drop = drops_past_limit(spec.mode, unit.files)
     # the writeset modes certify the keys' hashes (as the single process does); the
@@ -364,6 +373,15 @@ def _report_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult | None
                 seen["truncated"] += 1
             else:
                 segments[len(segments) > 0:] = [trx.segment or trx.start.file]
+                if retag:
+                    if trx.last_committed is None or trx.sequence_number is None:
+                        seen["unknown"] = True      # no clock to re-tag: the objects' path
+                        return
+                    start = trx.start
+                    offsets = starts.get(start.file)
+                    if offsets is None:
+                        offsets = starts[start.file] = array("q")
+                    offsets.append(start.offset)
             yield trx, ws
 
     parts: list[Any] = []
@@ -375,12 +393,47 @@ def _report_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult | None
             result.failure = unit_failure(exc, unit)
     if seen["unknown"]:
         return None
+    if retag and result.failure is None:
+        by_file = _clock_columns(parts, starts, unit.files)
+        if by_file is None:
+            return None
+        result.written = _write_copies(unit, by_file, spec.output)
     last = seen["last"]
     result.open_end = result.failure is None and last is not None and last.truncated
     result.payload = ([], parts)
     result.headers = [(segments[0] if segments else None, segments[-1] if segments else None,
                        seen["relay"], seen["truncated"])]
     return result
+
+
+def _clock_columns(parts: list[Any], starts: dict[str, Any], files: Sequence[str]
+                   ) -> dict[str, Any] | None:
+    """Per file, its :class:`~repltool.certify.retag.ClockColumns`: the ReportColumns'
+    computed clocks, in order, at ``starts``' offsets (the files' certified transactions,
+    in read order); None where they do not line up or a clock was not computed."""
+    from array import array
+    from ..certify.retag import ClockColumns
+    computed = array("q")
+    for part in parts:
+        computed.extend(part.clocks()[1])
+    total = sum(len(offsets) for offsets in starts.values())
+    if len(computed) != 2 * total or min(computed, default=0) < 0:
+        return None
+    by_file: dict[str, Any] = {}
+    k = 0
+    try:
+        for name in files:
+            offsets = starts.get(name)
+            if offsets is None:
+                continue
+            n = len(offsets)
+            lc = computed[2 * k:2 * (k + n):2]
+            sn = computed[2 * k + 1:2 * (k + n):2]
+            by_file[name] = ClockColumns.from_columns(offsets, lc, sn)
+            k += n
+    except ReplToolError:
+        return None
+    return by_file if k == total else None
 
 
 # ---- a large file in parts: executors extract, one task per file certifies ----

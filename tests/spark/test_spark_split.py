@@ -379,3 +379,30 @@ def test_certify_output_from_parts_on_corpus(spark, capsys: pytest.CaptureFixtur
     files, parts, _ = (a - b for a, b in zip(split_counts(), before))
     assert compared >= 10 and files >= 5 and parts > 2 * files
     assert failed >= 1                  # (MySQL 5.6 logs: no logical clock to re-tag)
+
+
+def test_certify_output_whole_file_streams(cli, rotated: list[Path], tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file certified whole for the text report with --output (``certify_unit`` run
+    in-process here) streams into the report's columns and writes its copy from them,
+    never building the certified objects: the single process's copy."""
+    from repltool.certify import CertifyOptions, Mode
+    from repltool.distributed import pairs as pairs_module
+    from repltool.distributed.pairs import CertifySpec, PairsSpec, certify_unit
+    from repltool.distributed.units import Unit
+    f = rotated[0]
+    cli("certify", "--mode", "writeset", "--pk-only", "--output", tmp_path / "one", f)
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    options = CertifyOptions()
+    spec = CertifySpec(PairsSpec(None, options.history_size), Mode.WRITESET, options,
+                       (str(staging), "mysql"), report_only=True)
+
+    def refused(*args: object) -> None:
+        raise AssertionError("the certified objects were built")
+    monkeypatch.setattr(pairs_module, "_certified_unit", refused)
+    r = certify_unit(Task("certify", extra=spec, run=certify_unit), Unit(0, (str(f),)))
+    assert r.failure is None and r.written is not None and r.written[0] == "written"
+    assert r.payload[0] == [] and sum(p.n for p in r.payload[1]) > 5
+    copy = (staging / f.name).read_bytes()
+    assert copy == (tmp_path / "one" / f.name).read_bytes() != f.read_bytes()
