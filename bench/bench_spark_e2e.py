@@ -8,7 +8,9 @@ into parts of ``--split-size``).
 Per command (``--commands``, default ``stats,schedule,certify``; ``certify`` is
 ``certify --mode writeset``, text report; ``certify-gr`` is ``certify --mode
 group-replication``, text report; ``check`` is ``check --format json``;
-``schedule`` is ``--workers 1,4``), one
+``schedule`` is ``--workers 1,4``; ``certify-output`` is ``certify --mode writeset
+--pk-only --output DIR``, DIR ``--output-dir``: both runs write to the same path, the
+single process's copies are moved aside and compared byte for byte), one
 single-process run and one ``--spark --spark-master local[N] --spark-quiet
 --spark-split-size S`` run, each a fresh process (Spark start-up included), their
 stdout compared (must be identical).  Figures:
@@ -19,6 +21,8 @@ stdout compared (must be identical).  Figures:
   process's last sample kept (so up to 0.1 s per process is missed), split into
   ``driver`` (the CLI's Python), ``jvm`` and ``workers`` (the Python workers under
   the JVM, i.e. the executors);
+* peak RSS (``VmHWM``) of the largest Python worker (a worker runs one task at a time,
+  so this bounds every task it ran) and of the driver;
 * a ``--spark stats`` run on a 1 MB file gives the fixed cost (start-up, stop) in
   wall and CPU seconds.
 
@@ -53,6 +57,7 @@ COMMANDS = {
     "certify": ["certify", "--mode", "writeset"],
     "check": ["check", "--format", "json"],
     "certify-gr": ["certify", "--mode", "group-replication"],
+    "certify-output": ["certify", "--mode", "writeset", "--pk-only", "--output"],
 }
 
 
@@ -79,12 +84,25 @@ def _stat(pid: int) -> tuple[str, int, float] | None:
     return name, int(fields[1]), (int(fields[11]) + int(fields[12])) / TICKS
 
 
+def _peak_rss(pid: int) -> int:
+    """A process's peak resident set (VmHWM) in KiB; 0 when gone."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 class Tree:
     """Samples the CPU of a process and all its descendants until it exits."""
 
     def __init__(self, root: int) -> None:
         self.root = root
         self.cpu: dict[int, tuple[str, int, float]] = {}
+        self.rss: dict[int, int] = {}
         self.done = False
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -108,6 +126,7 @@ class Tree:
             for pid in family:
                 if pid in stats:
                     self.cpu[pid] = stats[pid]
+                    self.rss[pid] = max(self.rss.get(pid, 0), _peak_rss(pid))
             time.sleep(0.1)
 
     def stop(self) -> dict[str, float]:
@@ -122,6 +141,10 @@ class Tree:
                 out["jvm"] += cpu
             else:
                 out["workers"] += cpu
+        self.peaks = {
+            "driver": self.rss.get(self.root, 0) / 1024,
+            "worker": max((kib for pid, kib in self.rss.items()
+                           if pid != self.root and pid not in java), default=0) / 1024}
         return out
 
 
@@ -133,6 +156,7 @@ def single(cmd: list[str]) -> tuple[float, float, bytes]:
     wall = time.perf_counter() - t
     if status != 0:
         raise SystemExit(f"{cmd} failed ({status})")
+    PEAKS["single"] = ru.ru_maxrss / 1024
     return wall, ru.ru_utime + ru.ru_stime, out
 
 
@@ -144,9 +168,27 @@ def spark(cmd: list[str]) -> tuple[float, dict[str, float], bytes]:
     proc.wait()
     wall = time.perf_counter() - t
     cpu = tree.stop()
+    PEAKS.update(tree.peaks)
     if proc.returncode != 0:
         raise SystemExit(f"{cmd} failed ({proc.returncode})")
     return wall, cpu, out
+
+
+#: peak RSS in MiB of the last runs: "single" (the single process), and of --spark's
+#: "driver" and "worker" (the largest Python worker)
+PEAKS: dict[str, float] = {}
+
+
+def same_files(one: Path, two: Path) -> int:
+    """Assert the two directories hold the same files, byte for byte; how many."""
+    import filecmp
+    names = sorted(p.name for p in one.iterdir())
+    if names != sorted(p.name for p in two.iterdir()):
+        raise SystemExit(f"{one} and {two} hold different files")
+    for name in names:
+        if not filecmp.cmp(one / name, two / name, shallow=False):
+            raise SystemExit(f"{name}: the --spark copy differs from the single-process one")
+    return len(names)
 
 
 def main() -> None:
@@ -157,6 +199,8 @@ def main() -> None:
     ap.add_argument("--commands", default="stats,schedule,certify")
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--split-size", default="128M")
+    ap.add_argument("--output-dir", default="/tmp/bench-certify-output",
+                    help="certify-output: where the copies go (removed at the end)")
     args = ap.parse_args()
     paths = ([Path(p) for p in sorted(glob.glob(args.inputs))] if args.inputs
              else inputs(args.files, args.file_mb))
@@ -178,22 +222,35 @@ def main() -> None:
           flush=True)
     print("| command | load avg | single wall s | single CPU s | --spark wall s | driver CPU s | "
           "JVM CPU s | workers CPU s | --spark CPU s | wall speed-up | "
-          "workers CPU s/GB | driver CPU s/GB | driver share |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "workers CPU s/GB | driver CPU s/GB | driver share | peak RSS single / worker / driver MiB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.commands.split(","):
         base = [*py, *COMMANDS[name]]
+        out_dir = Path(args.output_dir)
+        aside = out_dir.with_name(out_dir.name + ".single")
+        if name == "certify-output":
+            import shutil
+            for d in (out_dir, aside):
+                shutil.rmtree(d, ignore_errors=True)
+            base.append(str(out_dir))
         load = os.getloadavg()[0]
         sw, scpu, out1 = single([*base, *map(str, paths)])
+        if name == "certify-output":
+            out_dir.rename(aside)
         pw, pcpu, out2 = spark([*base[:4], *opts, *base[4:], *map(str, paths)])
         if out1 != out2:
             raise SystemExit(f"{name}: the --spark output differs from the single-process one")
+        if name == "certify-output":
+            same_files(aside, out_dir)
+            for d in (out_dir, aside):
+                shutil.rmtree(d)
         total = sum(pcpu.values())
         share = pcpu["driver"] / (pcpu["driver"] + pcpu["workers"])
         print(f"| `{name}` | {load:.1f} → {os.getloadavg()[0]:.1f} | {sw:.1f} | {scpu:.1f} | "
               f"{pw:.1f} | {pcpu['driver']:.1f} | "
               f"{pcpu['jvm']:.1f} | {pcpu['workers']:.1f} | {total:.1f} | {sw / pw:.2f}x | "
-              f"{pcpu['workers'] / gb:.1f} | {pcpu['driver'] / gb:.2f} | {share:.1%} |",
-              flush=True)
+              f"{pcpu['workers'] / gb:.1f} | {pcpu['driver'] / gb:.2f} | {share:.1%} | "
+              f"{PEAKS['single']:.0f} / {PEAKS['worker']:.0f} / {PEAKS['driver']:.0f} |", flush=True)
     print(f"load average {os.getloadavg()} at the end")
 
 

@@ -75,6 +75,28 @@ class ClockColumns(Mapping[int, tuple[int, int]]):
     def __init__(self) -> None:
         self._offsets, self._lc, self._sn = array("q"), array("q"), array("q")
 
+    @classmethod
+    def from_columns(cls, offsets: Sequence[int], last_committed: Sequence[int],
+                     sequence_number: Sequence[int]) -> ClockColumns:
+        """The columns given whole (``array('q')`` or int sequences of one length), as
+        :meth:`add` of each offset in turn would make them.
+
+        :raises CertifyError: an offset is not above the one before it.
+        """
+        from itertools import islice
+        from operator import lt
+        if not len(offsets) == len(last_committed) == len(sequence_number):
+            raise CertifyError(f"{len(offsets)} offsets for {len(last_committed)} and "
+                               f"{len(sequence_number)} clock values")
+        if not all(map(lt, offsets, islice(offsets, 1, None))):
+            raise CertifyError("offsets not in log order: transactions of a file must come "
+                               "in log order")
+        columns = cls()
+        columns._offsets.extend(offsets)
+        columns._lc.extend(last_committed)
+        columns._sn.extend(sequence_number)
+        return columns
+
     @property
     def sorted_by_offset(self) -> bool:
         return True

@@ -161,13 +161,16 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
         session_order=session_order, gc_every=gc_every, gc_interval=gc_interval,
         members=members, member_lag=member_lag)
 
+    # the report alone, no line per transaction: --spark executors send only its columns
+    report_only = fmt != "jsonl" and not check
+
     def build(run: Any, outputs: Any = None, written: Any = None
               ) -> tuple[Any, _Differences]:
         _check_mode_options(run.mode, given, baseline)
         sinks: list[Any] = []
         clocks = ClockMap() if output_dir is not None else None
-        if clocks is not None:
-            sinks.append(clocks)
+        if clocks is not None and not (written is not None and report_only):
+            sinks.append(clocks)        # (else the executors re-tagged from their clocks)
         lines = None
         if fmt == "jsonl":
             lines = LineBatch(sys.stdout.write)
@@ -207,15 +210,15 @@ def certify(ctx: click.Context, files: tuple[str, ...], mode: str | None, histor
                            stable_sets=stable_sets)
             if output_dir is None:
                 spark_pairs(session, names, run, verify_checksum=verify_checksum,
-                            output_parquet=output_parquet,
-                            report_only=fmt != "jsonl" and not check)
+                            output_parquet=output_parquet, report_only=report_only)
                 return build(run)
             # executors that certify their files write the re-tagged copies into the
             # staging directory; the driver commits them all or none
             with check_output_dir(names, output_dir, force=force) as outputs:
                 written = spark_pairs(session, names, run, verify_checksum=verify_checksum,
                                       output_parquet=output_parquet,
-                                      output=(str(outputs.staging), timestamp_encoding))
+                                      output=(str(outputs.staging), timestamp_encoding),
+                                      report_only=report_only)
                 return build(run, outputs, written)
         report, differences = run_spark(spark, files, job)
     if fmt == "text":

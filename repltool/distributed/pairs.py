@@ -43,7 +43,8 @@ from ..errors import ReplToolError
 from .driver import (first_failure, replay_warnings, resegmented, run_distributed,
                      stream_results)
 from .frame import row_sink, write_parquet
-from .units import unit_failure, UnitResult, Task, Unit, captured_warnings
+from .units import (unit_failure, UnitResult, Task, Unit, captured_warnings,
+                    working_directory)
 
 _VIEW_CHANGE_EVENT = 37
 # the events whose body is a QueryBody (``explain`` names a DDL group by its first
@@ -287,7 +288,7 @@ def certify_unit(task: Task, unit: Unit) -> UnitResult:
     with few_collections():
         if unit.span is not None:
             return _part_unit(task, unit, spec)
-        if spec.report_only and spec.output is None:
+        if spec.report_only:
             result = _report_unit(task, unit, spec)
             if result is not None:
                 return result
@@ -324,7 +325,8 @@ def _certified_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult:
     if spec.output is not None and result.failure is None:
         result.written = _retag_unit(unit, certified, spec.output)
     from ..certify.report import report_columns
-    result.payload = (_packed_certified(certified), [report_columns(certified)])
+    result.payload = ([] if spec.report_only else _packed_certified(certified),
+                      [report_columns(certified)])
     result.headers = [(segments[0] if segments else None, segments[-1] if segments else None,
                        relay, sum(trx.truncated for trx, _ in pairs))]
     return result
@@ -335,9 +337,18 @@ def _report_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult | None
     reader into the report's columns (:func:`repltool.certify.report.certified_columns`):
     no pair list, no :class:`~repltool.certify.report.Certified` and nothing packed per
     transaction.  ``None`` where :func:`_fused_pairs_unit` gives up (a rows event names a
-    table no Table_map of the unit named)."""
+    table no Table_map of the unit named).
+
+    With ``certify --output`` the copies are then written from the columns' computed
+    clocks at each certified transaction's GTID offset (24 bytes a transaction held, the
+    files streamed by :func:`repltool.binlog.rewrite.rewrite_log`); ``None`` too (the
+    objects' path, :func:`_certified_unit`, which says what is wrong) where a
+    transaction has no logged clock to re-tag or no computed clock."""
+    from array import array
     from ..certify.report import certified_columns, drops_past_limit
     from ..writeset import read_writeset_hashes, read_writesets
+    retag = spec.output is not None
+    starts: dict[str, Any] = {}         # file -> GTID offsets of the certified transactions
     result = UnitResult(unit)
     drop = drops_past_limit(spec.mode, unit.files)
     # the writeset modes certify the keys' hashes (as the single process does); the
@@ -362,6 +373,15 @@ def _report_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult | None
                 seen["truncated"] += 1
             else:
                 segments[len(segments) > 0:] = [trx.segment or trx.start.file]
+                if retag:
+                    if trx.last_committed is None or trx.sequence_number is None:
+                        seen["unknown"] = True      # no clock to re-tag: the objects' path
+                        return
+                    start = trx.start
+                    offsets = starts.get(start.file)
+                    if offsets is None:
+                        offsets = starts[start.file] = array("q")
+                    offsets.append(start.offset)
             yield trx, ws
 
     parts: list[Any] = []
@@ -373,12 +393,47 @@ def _report_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult | None
             result.failure = unit_failure(exc, unit)
     if seen["unknown"]:
         return None
+    if retag and result.failure is None:
+        by_file = _clock_columns(parts, starts, unit.files)
+        if by_file is None:
+            return None
+        result.written = _write_copies(unit, by_file, spec.output)
     last = seen["last"]
     result.open_end = result.failure is None and last is not None and last.truncated
     result.payload = ([], parts)
     result.headers = [(segments[0] if segments else None, segments[-1] if segments else None,
                        seen["relay"], seen["truncated"])]
     return result
+
+
+def _clock_columns(parts: list[Any], starts: dict[str, Any], files: Sequence[str]
+                   ) -> dict[str, Any] | None:
+    """Per file, its :class:`~repltool.certify.retag.ClockColumns`: the ReportColumns'
+    computed clocks, in order, at ``starts``' offsets (the files' certified transactions,
+    in read order); None where they do not line up or a clock was not computed."""
+    from array import array
+    from ..certify.retag import ClockColumns
+    computed = array("q")
+    for part in parts:
+        computed.extend(part.clocks()[1])
+    total = sum(len(offsets) for offsets in starts.values())
+    if len(computed) != 2 * total or min(computed, default=0) < 0:
+        return None
+    by_file: dict[str, Any] = {}
+    k = 0
+    try:
+        for name in files:
+            offsets = starts.get(name)
+            if offsets is None:
+                continue
+            n = len(offsets)
+            lc = computed[2 * k:2 * (k + n):2]
+            sn = computed[2 * k + 1:2 * (k + n):2]
+            by_file[name] = ClockColumns.from_columns(offsets, lc, sn)
+            k += n
+    except ReplToolError:
+        return None
+    return by_file if k == total else None
 
 
 # ---- a large file in parts: executors extract, one task per file certifies ----
@@ -393,7 +448,8 @@ class CertPart:
     certification reads them; ``sessions`` flat ``(server_id, thread)``, thread ``-1``
     without a session; ``marks`` bit 1 no logged clock, 2 no session (not a view change),
     4 written by a replica; ``fallbacks`` transaction index -> its fallback reasons;
-    ``commit_ids`` each one's ``commit_id``."""
+    ``commit_ids`` each one's ``commit_id``; ``starts`` (``certify --output`` only, else
+    empty) each one's GTID event offset, where the re-tagged copy gets its new clock."""
 
     segment: str | None
     offsets: Any
@@ -404,6 +460,7 @@ class CertPart:
     marks: bytearray
     fallbacks: dict[int, tuple[str, ...]]
     commit_ids: list[int | None]
+    starts: Any = None
 
 
 def _part_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult:
@@ -422,6 +479,8 @@ def _part_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult:
     from ..writeset.model import HashedWriteset
     result = UnitResult(unit)
     offsets, hashes, recorded, sessions = array("q", [0]), array("Q"), array("q"), array("q")
+    starts = array("q")
+    retag = spec.output is not None
     flags, marks = bytearray(), bytearray()
     fallbacks: dict[int, tuple[str, ...]] = {}
     commit_ids: list[int | None] = []
@@ -490,6 +549,8 @@ def _part_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult:
                 if fallback:
                     fallbacks[len(flags) - 1] = fallback
                 commit_ids.append(trx.commit_id)
+                if retag:
+                    starts.append(trx.start.offset)
         except ReplToolError as exc:
             result.failure = unit_failure(exc, unit)
         except RuntimeError:            # no span reader (the pure-Python engine)
@@ -498,7 +559,7 @@ def _part_unit(task: Task, unit: Unit, spec: CertifySpec) -> UnitResult:
     result.joined = 0 if ok else -1
     if ok and result.failure is None:
         result.payload = CertPart(segment, offsets, hashes, flags, recorded, sessions, marks,
-                                  fallbacks, commit_ids)
+                                  fallbacks, commit_ids, starts)
     result.headers = [(segment, segment, relay, truncated)]
     return result
 
@@ -523,7 +584,14 @@ def _certified_parts(task: Task, parts: list[UnitResult]) -> UnitResult:
     certifies the whole file (the same :class:`~repltool.certify.report.ReportColumns`,
     ``LANE_PART`` transactions each); ``joined`` -1 (read the file whole) when a part
     failed or cannot be joined, the parts do not cover the file end to end, a part
-    ends inside a transaction, or the compiled core is not active."""
+    ends inside a transaction, or the compiled core is not active.
+
+    With ``certify --output`` the task then writes the file's re-tagged copy into the
+    staging directory (``written``, as :func:`_retag_unit` does for a whole file): each
+    transaction's new clock at its GTID event's offset, the file streamed by
+    :func:`repltool.binlog.rewrite.rewrite_log`.  A transaction without a logged clock
+    (nothing to re-tag) makes the file be read whole (whose path words that error)."""
+    from array import array
     from ..binlog.engine import compiled_core
     from ..certify.coretrack import CoreDependencyTracker
     from ..certify.report import LANE_PART, ColumnsBuilder
@@ -541,13 +609,20 @@ def _certified_parts(task: Task, parts: list[UnitResult]) -> UnitResult:
             or any(a.end != b.start for a, b in zip(spans, spans[1:]))
             or any(p.open_end for p in parts[:-1]) or len(segments) > 1):
         return out
+    retag = spec.output is not None
+    if retag and any(len(p.payload.starts) != len(p.payload.flags)
+                     or any(m & 1 for m in p.payload.marks) for p in parts):
+        return out
     segment = next(iter(segments), None)
     step = CoreDependencyTracker(spec.mode, spec.options, core).step_values
     builder = ColumnsBuilder()
     columns: list[Any] = []
+    # --output: the new clocks (flat last_committed, sequence_number) and GTID offsets
+    new_clocks, starts = array("q"), array("q")
     try:
         for p in parts:
             cp: CertPart = p.payload
+            p.payload = None                # the part's arrays go once certified
             off, fl, rec, ses, marks, fbs, cids = (cp.offsets, cp.flags, cp.recorded,
                                                    cp.sessions, cp.marks, cp.fallbacks,
                                                    cp.commit_ids)
@@ -586,14 +661,28 @@ def _certified_parts(task: Task, parts: list[UnitResult]) -> UnitResult:
                 builder.replicated += sum((m >> 2) & 1 for m in span_marks) if any(
                     span_marks) else 0
                 builder.commit_ids.extend(cids[i:j])
+                if retag:
+                    new_clocks.extend(computed[len(computed) - 2 * (j - i):])
                 i = j
                 if len(builder) >= LANE_PART:
                     columns.append(builder.columns())
                     builder = ColumnsBuilder()
+            if retag:
+                starts.extend(cp.starts)
+        if retag:
+            from ..certify.retag import ClockColumns
+            clocks = ClockColumns.from_columns(starts, new_clocks[0::2], new_clocks[1::2])
+            del new_clocks, starts
     except (ReplToolError, TypeError, OverflowError, ValueError):
         return out                      # read whole: the whole read words any error
     if len(builder):
         columns.append(builder.columns())
+    if retag:
+        relative = any(not os.path.isabs(f) for f in out.unit.files) \
+            or not os.path.isabs(spec.output[0])
+        cwd = task.cwd if relative and task.cwd and os.path.isdir(task.cwd) else None
+        with working_directory(cwd if cwd != os.getcwd() else None):
+            out.written = _write_copies(out.unit, {out.unit.files[0]: clocks}, spec.output)
     heads = [p.headers[0] for p in parts]
     out.count = sum(p.count for p in parts)
     out.first = parts[0].first
@@ -645,23 +734,32 @@ def _retag_unit(unit: Unit, certified: list[Any], output: tuple[str, str]) -> tu
         when a transaction has no clock to re-tag (the driver's own clock map
         raises that error where one ordered run would).
     """
-    import socket
-    from ..binlog.rewrite import rewrite_log
-    from ..certify.retag import ClockColumns, ClockMap
-    staging, encoding = output
-    if not os.path.isdir(staging):
-        return ("unseen", socket.gethostname())
+    from ..certify.retag import ClockMap
     clocks = ClockMap()
     try:
         for c in certified:
             clocks(c)
     except ReplToolError:
         return ("skipped", None)
-    reports = []
-    for i, name in enumerate(unit.files):
+    return _write_copies(unit, clocks.by_file, output)
+
+
+def _write_copies(unit: Unit, by_file: dict[str, Any], output: tuple[str, str]
+                  ) -> tuple[str, Any]:
+    """Executor: the unit's files re-tagged with ``by_file`` (name ->
+    :class:`~repltool.certify.retag.ClockColumns`) into the staging directory
+    ``output[0]``; what :func:`_retag_unit` returns."""
+    import socket
+    from ..binlog.rewrite import rewrite_log
+    from ..certify.retag import ClockColumns
+    staging, encoding = output
+    if not os.path.isdir(staging):
+        return ("unseen", socket.gethostname())
+    reports: list[Any] = []
+    for name in unit.files:
         try:
             reports.append(rewrite_log(name, os.path.join(staging, os.path.basename(name)),
-                                       clocks.by_file.get(name, ClockColumns()),
+                                       by_file.get(name, ClockColumns()),
                                        encoding=encoding))
         except ReplToolError as exc:
             return ("failed", (reports, unit_failure(exc, unit)))
@@ -706,8 +804,10 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
         re-tagged copies there.
     :param report_only: the caller only builds the report from ``run``
         (:class:`~repltool.certify.report.ReportBuilder` without sinks): where the
-        executors certify their files they send only the report's columns, and
-        iterating ``run``'s certified transactions raises ``RuntimeError``; for
+        executors certify their files they send only the report's columns (with
+        ``output`` they re-tag the copies from their own clocks, a large file's in its
+        second stage: :func:`join_certified_parts`; the caller then needs no clock
+        map), and iterating ``run``'s certified transactions raises ``RuntimeError``; for
         Group Replication certified from arrays (:func:`.grpacked.hashed_units`) the
         executors send the keys' hashes without descriptions, and iterating ``run``'s
         pairs raises ``RuntimeError``.
@@ -718,8 +818,10 @@ def spark_pairs(spark: Any, names: Sequence[str], run: Any, *, verify_checksum: 
     :raises UsageError: the executors cannot see the staging directory.
     """
     from . import grpacked
+    # (with output the driver's clock map reads the pairs Group Replication certifies)
     spec = PairsSpec(run.schema, run.options.history_size, statements=run.reads_pairs,
-                     hashed=output_parquet is None and grpacked.hashed_units(run, report_only))
+                     hashed=output_parquet is None and output is None
+                     and grpacked.hashed_units(run, report_only))
     if output_parquet is None:
         written = _certify_on_executors(spark, names, run, spec, verify_checksum, output,
                                         report_only)
@@ -785,10 +887,9 @@ def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: Pair
     if mode not in (Mode.WRITESET, Mode.COMMIT_ORDER) or run.reads_pairs:
         return False
     from ..binlog.engine import compiled_core
-    # the report alone (no line, no copy) of a large binlog: its parts read in parallel,
-    # certified in order by one task per file (join_certified_parts)
-    join = (join_certified_parts if report_only and output is None
-            and compiled_core() is not None else None)
+    # the report (no line) of a large binlog: its parts read in parallel, certified in
+    # order by one task per file (join_certified_parts), which writes the copy of --output
+    join = join_certified_parts if report_only and compiled_core() is not None else None
     task = Task("certify", verify_checksum, stream=True,
                  extra=CertifySpec(spec, mode, run.options, output, report_only),
                  run=certify_unit, join=join)
@@ -800,6 +901,11 @@ def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: Pair
     for r in job.results:
         if r.failure is not None:
             break
+        if report_only and r.written == ("skipped", None):
+            # a transaction without a clock to re-tag: the driver's clock map words the
+            # error where one ordered run would, from the pairs (the report's columns
+            # alone do not say which transaction it is)
+            return False
         first, last, relay, _ = r.headers[0]
         if relay or (first is not None and first == previous):
             return False
@@ -818,7 +924,7 @@ def _certify_on_executors(spark: Any, names: Sequence[str], run: Any, spec: Pair
                 raise r.failure.exception()
 
     def certified() -> Iterator[Any]:
-        if report_only and output is None:
+        if report_only:
             raise RuntimeError("certify --spark: the executors sent only the report's "
                                "columns (report_only), not the certified transactions")
         begun = False

@@ -246,3 +246,24 @@ def test_output_without_schema_is_refused(cli, tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
     cli("certify", "--pk-only", "--output", tmp_path / "out", *logs)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [p.name for p in logs]
+
+
+def test_clock_columns_given_whole_equal_added_ones() -> None:
+    """``ClockColumns.from_columns`` (the split ``certify --spark --output`` task's) holds
+    what ``add`` of each clock makes; offsets out of log order or columns of unequal
+    length are refused."""
+    from array import array
+    from repltool.certify.retag import ClockColumns
+    from repltool.errors import CertifyError
+    clocks = [(120, (0, 1)), (400, (1, 2)), (777, (1, 3))]
+    added = ClockColumns()
+    for offset, clock in clocks:
+        added.add(offset, clock)
+    whole = ClockColumns.from_columns(array("q", [120, 400, 777]), array("q", [0, 1, 1]),
+                                      array("q", [1, 2, 3]))
+    assert list(whole.items()) == list(added.items()) == clocks
+    assert whole[400] == (1, 2) and whole.sorted_by_offset
+    with pytest.raises(CertifyError, match="log order"):
+        ClockColumns.from_columns([120, 120], [0, 1], [1, 2])
+    with pytest.raises(CertifyError, match="offsets for"):
+        ClockColumns.from_columns([120, 400], [0], [1, 2])

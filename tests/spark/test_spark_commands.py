@@ -489,3 +489,21 @@ def test_pairs_travel_packed(spark, rotated: list[Path], mode: str) -> None:
         assert report == ReportBuilder(CertifyRun(names, mode, schema_paths=schema_paths)).build()
         assert any(r["depends_on"]["key"] for r in got)
     assert kinds and set(kinds) == {PackedPairs}
+
+
+@pytest.mark.parametrize("mode", ["writeset", "group-replication"])
+def test_certify_output_text_report_with_spark(spark, cli, rotated: list[Path], tmp_path: Path,
+                                               mode: str) -> None:
+    """The text report with --output: writeset's executors send only the report's columns
+    and write the copies (no clock map on the driver); group-replication's driver
+    certifies described pairs and writes them.  The same report, warnings and copies."""
+    files = rotated[:6]
+    args = ["certify", "--mode", mode, "--pk-only", "--output", tmp_path / "out", *files]
+    single, serr = cli(*args)
+    (tmp_path / "out").rename(tmp_path / "one")
+    out, err = cli(args[0], "--spark", *args[1:])
+    assert out == single and "parallelism" in out.lower()
+    assert warnings_of(err) == warnings_of(serr)
+    for f in files:
+        assert (tmp_path / "one" / f.name).read_bytes() == (tmp_path / "out" / f.name).read_bytes()
+    assert any((tmp_path / "out" / f.name).read_bytes() != f.read_bytes() for f in files)

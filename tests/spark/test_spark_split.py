@@ -10,6 +10,7 @@ executors read their files with the fused reader of the single-process ``certify
 
 from __future__ import annotations
 
+import shutil
 import warnings
 from pathlib import Path
 
@@ -395,3 +396,137 @@ def test_check_logs_that_cannot_split_read_whole(spark, capsys, split_relay: lis
     got, counts = _check_split(spark, capsys, args, size=1000)
     assert got == single
     assert counts == (0, 0, 0)
+# ---- certify --output: the per-file task of the split writes the re-tagged copy ----
+
+def _same_copies(one: Path, two: Path, files: list[Path]) -> int:
+    """Assert ``one`` and ``two`` hold the same copies of ``files``; how many differ from
+    their input (re-tagged)."""
+    names = sorted(p.name for p in files)
+    assert sorted(p.name for p in one.iterdir()) == names
+    assert sorted(p.name for p in two.iterdir()) == names
+    for name in names:
+        assert (one / name).read_bytes() == (two / name).read_bytes(), name
+    return sum((one / f.name).read_bytes() != f.read_bytes() for f in files)
+
+
+def _single_output(cli, args: list[object], tmp_path: Path) -> tuple[str, str]:
+    """``certify ARGS --output tmp_path/out`` in one process, the copies then moved to
+    ``tmp_path/one`` (the report names the output directory: the split run writes to the
+    same path)."""
+    out, err = cli("certify", *args, "--output", tmp_path / "out")
+    (tmp_path / "out").rename(tmp_path / "one")
+    return out, err
+
+
+@pytest.mark.parametrize("mode", ["writeset", "commit-order"])
+def test_certify_output_from_parts_byte_identical(spark, cli, big: list[Path], tmp_path: Path,
+                                                  mode: str) -> None:
+    """Each file certified from its parts writes its copy itself: byte for byte the single
+    process's copies, the same stdout and stderr, every file joined from its parts."""
+    args = ["--mode", mode, "--pk-only", "--timestamp-encoding", "mysql"]
+    single, single_err = _single_output(cli, [*args, *big], tmp_path)
+    out, err, (files, parts, reread) = _certify_split(
+        cli, spark, [*args, "--output", tmp_path / "out", *big])
+    assert out == single and err == single_err
+    assert files == len(big) and reread == 0
+    assert parts == sum(len(split_spans(str(p), SMALL)) for p in big) >= 30
+    changed = _same_copies(tmp_path / "one", tmp_path / "out", big)
+    assert changed == len(big) or mode == "commit-order"   # (commit-order keeps the clocks)
+
+
+def test_certify_output_from_parts_with_schema_and_delta_encoding(spark, cli, big: list[Path],
+                                                                  tmp_path: Path) -> None:
+    """The schema's unique keys, a small history and the delta16 encoding (events change
+    size, later log_pos values move): the same copies from parts."""
+    schema = tmp_path / "schema.sql"
+    schema.write_text("".join(f"CREATE TABLE db.t{i} (id INT PRIMARY KEY, v VARCHAR(32), "
+                              f"UNIQUE KEY uv (v));\n" for i in range(4)))
+    args = ["--mode", "writeset", "--history-size", "3", "--schema", schema,
+            "--timestamp-encoding", "delta16"]
+    single, single_err = _single_output(cli, [*args, *big], tmp_path)
+    out, err, (files, _, reread) = _certify_split(
+        cli, spark, [*args, "--output", tmp_path / "out", *big])
+    assert out == single and err == single_err
+    assert files == len(big) and reread == 0
+    assert _same_copies(tmp_path / "one", tmp_path / "out", big) == len(big)
+
+
+def test_certify_output_a_part_that_fails_reads_the_file_whole(spark, cli, big: list[Path],
+                                                               tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    _forge_wrong_split(big[1], monkeypatch)
+    args = ["--mode", "writeset", "--pk-only"]
+    single, _ = _single_output(cli, [*args, *big], tmp_path)
+    out, _, (files, _, reread) = _certify_split(
+        cli, spark, [*args, "--output", tmp_path / "out", *big])
+    assert out == single
+    assert files == 2 and reread == 1
+    assert _same_copies(tmp_path / "one", tmp_path / "out", big) == len(big)
+
+
+def test_certify_output_from_parts_on_corpus(spark, capsys: pytest.CaptureFixture[str],
+                                             tmp_path: Path) -> None:
+    """Every MySQL corpus file, split at 2,000 bytes, with --output: the same stdout, exit
+    status and copies as one process (a file that cannot be re-tagged, e.g. MySQL 5.6's
+    without logical clocks, fails the same way and leaves no copy)."""
+    from repltool.cli import run
+    from repltool.distributed.pairs import split_counts
+
+    out_dir = tmp_path / "out"
+
+    def certify(*args: object) -> tuple[str, int]:
+        with warnings.catch_warnings():
+            code = run([str(a) for a in ("certify", *args, "--output", out_dir)])
+        out, _ = capsys.readouterr()
+        return out, code
+    before = split_counts()
+    compared = failed = 0
+    for k, f in enumerate(mysql_corpus_files()):
+        one = tmp_path / f"{k}"
+        args = ["--mode", "writeset", "--pk-only", f]
+        single = certify(*args)
+        if out_dir.exists():
+            out_dir.rename(one)
+        try:
+            split = certify("--spark", "--spark-split-size", "2000", *args)
+        finally:
+            spark.conf.unset(SPLIT_CONF)
+        assert split == single, f
+        if single[1] == 0:
+            _same_copies(one, out_dir, [f])
+            shutil.rmtree(out_dir)
+        else:
+            assert not out_dir.exists() or not any(out_dir.iterdir()), f
+            failed += 1
+        compared += 1
+    files, parts, _ = (a - b for a, b in zip(split_counts(), before))
+    assert compared >= 10 and files >= 5 and parts > 2 * files
+    assert failed >= 1                  # (MySQL 5.6 logs: no logical clock to re-tag)
+
+
+def test_certify_output_whole_file_streams(cli, rotated: list[Path], tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file certified whole for the text report with --output (``certify_unit`` run
+    in-process here) streams into the report's columns and writes its copy from them,
+    never building the certified objects: the single process's copy."""
+    from repltool.certify import CertifyOptions, Mode
+    from repltool.distributed import pairs as pairs_module
+    from repltool.distributed.pairs import CertifySpec, PairsSpec, certify_unit
+    from repltool.distributed.units import Unit
+    f = rotated[0]
+    cli("certify", "--mode", "writeset", "--pk-only", "--output", tmp_path / "one", f)
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    options = CertifyOptions()
+    spec = CertifySpec(PairsSpec(None, options.history_size), Mode.WRITESET, options,
+                       (str(staging), "mysql"), report_only=True)
+
+    def refused(*args: object) -> None:
+        raise AssertionError("the certified objects were built")
+    monkeypatch.setattr(pairs_module, "_certified_unit", refused)
+    r = certify_unit(Task("certify", extra=spec, run=certify_unit), Unit(0, (str(f),)))
+    assert r.failure is None and r.written is not None and r.written[0] == "written"
+    assert r.payload[0] == [] and sum(p.n for p in r.payload[1]) > 5
+    copy = (staging / f.name).read_bytes()
+    assert copy == (tmp_path / "one" / f.name).read_bytes() != f.read_bytes()
