@@ -217,6 +217,7 @@ class FusedScan:
         rows_hook = self.rows_hook or hook
         counter = self.counter
         tm_ctx = None
+        tm_decode = None
         plain = _plain_gtid
         order: list[int] = []
         rows_types = _ROWS_V2
@@ -308,7 +309,7 @@ class FusedScan:
                             if hook is not None:
                                 hook(tc, data, path, r_p)
                             if counter is not None:
-                                counter.table_map(decoders[tc](data, tm_ctx))
+                                counter.table_map_data(data, tm_decode)
                             off = end
                             continue
                     if r_cnt:
@@ -332,6 +333,7 @@ class FusedScan:
                         minsize = 23 if crc_on else 19
                         query13 = structs.post_header(EventType.QUERY_EVENT, 13) == 13
                         tm_ctx = DecodeContext(structs, pos, _TMAP)
+                        tm_decode = _bind(decoders[_TMAP], tm_ctx)
                         if counter is not None:
                             counter.set_structs(structs)
                         # one context per type: a decoder's result does not depend on the
@@ -368,7 +370,7 @@ class FusedScan:
                             table_names[hit[0]] = hit[1]
                             g[_TABLES][hit[1]] = None
                         if counter is not None:
-                            counter.table_map(decoders[tc](data, tm_ctx))
+                            counter.table_map_data(data, tm_decode)
                         continue
                     pos = new_pos(Position, (path, p, None))
                     if tc in gtid_types:
@@ -462,6 +464,11 @@ def _count(counter, tc: int, data: bytes, name: str,  # type: ignore[no-untyped-
     if counts is None:
         counts = acc[name] = [0, 0, 0, 0]
     counts[k] += n
+
+
+def _bind(decode, ctx):  # type: ignore[no-untyped-def]
+    """``decode`` of a body's bytes under ``ctx``."""
+    return lambda data: decode(data, ctx)
 
 
 def _row_counts(acc: dict[str, list[int]]) -> tuple[tuple[str, int, int, int, int], ...]:
