@@ -216,6 +216,7 @@ class FusedScan:
         hook = self.hook
         rows_hook = self.rows_hook or hook
         counter = self.counter
+        count_rows = counter.rows_bytes if counter is not None else None
         tm_ctx = None
         tm_decode = None
         plain = _plain_gtid
@@ -291,7 +292,12 @@ class FusedScan:
                         if rows_hook is not None:
                             rows_hook(tc, buf[off + 19:body_end], path, r_p)
                         if counter is not None:
-                            _count(counter, tc, buf[off + 19:body_end], name, g[_ROWK])
+                            k, n = count_rows(tc, buf[off + 19:body_end])
+                            acc = g[_ROWK]
+                            c = acc.get(name)
+                            if c is None:
+                                c = acc[name] = [0, 0, 0, 0]
+                            c[k] += n
                         off = end
                         continue
                     if tc == _TMAP and g is not None:

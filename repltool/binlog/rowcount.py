@@ -56,11 +56,11 @@ class RowCounter:
         self._core = compiled_core()
         self._structs: Any = None
         #: pure Python: per Rows type, a v2 Rows body's bytes up to its rows -> (table id, its TableDef,
-        #: count index, row counter) (:meth:`_count_v2`); Table_map bytes -> (table id,
+        #: count index, row counter) (:meth:`rows_bytes`); Table_map bytes -> (table id,
         #: TableDef or None) (:meth:`table_map_data`)
         self._layouts: dict[int, dict[bytes, Any]] = {t: {} for t in _V2_ROWS}
         self._maps: dict[bytes, Any] = {}
-        #: Rows events counted by the layout cache (:meth:`_count_v2`), not by the
+        #: Rows events counted by the layout cache (:meth:`rows_bytes`), not by the
         #: general decode and walk
         self.counted = 0
 
@@ -127,9 +127,10 @@ class RowCounter:
         if kind is None:
             return _UNWALKED, 1
         if type(body) is bytes and type_code in _V2_ROWS and self._core is None:
-            hit = self._count_v2(type_code, body)
-            if hit is not None:
-                return hit
+            return self.rows_bytes(type_code, body)
+        return self._rows(type_code, kind, body)
+
+    def _rows(self, type_code: int, kind: str, body: object) -> tuple[int, int]:
         if isinstance(body, (bytes, bytearray, memoryview)):
             body = self._decode(type_code, bytes(body))
         if not isinstance(body, RowsBody):
@@ -171,27 +172,30 @@ class RowCounter:
             return k, n, None           # not the plain form the core compares
         return k, n, (head, progs[0], progs[1] if len(progs) > 1 else None, extra)
 
-    def _count_v2(self, type_code: int, data: bytes) -> tuple[int, int] | None:
-        """:meth:`rows` of a WRITE/UPDATE/DELETE_ROWS v2 body's bytes in the layout that
-        ``fast_rows`` decodes in place (else ``None``: the general route decides), with
-        the table's row counter (:func:`~repltool.binlog.rowwalk.row_counter`) found by
-        the bytes before the rows (table id, flags, extra row info, width, bitmaps)."""
+    def rows_bytes(self, type_code: int, data: bytes) -> tuple[int, int]:
+        """:meth:`rows` of a Rows body's bytes.  Without the compiled core, a
+        WRITE/UPDATE/DELETE_ROWS v2 body in the layout that ``fast_rows`` decodes in place
+        is counted by its table's row counter (:func:`~repltool.binlog.rowwalk.row_counter`),
+        found by the bytes before the rows (table id, flags, extra row info, width,
+        bitmaps); anything else takes the general route (decode, then walk)."""
+        if type_code not in _V2_ROWS or self._core is not None:
+            return self.rows(type_code, data)
         n = len(data)
         if n < 10:
-            return None
+            return self._rows(type_code, ROW_KINDS[type_code], data)
         p = 8 + (data[8] | data[9] << 8)
         if p >= n:
-            return None
+            return self._rows(type_code, ROW_KINDS[type_code], data)
         width = data[p]
         head = p + 1 + ((width + 7) >> 3) * (2 if type_code == _UPDATE_V2 else 1)
         if head > n:
-            return None
+            return self._rows(type_code, ROW_KINDS[type_code], data)
         key = data[:head]
         hit = self._layouts[type_code].get(key)
         if hit is None or self._defs.get(hit[0]) is not hit[1]:   # new, or mapped again
             hit = self._layout(type_code, key, p, width)
             if hit is None:
-                return None
+                return self._rows(type_code, ROW_KINDS[type_code], data)
         count = hit[3]
         if count is None:
             return _UNWALKED, 1
@@ -267,7 +271,7 @@ class RowCounter:
 _NOWHERE = Position("", 0, None)
 #: Rows types whose images follow the header as stored (not MariaDB's compressed ones)
 _PLAIN_ROWS = frozenset({23, 24, 25, 30, 31, 32})
-#: WRITE, UPDATE, DELETE_ROWS v2 (counted by :meth:`RowCounter._count_v2`)
+#: WRITE, UPDATE, DELETE_ROWS v2 (counted by :meth:`RowCounter.rows_bytes`)
 _V2_ROWS = frozenset({30, 31, 32})
 _UPDATE_V2 = 31
 
