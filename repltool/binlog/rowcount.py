@@ -55,10 +55,10 @@ class RowCounter:
         self._defs: dict[int, TableDef | None] = dict(tables) if tables else {}
         self._core = compiled_core()
         self._structs: Any = None
-        #: pure Python: per Rows type, a v2 Rows body's bytes up to its rows -> (table id, its TableDef,
-        #: count index, row counter) (:meth:`rows_bytes`); Table_map bytes -> (table id,
-        #: TableDef or None) (:meth:`table_map_data`)
-        self._layouts: dict[int, dict[bytes, Any]] = {t: {} for t in _V2_ROWS}
+        #: pure Python: per Rows type, a v1/v2 Rows body's bytes up to its rows ->
+        #: (table id, its TableDef, count index, row counter) (:meth:`rows_bytes`);
+        #: Table_map bytes -> (table id, TableDef or None) (:meth:`table_map_data`)
+        self._layouts: dict[int, dict[bytes, Any]] = {t: {} for t in _COUNTED_ROWS}
         self._maps: dict[bytes, Any] = {}
         #: Rows events counted by the layout cache (:meth:`rows_bytes`), not by the
         #: general decode and walk
@@ -126,7 +126,7 @@ class RowCounter:
         kind = ROW_KINDS.get(type_code)
         if kind is None:
             return _UNWALKED, 1
-        if type(body) is bytes and type_code in _V2_ROWS and self._core is None:
+        if type(body) is bytes and type_code in _COUNTED_ROWS and self._core is None:
             return self.rows_bytes(type_code, body)
         return self._rows(type_code, kind, body)
 
@@ -174,20 +174,20 @@ class RowCounter:
 
     def rows_bytes(self, type_code: int, data: bytes) -> tuple[int, int]:
         """:meth:`rows` of a Rows body's bytes.  Without the compiled core, a
-        WRITE/UPDATE/DELETE_ROWS v2 body in the layout that ``fast_rows`` decodes in place
+        WRITE/UPDATE/DELETE_ROWS v1/v2 body in the layout that ``fast_rows`` decodes in place
         is counted by its table's row counter (:func:`~repltool.binlog.rowwalk.row_counter`),
         found by the bytes before the rows (table id, flags, extra row info, width,
         bitmaps); anything else takes the general route (decode, then walk)."""
-        if type_code not in _V2_ROWS or self._core is not None:
+        if type_code not in _COUNTED_ROWS or self._core is not None:
             return self.rows(type_code, data)
         n = len(data)
         if n < 10:
             return self._rows(type_code, ROW_KINDS[type_code], data)
-        p = 8 + (data[8] | data[9] << 8)
+        p = 8 + (data[8] | data[9] << 8) if type_code >= 30 else 8
         if p >= n:
             return self._rows(type_code, ROW_KINDS[type_code], data)
         width = data[p]
-        head = p + 1 + ((width + 7) >> 3) * (2 if type_code == _UPDATE_V2 else 1)
+        head = p + 1 + ((width + 7) >> 3) * (2 if type_code in _UPDATES else 1)
         if head > n:
             return self._rows(type_code, ROW_KINDS[type_code], data)
         key = data[:head]
@@ -209,8 +209,9 @@ class RowCounter:
     def _layout(self, type_code: int, key: bytes, p: int, width: int) -> Any:
         """The :attr:`_layouts` entry of a Rows layout (``None``: not one for the cache)."""
         structs = self._structs
-        if structs is None or structs.post_header(type_code, 10) != 10 \
-                or p - 8 < 2 or width == 0 or width >= 251:
+        v2 = type_code >= 30
+        if structs is None or structs.post_header(type_code, 10 if v2 else 8) != (10 if v2 else 8) \
+                or (v2 and p - 8 < 2) or width == 0 or width >= 251:
             return None                 # what fast_rows leaves to construct
         table_id = int.from_bytes(key[:6], "little")
         td = self._defs.get(table_id)
@@ -218,7 +219,7 @@ class RowCounter:
             return None
         nb = (width + 7) >> 3
         before = key[p + 1:p + 1 + nb]
-        after = key[p + 1 + nb:] if type_code == _UPDATE_V2 else None
+        after = key[p + 1 + nb:] if type_code in _UPDATES else None
         count = None
         if width <= len(td.columns) and table_id == td.table_id:
             count = row_counter(td, before, after, width)
@@ -271,9 +272,9 @@ class RowCounter:
 _NOWHERE = Position("", 0, None)
 #: Rows types whose images follow the header as stored (not MariaDB's compressed ones)
 _PLAIN_ROWS = frozenset({23, 24, 25, 30, 31, 32})
-#: WRITE, UPDATE, DELETE_ROWS v2 (counted by :meth:`RowCounter.rows_bytes`)
-_V2_ROWS = frozenset({30, 31, 32})
-_UPDATE_V2 = 31
+#: WRITE, UPDATE, DELETE_ROWS v1 and v2 (counted by :meth:`RowCounter.rows_bytes`)
+_COUNTED_ROWS = frozenset({23, 24, 25, 30, 31, 32})
+_UPDATES = frozenset({24, 31})
 
 
 def _plain(td: TableDef, bitmap: bytes, width: int) -> bool:
