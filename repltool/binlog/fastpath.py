@@ -478,7 +478,7 @@ def _bind(decode, ctx):  # type: ignore[no-untyped-def]
 
 
 def _row_counts(acc: dict[str, list[int]]) -> tuple[tuple[str, int, int, int, int], ...]:
-    return tuple((t, *c) for t, c in acc.items()) if acc else ()
+    return tuple([(t, c[0], c[1], c[2], c[3]) for t, c in acc.items()]) if acc else ()
 
 
 _MISS = object()
