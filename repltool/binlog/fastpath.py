@@ -216,7 +216,9 @@ class FusedScan:
         hook = self.hook
         rows_hook = self.rows_hook or hook
         counter = self.counter
+        count_rows = counter.rows_bytes if counter is not None else None
         tm_ctx = None
+        tm_decode = None
         plain = _plain_gtid
         order: list[int] = []
         rows_types = _ROWS_V2
@@ -290,7 +292,12 @@ class FusedScan:
                         if rows_hook is not None:
                             rows_hook(tc, buf[off + 19:body_end], path, r_p)
                         if counter is not None:
-                            _count(counter, tc, buf[off + 19:body_end], name, g[_ROWK])
+                            k, n = count_rows(tc, buf[off + 19:body_end])
+                            acc = g[_ROWK]
+                            c = acc.get(name)
+                            if c is None:
+                                c = acc[name] = [0, 0, 0, 0]
+                            c[k] += n
                         off = end
                         continue
                     if tc == _TMAP and g is not None:
@@ -308,7 +315,7 @@ class FusedScan:
                             if hook is not None:
                                 hook(tc, data, path, r_p)
                             if counter is not None:
-                                counter.table_map(decoders[tc](data, tm_ctx))
+                                counter.table_map_data(data, tm_decode)
                             off = end
                             continue
                     if r_cnt:
@@ -332,6 +339,7 @@ class FusedScan:
                         minsize = 23 if crc_on else 19
                         query13 = structs.post_header(EventType.QUERY_EVENT, 13) == 13
                         tm_ctx = DecodeContext(structs, pos, _TMAP)
+                        tm_decode = _bind(decoders[_TMAP], tm_ctx)
                         if counter is not None:
                             counter.set_structs(structs)
                         # one context per type: a decoder's result does not depend on the
@@ -368,7 +376,7 @@ class FusedScan:
                             table_names[hit[0]] = hit[1]
                             g[_TABLES][hit[1]] = None
                         if counter is not None:
-                            counter.table_map(decoders[tc](data, tm_ctx))
+                            counter.table_map_data(data, tm_decode)
                         continue
                     pos = new_pos(Position, (path, p, None))
                     if tc in gtid_types:
@@ -464,8 +472,13 @@ def _count(counter, tc: int, data: bytes, name: str,  # type: ignore[no-untyped-
     counts[k] += n
 
 
+def _bind(decode, ctx):  # type: ignore[no-untyped-def]
+    """``decode`` of a body's bytes under ``ctx``."""
+    return lambda data: decode(data, ctx)
+
+
 def _row_counts(acc: dict[str, list[int]]) -> tuple[tuple[str, int, int, int, int], ...]:
-    return tuple((t, *c) for t, c in acc.items()) if acc else ()
+    return tuple([(t, c[0], c[1], c[2], c[3]) for t, c in acc.items()]) if acc else ()
 
 
 _MISS = object()

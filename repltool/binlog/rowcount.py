@@ -25,7 +25,7 @@ from .engine import compiled_core
 from .events import FormatDescriptionBody, RowsBody, TableMapBody
 from .fastdecode import decoder_for
 from .rows import PARTIAL_UPDATE_ROWS, ROW_KINDS, iter_row_changes
-from .rowwalk import column_layout, image_program, walker
+from .rowwalk import column_layout, image_program, row_counter, walker
 from .structs import encode_packed_int
 from .temporal import BadValue
 
@@ -48,13 +48,21 @@ class RowCounter:
     that could not be walked.
     """
 
-    __slots__ = ("_defs", "_core", "_structs")
+    __slots__ = ("_defs", "_core", "_structs", "_layouts", "_maps", "counted")
 
     def __init__(self, tables: dict[int, Any] | None = None) -> None:
         """``tables``: the :attr:`tables` of a read this one continues."""
         self._defs: dict[int, TableDef | None] = dict(tables) if tables else {}
         self._core = compiled_core()
         self._structs: Any = None
+        #: pure Python: per Rows type, a v1/v2 Rows body's bytes up to its rows ->
+        #: (table id, its TableDef, count index, row counter) (:meth:`rows_bytes`);
+        #: Table_map bytes -> (table id, TableDef or None) (:meth:`table_map_data`)
+        self._layouts: dict[int, dict[bytes, Any]] = {t: {} for t in _COUNTED_ROWS}
+        self._maps: dict[bytes, Any] = {}
+        #: Rows events counted by the layout cache (:meth:`rows_bytes`), not by the
+        #: general decode and walk
+        self.counted = 0
 
     @property
     def tables(self) -> dict[int, TableDef | None]:
@@ -65,10 +73,14 @@ class RowCounter:
         """The Format_description that governs the Rows bodies given as bytes."""
         if isinstance(body, FormatDescriptionBody):
             from .reader import structs_for
-            self._structs = structs_for(body)
+            self.set_structs(structs_for(body))
 
     def set_structs(self, structs: Any) -> None:
         """The :class:`~repltool.binlog.structs.BinlogStructs` of the current FDE."""
+        if structs is not self._structs:
+            for cache in self._layouts.values():
+                cache.clear()
+            self._maps.clear()
         self._structs = structs
 
     def table_map(self, body: object) -> None:
@@ -93,12 +105,32 @@ class RowCounter:
             return
         self.table_map(body)
 
+    def table_map_data(self, data: bytes, decode: Any) -> None:
+        """:meth:`table_map` of ``decode(data)``, a Table_map body's bytes decoded under the
+        current Format_description (:meth:`set_structs`); a body seen before is looked up,
+        not decoded again."""
+        hit = self._maps.get(data)
+        if hit is None:
+            body = decode(data)
+            self.table_map(body)
+            if not isinstance(body, TableMapBody):
+                return
+            if len(self._maps) >= 4096:
+                self._maps.clear()
+            hit = self._maps[data] = (body.table_id, self._defs[body.table_id])
+        self._defs[hit[0]] = hit[1]
+
     def rows(self, type_code: int, body: object) -> tuple[int, int]:
         """The rows of one Rows event: its :class:`RowsBody` or its body's bytes (after
         the common header, without the checksum)."""
         kind = ROW_KINDS.get(type_code)
         if kind is None:
             return _UNWALKED, 1
+        if type(body) is bytes and type_code in _COUNTED_ROWS and self._core is None:
+            return self.rows_bytes(type_code, body)
+        return self._rows(type_code, kind, body)
+
+    def _rows(self, type_code: int, kind: str, body: object) -> tuple[int, int]:
         if isinstance(body, (bytes, bytearray, memoryview)):
             body = self._decode(type_code, bytes(body))
         if not isinstance(body, RowsBody):
@@ -139,6 +171,65 @@ class RowCounter:
                 extra < 2 or int.from_bytes(data[8:10], "little") != extra)):
             return k, n, None           # not the plain form the core compares
         return k, n, (head, progs[0], progs[1] if len(progs) > 1 else None, extra)
+
+    def rows_bytes(self, type_code: int, data: bytes) -> tuple[int, int]:
+        """:meth:`rows` of a Rows body's bytes.  Without the compiled core, a
+        WRITE/UPDATE/DELETE_ROWS v1/v2 body in the layout that ``fast_rows`` decodes in place
+        is counted by its table's row counter (:func:`~repltool.binlog.rowwalk.row_counter`),
+        found by the bytes before the rows (table id, flags, extra row info, width,
+        bitmaps); anything else takes the general route (decode, then walk)."""
+        if type_code not in _COUNTED_ROWS or self._core is not None:
+            return self.rows(type_code, data)
+        n = len(data)
+        if n < 10:
+            return self._rows(type_code, ROW_KINDS[type_code], data)
+        p = 8 + (data[8] | data[9] << 8) if type_code >= 30 else 8
+        if p >= n:
+            return self._rows(type_code, ROW_KINDS[type_code], data)
+        width = data[p]
+        head = p + 1 + ((width + 7) >> 3) * (2 if type_code in _UPDATES else 1)
+        if head > n:
+            return self._rows(type_code, ROW_KINDS[type_code], data)
+        key = data[:head]
+        hit = self._layouts[type_code].get(key)
+        if hit is None or self._defs.get(hit[0]) is not hit[1]:   # new, or mapped again
+            hit = self._layout(type_code, key, p, width)
+            if hit is None:
+                return self._rows(type_code, ROW_KINDS[type_code], data)
+        count = hit[3]
+        if count is None:
+            return _UNWALKED, 1
+        try:
+            rows = count(data, head)
+        except (ReplToolError, IndexError, BadValue, ValueError, OverflowError):
+            return _UNWALKED, 1
+        self.counted += 1
+        return hit[2], rows
+
+    def _layout(self, type_code: int, key: bytes, p: int, width: int) -> Any:
+        """The :attr:`_layouts` entry of a Rows layout (``None``: not one for the cache)."""
+        structs = self._structs
+        v2 = type_code >= 30
+        if structs is None or structs.post_header(type_code, 10 if v2 else 8) != (10 if v2 else 8) \
+                or (v2 and p - 8 < 2) or width == 0 or width >= 251:
+            return None                 # what fast_rows leaves to construct
+        table_id = int.from_bytes(key[:6], "little")
+        td = self._defs.get(table_id)
+        if td is None:
+            return None
+        nb = (width + 7) >> 3
+        before = key[p + 1:p + 1 + nb]
+        after = key[p + 1 + nb:] if type_code in _UPDATES else None
+        count = None
+        if width <= len(td.columns) and table_id == td.table_id:
+            count = row_counter(td, before, after, width)
+            if count is None:
+                return None             # no present column: _no_columns decides
+        cache = self._layouts[type_code]
+        if len(cache) >= 4096:
+            cache.clear()
+        entry = cache[key] = (table_id, td, KIND_INDEX[ROW_KINDS[type_code]], count)
+        return entry
 
     def _decode(self, type_code: int, data: bytes) -> RowsBody | None:
         dec = decoder_for(type_code)
@@ -181,6 +272,9 @@ class RowCounter:
 _NOWHERE = Position("", 0, None)
 #: Rows types whose images follow the header as stored (not MariaDB's compressed ones)
 _PLAIN_ROWS = frozenset({23, 24, 25, 30, 31, 32})
+#: WRITE, UPDATE, DELETE_ROWS v1 and v2 (counted by :meth:`RowCounter.rows_bytes`)
+_COUNTED_ROWS = frozenset({23, 24, 25, 30, 31, 32})
+_UPDATES = frozenset({24, 31})
 
 
 def _plain(td: TableDef, bitmap: bytes, width: int) -> bool:

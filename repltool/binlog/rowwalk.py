@@ -31,7 +31,7 @@ from typing import Any, Callable
 from .coltypes import BLOB_TYPES, ColumnDef, ColumnType as T, TableDef
 from .temporal import BadValue, decimal_size, decimal_plan as _decimal_plan
 
-__all__ = ["walker", "column_layout", "Walker", "image_program"]
+__all__ = ["walker", "column_layout", "Walker", "image_program", "row_counter"]
 
 #: (row data, offset of the image) -> (offset after it, raw bytes of each wanted column)
 Walker = Callable[[bytes, int], "tuple[Any, ...]"]
@@ -138,6 +138,37 @@ def walker(table: TableDef, bitmap: bytes, width: int, wanted: tuple[int, ...]) 
 
 
 _MISS = object()
+
+
+def row_counter(table: TableDef, before: bytes, after: bytes | None,
+                width: int) -> Callable[[bytes, int], int] | None:
+    """The row counter of one Rows layout, cached on ``table``: ``count(data, p)`` walks
+    the images from ``p`` to the end of ``data`` (one per row; two, ``before`` then
+    ``after``, per UPDATE row) and returns how many rows they hold.  It is the loop of
+    :func:`walker` with no wanted column, generated as one function: it accepts and
+    rejects (``IndexError``, :class:`~repltool.binlog.rows.BadValue`, a column
+    decoder's error) exactly the images the walkers do.  ``None`` when an image has no
+    present column (the general decoder decides those)."""
+    key = ("count", before, after, width)
+    hit = table.plans.get(key, _MISS)
+    if hit is _MISS:
+        table.trim_cache()
+        hit = table.plans[key] = _compile_counter(table, before, after, width)
+    return hit  # type: ignore[no-any-return]
+
+
+def _compile_counter(table: TableDef, before: bytes, after: bytes | None,
+                     width: int) -> Callable[[bytes, int], int] | None:
+    env: dict[str, Any] = {}
+    images = [image_source(table, b, width, (), "r", env)
+              for b in ((before,) if after is None else (before, after))]
+    if any(body is None for body in images):
+        return None
+    src = ["def count(d, p):", "    c = 0", "    end = len(d)", "    while p < end:",
+           *("        " + line for body in images for line in body),   # type: ignore[union-attr]
+           "        c += 1", "    return c"]
+    exec(compile("\n".join(src), f"<rowcount {table.db}.{table.table}>", "exec"), env)
+    return env["count"]  # type: ignore[no-any-return]
 
 
 def _compile(table: TableDef, bitmap: bytes, width: int, wanted: tuple[int, ...]) -> Walker | None:
