@@ -1040,7 +1040,8 @@ class _Stream:
 
 def check_part(paths: Paths, config: CheckConfig | None = None, *,
                writesets: WritesetProvider | None | object = _BUILTIN) -> CheckPart:
-    """:func:`check_files` on consecutive files, with what :func:`merge_parts` needs.
+    """:func:`check_files` on consecutive files, with what :func:`merge_parts` needs;
+    read as :func:`check_files` reads (the compiled core, the lazy write-set read).
 
     :raises InputError: as :func:`check_files`.
     """

@@ -2,7 +2,9 @@
 
 Binlogs (:func:`repltool.check.engine.check_part` per unit,
 :func:`~repltool.check.engine.merge_parts` on the driver): each executor
-checks its unit's files with the single-process engine and sends its findings
+checks its unit's files with the single-process engine, reading them as it does (the
+compiled core's check scan and the lazy write-set read, which keys only the
+transactions with a MySQL clock), and sends its findings
 and the small state the rules across files need: the GTIDs committed as runs
 of numbers (with the offsets, for G001's "already committed at"), its own
 G001s, the transactions without an end event (R002), the clock totals (T001,
