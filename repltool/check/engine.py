@@ -871,8 +871,24 @@ class _Offsets:
         return value
 
     def __iter__(self) -> Iterator[int]:
+        """In order, each varint decoded once (indexing each would decode up to 63)."""
+        data, marks = self._data, self._marks
+        p = 0
+        value = 0
         for k in range(self._n):
-            yield self[k]
+            if k & 63 == 0:
+                value = marks[k >> 6]
+            else:
+                z = shift = 0
+                while True:
+                    b = data[p]
+                    p += 1
+                    z |= (b & 0x7F) << shift
+                    shift += 7
+                    if b < 0x80:
+                        break
+                value += -((z + 1) >> 1) if z & 1 else z >> 1
+            yield value
 
 
 class _Committed:
