@@ -234,7 +234,10 @@ class CheckScan:
     """
 
     def __init__(self, paths: list[str],
-                 watch: Callable[[Iterable[Event]], Iterable[Event]]) -> None:
+                 watch: Callable[[Iterable[Event]], Iterable[Event]],
+                 span: Span | None = None) -> None:
+        """``span``: one part of the (single) file, as :func:`scan_totals` reads it (the
+        :attr:`rest` is then read up to the part's end)."""
         core = compiled_core()
         if core is None:
             raise Unsupported("the compiled engine is not active")
@@ -247,6 +250,7 @@ class CheckScan:
         self.scan = _CoreScan(core, paths, True, watch,  # type: ignore[arg-type]
                               roles=bytes(roles))
         self.scan.clock = True
+        self.scan.span = span
         self.info: list[FileInfo] = []
         self.counts: dict[str, tuple[Counter[int], Counter[int]]] = {}
         self.rest: Handover | None = None

@@ -285,6 +285,9 @@ class _Checker:
         #: the span's start
         self.edge: _Edge | None = None
         self.group_state: Any = None
+        #: check_span with the compiled core: the span the core and the lazy write-set
+        #: read read (:class:`repltool.binlog.split.Span`)
+        self.span: Any = None
         plain = bool(fused and reader is read_events and damage is None
                      and len(set(paths)) == len(paths))
         #: the row-decoding provider reads a stream's write sets itself, lazily
@@ -406,7 +409,7 @@ class _Checker:
                 pending.append((index[ev.pos.file], ev.pos.offset, ev))
             return ()
 
-        scan = CheckScan(paths, watch)
+        scan = CheckScan(paths, watch, self.span)
         self._infos = scan.scan.infos       # (every file the core opened)
         try:
             for batch in scan:
@@ -435,6 +438,8 @@ class _Checker:
                 stopped = False
                 nxt = len(self.paths)
             else:
+                if self.span is not None and rest.offset < self.span.start:
+                    raise _BeforeSpan(rest.reason)
                 general = _Stream(self, first + rest.index, rest)
                 for trx in group_transactions(general.events(), state=rest.state()):
                     self.transaction(trx)
@@ -450,7 +455,9 @@ class _Checker:
         back)."""
         provider = self.provider
         if self.lazy and isinstance(provider, RowWritesetProvider):
-            self.provider = provider.reading(self.paths[first:])
+            paths = self.paths[first:]
+            self.provider = (provider.reading(paths) if self.span is None
+                             else provider.reading(paths, self.span))
         return provider
 
     def _drain(self, stopped: bool) -> None:
@@ -1000,8 +1007,24 @@ class _Offsets:
         return value
 
     def __iter__(self) -> Iterator[int]:
+        """In order, each varint decoded once (indexing each would decode up to 63)."""
+        data, marks = self._data, self._marks
+        p = 0
+        value = 0
         for k in range(self._n):
-            yield self[k]
+            if k & 63 == 0:
+                value = marks[k >> 6]
+            else:
+                z = shift = 0
+                while True:
+                    b = data[p]
+                    p += 1
+                    z |= (b & 0x7F) << shift
+                    shift += 7
+                    if b < 0x80:
+                        break
+                value += -((z + 1) >> 1) if z & 1 else z >> 1
+            yield value
 
 
 class _Committed:
@@ -1125,6 +1148,11 @@ def _clocked_only(feed: Callable[[Event, bool], None]) -> Callable[[Event, bool]
     return tap
 
 
+class _BeforeSpan(Exception):
+    """check_span: the compiled core handed over before the span's start (a log older
+    than its subset): the span is read by the general reader instead."""
+
+
 class _Stream:
     """Events of consecutive files until one of them fails (then the stream ends);
     with ``rest``, the general reader's events from where the compiled core handed
@@ -1155,6 +1183,9 @@ class _Stream:
                 if resumed:
                     assert rest is not None
                     events = resume_events(rest.info, rest.offset, ck.opts)
+                    if ck.span is not None:
+                        from ..binlog.split import within
+                        events = within(events, path, ck.span.end)
                 else:
                     events = ck.reader(path, ck.opts, info)
                     if ck.damage is not None:
@@ -1181,7 +1212,8 @@ class _Stream:
 
 def check_part(paths: Paths, config: CheckConfig | None = None, *,
                writesets: WritesetProvider | None | object = _BUILTIN) -> CheckPart:
-    """:func:`check_files` on consecutive files, with what :func:`merge_parts` needs.
+    """:func:`check_files` on consecutive files, with what :func:`merge_parts` needs;
+    read as :func:`check_files` reads (the compiled core, the lazy write-set read).
 
     :raises InputError: as :func:`check_files`.
     """
@@ -1189,10 +1221,29 @@ def check_part(paths: Paths, config: CheckConfig | None = None, *,
     for name in names:
         require_readable(name)
     provider = builtin_provider() if writesets is _BUILTIN else writesets
-    # (the parts' truncated transactions are sent without events: the general reader's)
-    ck = _Checker(names, config or CheckConfig(), provider, read_events,  # type: ignore[arg-type]
-                  fused=False)
-    return _run_part(ck, names, provider)
+    cfg = config or CheckConfig()
+    # the single process's read: the compiled core (CheckScan) and, for the row-decoding
+    # provider, the lazy fused write-set read; where that read stops, the whole part
+    # again on the general reader with the event-fed provider (as check_files)
+    ck = _Checker(names, cfg, provider, read_events)  # type: ignore[arg-type]
+    try:
+        return _run_part(ck, names, provider)
+    except PairsEnded:
+        assert isinstance(provider, RowWritesetProvider)
+        provider = provider.fresh()
+        return _run_part(_Checker(names, cfg, provider, read_events, fused=False),
+                         names, provider)
+
+
+#: parts (check_part / check_span) the compiled core read, and their transactions it read
+_CORE_PARTS = [0, 0]
+
+
+def part_core_counts() -> tuple[int, int]:
+    """``(parts, transactions)``: the :func:`check_part` / :func:`check_span` runs of this
+    process whose check the compiled core read (:class:`CheckScan`), and the
+    transactions it completed in them (tests assert the executors' fast path ran)."""
+    return _CORE_PARTS[0], _CORE_PARTS[1]
 
 
 def _run_part(ck: _Checker, names: list[str], provider: Any) -> CheckPart:
@@ -1213,6 +1264,9 @@ def _run_part(ck: _Checker, names: list[str], provider: Any) -> CheckPart:
         count(trx)
     ck.transaction = transaction  # type: ignore[method-assign]
     report = ck.run()
+    if ck.core_transactions:
+        _CORE_PARTS[0] += 1
+        _CORE_PARTS[1] += ck.core_transactions
     stopped = [i for i, f in enumerate(report.files) if f.stopped is not None]
     trx = last[0] if last else None
     open_end = bool(trx is not None and trx.truncated and report.files
@@ -1225,7 +1279,8 @@ def _run_part(ck: _Checker, names: list[str], provider: Any) -> CheckPart:
         committed.append((key, start, file, _zlib.compress(deltas.tobytes(), 1)))
     unknown = getattr(provider, "unknown_key_tables", None) or ()
     return CheckPart(report, tuple(committed), tuple(ck.duplicates),
-                     tuple(replace(t, events=()) for t in ck.truncated), ck.ws_unknown,
+                     tuple(replace(t, events=()) if isinstance(t, Transaction) else t
+                           for t in ck.truncated), ck.ws_unknown,
                      tuple(unknown), (ck.w001_first, ck.w001_last), open_end,
                      ck.edge.done(ck, report) if ck.edge is not None else None)
 
@@ -1319,14 +1374,35 @@ def check_span(path: str, span: Any, config: CheckConfig | None = None, *,
 
     :raises InputError: as :func:`check_files`.
     """
-    from dataclasses import replace
-    from ..binlog.split import span_read
     name = os.fspath(path)
     require_readable(name)
     provider = builtin_provider() if writesets is _BUILTIN else writesets
-    ck = _Checker([name], config or CheckConfig(), provider, read_events,  # type: ignore[arg-type]
+    cfg = config or CheckConfig()
+    if compiled_core() is not None:
+        # the single process's read (see check_part), on the span
+        ck = _Checker([name], cfg, provider, read_events)  # type: ignore[arg-type]
+        if ck.core:
+            ck.span = span
+            try:
+                return _span_part(ck, name, span, provider)
+            except (PairsEnded, _BeforeSpan):
+                if isinstance(provider, RowWritesetProvider):
+                    provider = provider.fresh()
+    ck = _Checker([name], cfg, provider, read_events,  # type: ignore[arg-type]
                   fused=False)
+    return _span_part(ck, name, span, provider)
+
+
+def _span_part(ck: _Checker, name: str, span: Any, provider: Any) -> CheckPart:
+    """Run ``ck`` over ``span`` of file ``name`` (the compiled core when ``ck.span`` is
+    set, else the general reader over the span's events)."""
+    from dataclasses import replace
+    from ..binlog.split import span_read
     ck.edge = _Edge(later=span.start > 4)
+    if ck.span is not None:
+        part = _run_part(ck, [name], provider)
+        assert part.edge is not None
+        return replace(part, edge=replace(part.edge, start=span.start))
     opened: list[FileInfo] = []
     events, ck.group_state = span_read(name, span, ck.opts, opened)
 

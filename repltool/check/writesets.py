@@ -74,6 +74,18 @@ class RowWritesetProvider:
         self.unknown_key_tables: dict[str, None] = {}
         self._maps_seen: tuple[Any, ...] = ()
         self._named: set[tuple[str, str]] = set()
+        #: :meth:`track_tables`: what the transactions asked about mapped (None: not kept)
+        self.tables: TablesSeen | None = None
+
+    def track_tables(self) -> TablesSeen:
+        """Keep, for the transactions asked about, whether a rows event of one named a
+        table id no earlier Table_map of the read named, and the tables the
+        Table_maps read up to them named with column names
+        (``binlog_row_metadata=FULL``); :meth:`fresh` and :meth:`reading` share it
+        (``check --spark`` links a part to the one before it with these)."""
+        if self.tables is None:
+            self.tables = TablesSeen()
+        return self.tables
 
     @staticmethod
     def _new_extractor(schema: Any, warned: set[Any] | None) -> Any:
@@ -88,6 +100,7 @@ class RowWritesetProvider:
         the first attempt is not given twice)."""
         fresh = RowWritesetProvider(None)
         fresh._extractor = self._new_extractor(self._extractor.schema, self.warned)
+        fresh.tables = self.tables
         return fresh
 
     @property
@@ -110,6 +123,9 @@ class RowWritesetProvider:
         except ReplToolError:
             self.failures += 1
             return None
+        finally:
+            if self.tables is not None:
+                self.tables.saw(trx, ex.table_maps)
         return self._judge(ws, self._extractor.table_maps)
 
     def _judge(self, ws: Any, table_maps: Mapping[int, Any]) -> TrxWriteset | None:
@@ -138,12 +154,33 @@ class RowWritesetProvider:
             self._named = {(td.db, td.table) for td in maps if td.has_names}
         return (db, name) in self._named
 
-    def reading(self, paths: list[str]) -> LogPairs:
+    def reading(self, paths: list[str], span: Any = None) -> LogPairs:
         """The same write sets, read by the fused reader
         (:func:`repltool.writeset.read_writesets`: the compiled core) from ``paths``,
         one ordered read, instead of from events fed to it: for a caller that reads
-        the transactions of ``paths`` elsewhere and asks for theirs, in order."""
-        return LogPairs(self, paths)
+        the transactions of ``paths`` elsewhere and asks for theirs, in order.
+
+        :param span: one part of a single binlog (:class:`repltool.binlog.split.Span`;
+            the compiled engine only)."""
+        return LogPairs(self, paths, span)
+
+
+class TablesSeen:
+    """:meth:`RowWritesetProvider.track_tables`: ``unmapped``, ``named`` (``db.table``)."""
+
+    def __init__(self) -> None:
+        self.unmapped = False
+        self.named: set[str] = set()
+        self._maps: tuple[Any, ...] = ()
+
+    def saw(self, trx: Any, table_maps: Mapping[int, Any]) -> None:
+        """``trx`` was asked about; ``table_maps``: the maps read up to it."""
+        if not self.unmapped:
+            self.unmapped = any(name == "?" for name, _ in trx.rows_events)
+        maps = tuple(table_maps.values())
+        if maps != self._maps:          # (compares the items by identity first)
+            self._maps = maps
+            self.named.update(f"{td.db}.{td.table}" for td in maps if td.has_names)
 
 
 class PairsEnded(Exception):
@@ -158,8 +195,8 @@ class LogPairs:
 
     needs_events = False
 
-    def __init__(self, owner: RowWritesetProvider, paths: list[str]) -> None:
-        self.owner, self.paths = owner, paths
+    def __init__(self, owner: RowWritesetProvider, paths: list[str], span: Any = None) -> None:
+        self.owner, self.paths, self.span = owner, paths, span
         self.unknown_key_tables = owner.unknown_key_tables
         self._maps: dict[int, Any] = {}
         self._pairs: Any = None
@@ -171,7 +208,7 @@ class LogPairs:
             self._pairs = read_writeset_summaries(
                 self.paths, ex.schema, verify_checksum=False, drop_past_limit=True,
                 history_size=ex.history_size, table_maps=self._maps,
-                warned=self.owner.warned)
+                warned=self.owner.warned, span=self.span)
         return self._pairs
 
     def __call__(self, trx: Any) -> TrxWriteset | None:
@@ -180,6 +217,8 @@ class LogPairs:
         try:
             for t, ws in self._pairs:
                 if t.start == start:
+                    if self.owner.tables is not None:
+                        self.owner.tables.saw(trx, self._maps)
                     return self.owner._judge(ws, self._maps)
         except ReplToolError as exc:
             raise PairsEnded(f"{type(exc).__name__}: {exc}") from exc

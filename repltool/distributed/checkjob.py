@@ -2,7 +2,9 @@
 
 Binlogs (:func:`repltool.check.engine.check_part` per unit,
 :func:`~repltool.check.engine.merge_parts` on the driver): each executor
-checks its unit's files with the single-process engine and sends its findings
+checks its unit's files with the single-process engine, reading them as it does (the
+compiled core's check scan and the lazy write-set read, which keys only the
+transactions with a MySQL clock), and sends its findings
 and the small state the rules across files need: the GTIDs committed as runs
 of numbers (with the offsets, for G001's "already committed at"), its own
 G001s, the transactions without an end event (R002), the clock totals (T001,
@@ -168,13 +170,14 @@ def check_unit(task: Task, unit: Unit) -> UnitResult:
 def check_part_unit(task: Task, unit: Unit) -> UnitResult:
     """Executor: the rules run here on the unit's files; the driver gets findings and the
     small state the cross-file rules need (:func:`repltool.check.engine.check_part`)."""
-    from ..check.engine import check_part
-    from ..check.writesets import builtin_provider
-    from ..check.engine import check_span
+    from ..check.engine import check_part, check_span
+    from ..check.writesets import RowWritesetProvider
     spec: CheckSpec = task.extra
     result = UnitResult(unit)
-    provider = (_Recorder(builtin_provider(spec.schema), keep=False) if spec.provider == ROWS
-                else spec.provider)
+    # the row-decoding provider as the single process's (read lazily by the compiled
+    # core's fused read where it applies), keeping what the units' links need
+    provider = RowWritesetProvider(spec.schema) if spec.provider == ROWS else spec.provider
+    tables = provider.track_tables() if isinstance(provider, RowWritesetProvider) else None
     from ..collector import few_collections
     with captured_warnings(result), few_collections():
         try:
@@ -189,10 +192,10 @@ def check_part_unit(task: Task, unit: Unit) -> UnitResult:
     result.open_end = part.open_end
     result.w001 = part.w001
     result.count = sum(f.transactions for f in part.report.files)
-    if isinstance(provider, _Recorder):
-        result.unknown_tables = provider.unmapped
+    if tables is not None:
+        result.unknown_tables = tables.unmapped
         result.names_needed = frozenset(part.unknown_tables)
-        result.names_seen = frozenset(provider.named)
+        result.names_seen = frozenset(tables.named)
     return result
 
 

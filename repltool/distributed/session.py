@@ -39,13 +39,15 @@ BREAK_EVEN_BYTES = 1_450_000_000
 #: its certifier in the compiled core (the single process: 17-18 CPU s per GB); for the
 #: text report its executors read key hashes and send hash arrays (18-19 CPU s per GB,
 #: was 65), the driver 3.8-6.3 s per GB: 9 / (17.2 - 17.9 / 2 - 3.8..6.3) = 2-5 GB
-#: (bench/results/grexec.md), about 3 GB.
+#: (bench/results/grexec.md), about 3 GB.  ``check``, its executors reading as the single
+#: process does (bench/results/checkexec.md: single 48.2, executors 55.2, driver 0.9 CPU s
+#: per GB): 9 / (48.2 - 55.2 / 2 - 0.9) = 0.46 GB.
 BREAK_EVEN: dict[str, int] = {
     "stats": 12_000_000_000,
     "schedule": 250_000_000,
     "certify": 1_230_000_000,
     "certify --mode group-replication": 3_000_000_000,
-    "check": 260_000_000,
+    "check": 460_000_000,
 }
 
 INSTALL_HINT = "--spark needs PySpark: install repltool[spark] (pip install 'repltool[spark]')"

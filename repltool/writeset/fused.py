@@ -122,15 +122,19 @@ def read_writeset_hashes(paths: str | os.PathLike[str] | Iterable[str | os.PathL
 
 def read_writeset_summaries(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
                             schema: Schema | None = None, *, verify_checksum: bool = True,
-                            **kw: Any) -> Iterator[tuple[Any, TrxWriteset]]:
+                            span: Any = None, **kw: Any) -> Iterator[tuple[Any, TrxWriteset]]:
     """:func:`read_writesets` with, where the fast path reads, a
     :class:`~repltool.binlog.transactions.TransactionSummary` (or
     :class:`~repltool.binlog.fastpath.LightTransaction`: the fields ``stats`` reads
     - ``start``, ``gtid``, the clock, ``kind`` ... - with the general path's values)
     instead of the full transaction: a quarter of the scan's time.  Where the
-    general reader reads, the transactions are full ones."""
+    general reader reads, the transactions are full ones.
+
+    :param span: as :func:`read_writeset_hashes`' (the compiled engine only)."""
+    if span is not None and compiled_core() is None:
+        raise RuntimeError("read_writeset_summaries(span=...) needs the compiled engine")
     return _read(paths, schema, replace(READ_OPTIONS, verify_checksum=verify_checksum), None,
-                 True, kw, None)
+                 True, kw, None, span=span)
 
 
 def read_writeset_lines(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],

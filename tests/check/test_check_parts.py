@@ -17,6 +17,7 @@ from repltool.certify import CertResult, CertTransaction, Reason, SafetyChecker
 from repltool.check import CheckConfig, check_files
 from repltool.check.engine import check_part, merge_parts, w001_continues
 from repltool.check.writesets import builtin_provider
+from repltool.errors import ReplToolError
 from tests.conftest import require_corpus
 
 
@@ -185,3 +186,114 @@ def test_every_mysql_corpus_file_in_spans() -> None:
         rules |= set(want.by_rule())
     assert joined >= 25 and refused <= joined // 4
     assert {"C008", "G003", "T001", "T002"} <= rules
+
+
+class _EventFed:
+    """The row-decoding provider behind a plain callable: check_part then reads with the
+    general reader and feeds it each clocked transaction's events (the executors' path
+    before they read as the single process does)."""
+
+    needs_events = True
+
+    def __init__(self) -> None:
+        self.inner = builtin_provider()
+        self.unknown_key_tables = self.inner.unknown_key_tables
+
+    def feed(self, ev, opens: bool) -> None:
+        self.inner.feed(ev, opens)
+
+    def __call__(self, trx):
+        return self.inner(trx)
+
+
+def _part_view(part) -> tuple:
+    """A CheckPart's content; truncated transactions by start and GTID (the core's are
+    ClockTransaction tuples, the general reader's Transaction objects)."""
+    return (part.report, part.committed, part.duplicates,
+            [(t.start, t.gtid, t.maria_flags) for t in part.truncated], part.unresolved,
+            part.unknown_tables, part.w001, part.open_end)
+
+
+def test_check_part_reads_with_the_compiled_core_as_the_single_process() -> None:
+    """check_part (an executor's per-file check) reads with the compiled core's CheckScan
+    and the lazy fused write-set read, as check_files does; its part equals the general
+    reader's (event-fed provider) on every MySQL and MariaDB corpus file, and the table
+    links it records (a rows event without a Table_map, FULL-metadata table names) are
+    those the general path recorded."""
+    from repltool.binlog.engine import compiled_core
+    from repltool.check.engine import part_core_counts
+    from repltool.check.writesets import RowWritesetProvider
+    assert compiled_core() is not None
+    root = require_corpus()
+    files = sorted(str(p) for p in [*root.glob("mysql/*/*"), *root.glob("mariadb/*/*")]
+                   if p.is_file())
+    cfg = CheckConfig(min_parallelism=50.0, max_barrier_share=0.01)
+    cored = 0
+    seen_names: set[str] = set()
+    for path in files:
+        before = part_core_counts()
+        fast_provider = RowWritesetProvider()
+        tables = fast_provider.track_tables()
+        fast = check_part([path], cfg, writesets=fast_provider)
+        after = part_core_counts()
+        general = check_part([path], cfg, writesets=_EventFed())
+        assert part_core_counts() == after          # the general path did not count
+        assert _part_view(fast) == _part_view(general), path
+        if after[0] > before[0]:
+            cored += 1
+            assert after[1] > before[1]
+        unmapped, named = _links_of(path)
+        assert tables.unmapped == unmapped and named <= tables.named, path
+        seen_names |= tables.named
+    assert cored > len(files) // 2
+    assert seen_names                      # FULL-metadata Table_maps were seen
+
+
+def _links_of(path: str) -> tuple[bool, set[str]]:
+    """What the executors recorded from each clocked transaction's events before
+    (:func:`repltool.distributed.pairs.has_unmapped` over the general reader's read)."""
+    from repltool.binlog import group_transactions, read_events
+    from repltool.distributed.pairs import has_unmapped
+    mapped: set[int] = set()
+    named: set[str] = set()
+    unmapped = False
+    try:
+        for trx in group_transactions(read_events(path), keep_events=True):
+            if (trx.last_committed is not None and trx.sequence_number is not None
+                    and not trx.truncated):
+                unmapped = has_unmapped(trx, mapped, named) or unmapped
+    except ReplToolError:
+        pass                                # the part stopped there too
+    return unmapped, named
+
+
+def test_check_span_reads_with_the_compiled_core_as_the_single_process(
+        synth_conflicting) -> None:
+    """check_span (an executor's check of one span of a large binlog) reads the span with
+    the compiled core and the lazy fused write-set read; each span's part and edge equal
+    the general reader's on MySQL corpus files cut at every third transaction and on a
+    generated binlog cut inside commit windows, where a log older than the core's subset
+    (its read handed over before the span) is read by the general reader."""
+    from repltool.check.engine import check_span, part_core_counts
+    from repltool.check.writesets import RowWritesetProvider
+    root = require_corpus()
+    files = sorted(str(p) for p in root.glob("mysql/*/*") if p.is_file())
+    path, _ = synth_conflicting
+    cfg = CheckConfig(min_parallelism=50.0, max_barrier_share=0.01)
+    checked = cored = 0
+    for name in files + [path]:
+        try:
+            spans = _spans_every(name, 3 if name != path else 37)
+        except ReplToolError:
+            continue
+        if len(spans) < 2:
+            continue
+        for span in spans:
+            before = part_core_counts()
+            fast = check_span(name, span, cfg, writesets=RowWritesetProvider())
+            cored += part_core_counts()[0] - before[0]
+            general = check_span(name, span, cfg, writesets=_EventFed())
+            assert _part_view(fast) == _part_view(general), (name, span)
+            assert fast.edge == general.edge, (name, span)
+            checked += 1
+    assert checked > 150 and cored > checked * 3 // 4
