@@ -214,16 +214,14 @@ def _part_view(part) -> tuple:
             part.unknown_tables, part.w001, part.open_end)
 
 
-def test_check_part_reads_with_the_compiled_core_as_the_single_process() -> None:
+def test_check_part_reads_with_the_compiled_core_as_the_single_process(core) -> None:
     """check_part (an executor's per-file check) reads with the compiled core's CheckScan
     and the lazy fused write-set read, as check_files does; its part equals the general
     reader's (event-fed provider) on every MySQL and MariaDB corpus file, and the table
     links it records (a rows event without a Table_map, FULL-metadata table names) are
     those the general path recorded."""
-    from repltool.binlog.engine import compiled_core
     from repltool.check.engine import part_core_counts
     from repltool.check.writesets import RowWritesetProvider
-    assert compiled_core() is not None
     root = require_corpus()
     files = sorted(str(p) for p in [*root.glob("mysql/*/*"), *root.glob("mariadb/*/*")]
                    if p.is_file())
@@ -268,7 +266,7 @@ def _links_of(path: str) -> tuple[bool, set[str]]:
 
 
 def test_check_span_reads_with_the_compiled_core_as_the_single_process(
-        synth_conflicting) -> None:
+        core, synth_conflicting) -> None:
     """check_span (an executor's check of one span of a large binlog) reads the span with
     the compiled core and the lazy fused write-set read; each span's part and edge equal
     the general reader's on MySQL corpus files cut at every third transaction and on a
