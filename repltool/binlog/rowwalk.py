@@ -129,15 +129,20 @@ def walker(table: TableDef, bitmap: bytes, width: int, wanted: tuple[int, ...]) 
     ``wanted``: column indexes whose raw bytes are returned (in this order; an
     absent or NULL column gives ``None``).
     """
-    key = ("walk", bitmap, width, wanted)
-    hit = table.plans.get(key, _MISS)
-    if hit is _MISS:
-        table.trim_cache()
-        hit = table.plans[key] = _compile(table, bitmap, width, wanted)
-    return hit  # type: ignore[no-any-return]
+    return _planned(table, ("walk", bitmap, width, wanted),
+                    lambda: _compile(table, bitmap, width, wanted))
 
 
 _MISS = object()
+
+
+def _planned(table: TableDef, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+    """``table``'s cached plan under ``key``, made (and the cache trimmed) on a miss."""
+    hit = table.plans.get(key, _MISS)
+    if hit is _MISS:
+        table.trim_cache()
+        hit = table.plans[key] = make()
+    return hit
 
 
 def row_counter(table: TableDef, before: bytes, after: bytes | None,
@@ -149,12 +154,8 @@ def row_counter(table: TableDef, before: bytes, after: bytes | None,
     rejects (``IndexError``, :class:`~repltool.binlog.rows.BadValue`, a column
     decoder's error) exactly the images the walkers do.  ``None`` when an image has no
     present column (the general decoder decides those)."""
-    key = ("count", before, after, width)
-    hit = table.plans.get(key, _MISS)
-    if hit is _MISS:
-        table.trim_cache()
-        hit = table.plans[key] = _compile_counter(table, before, after, width)
-    return hit  # type: ignore[no-any-return]
+    return _planned(table, ("count", before, after, width),  # type: ignore[no-any-return]
+                    lambda: _compile_counter(table, before, after, width))
 
 
 def _compile_counter(table: TableDef, before: bytes, after: bytes | None,

@@ -993,8 +993,15 @@ class _Offsets:
         c = k >> 6
         if self.sparse and k & 63:
             raise LookupError(f"offset {k} of a sparse run is not kept")
-        value, p, data = self._marks[c], self._at[c], self._data
-        for _ in range(k & 63):
+        for value in self._block(c, (k & 63) + 1):
+            pass
+        return value
+
+    def _block(self, c: int, n: int) -> Iterator[int]:
+        """The first ``n`` offsets of block ``c`` (64 a block), each varint decoded once."""
+        data, value, p = self._data, self._marks[c], self._at[c]
+        yield value
+        for _ in range(n - 1):
             z = shift = 0
             while True:
                 b = data[p]
@@ -1004,27 +1011,12 @@ class _Offsets:
                 if b < 0x80:
                     break
             value += -((z + 1) >> 1) if z & 1 else z >> 1
-        return value
+            yield value
 
     def __iter__(self) -> Iterator[int]:
         """In order, each varint decoded once (indexing each would decode up to 63)."""
-        data, marks = self._data, self._marks
-        p = 0
-        value = 0
-        for k in range(self._n):
-            if k & 63 == 0:
-                value = marks[k >> 6]
-            else:
-                z = shift = 0
-                while True:
-                    b = data[p]
-                    p += 1
-                    z |= (b & 0x7F) << shift
-                    shift += 7
-                    if b < 0x80:
-                        break
-                value += -((z + 1) >> 1) if z & 1 else z >> 1
-            yield value
+        for c in range(len(self._marks)):
+            yield from self._block(c, min(64, self._n - (c << 6)))
 
 
 class _Committed:
