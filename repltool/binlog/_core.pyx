@@ -1887,3 +1887,6 @@ include "_wstext.pxi"
 # ---- certification (the source-side trackers) ----
 include "_certcore.pxi"
 include "_grcore.pxi"
+
+# ---- re-tagging (rewrite_log) ----
+include "_retagcore.pxi"

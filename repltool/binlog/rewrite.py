@@ -16,7 +16,9 @@ from __future__ import annotations
 import os
 import tempfile
 import zlib
+from array import array
 from collections.abc import Iterator, Mapping
+from types import ModuleType
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -31,6 +33,7 @@ from .constants import (
     EventType, type_name,
 )
 from .decode import DecodeContext, decode_fde
+from .engine import compiled_core
 from .events import parse_version
 from .writer import (
     ENCODINGS, FDE_FREE_STRUCTS, MAX_FDE_SIZE, MAX_GTID_EVENT_SIZE, Header, crc_ok,
@@ -79,7 +82,7 @@ class Source:
         self.fh, self.path, self.size = fh, path, size
         self.fd = fh.fileno()
 
-    def _shrank(self, at: int) -> InputError:
+    def shrank(self, at: int) -> InputError:
         return InputError(f"{self.path}: file shrank while being rewritten",
                           pos=Position(self.path, at))
 
@@ -87,28 +90,59 @@ class Source:
         """The next ``n`` bytes of the walk (``at``: their offset, for errors)."""
         data = self.fh.read(n)
         if len(data) != n:
-            raise self._shrank(at)
+            raise self.shrank(at)
         return data
 
     def pread(self, n: int, at: int) -> bytes:
         data = os.pread(self.fd, n, at)
         if len(data) != n:
-            raise self._shrank(at)
+            raise self.shrank(at)
         return data
 
 
 class Clocks:
-    """The new clocks in offset order, taken as the walk reaches each event."""
+    """The new clocks in offset order, taken as the walk reaches each event.
+
+    Held as three int64 columns (``columns``; the next one to take is ``i``)
+    when every value fits, which is what the compiled walk reads; else
+    (``columns`` is None) iterated as given.
+    """
 
     def __init__(self, clocks: Mapping[int, tuple[int, int]]) -> None:
-        items = clocks.items()
-        self._items: Iterator[tuple[int, tuple[int, int]]] = iter(
-            items if getattr(clocks, "sorted_by_offset", False) else sorted(items))
-        self._next = next(self._items, None)
         self._skipped: list[int] = []     # offsets the walk stepped over (first few)
+        self.i = 0
+        self.columns: tuple[array[int], array[int], array[int]] | None = None
+        given = getattr(clocks, "columns", None)
+        if callable(given):
+            self.columns = given()
+            return
+        items = clocks.items()
+        ordered = items if getattr(clocks, "sorted_by_offset", False) else sorted(items)
+        try:
+            self.columns = (array("q", [o for o, _ in ordered]),
+                            array("q", [c[0] for _, c in ordered]),
+                            array("q", [c[1] for _, c in ordered]))
+        except (OverflowError, TypeError, IndexError):
+            self._items: Iterator[tuple[int, tuple[int, int]]] = iter(ordered)
+            self._next = next(self._items, None)
 
     def take(self, offset: int) -> tuple[int, int] | None:
         """The clock for the event at ``offset``, if one was given."""
+        if self.columns is None:
+            return self._take_items(offset)
+        offsets, lcs, sns = self.columns
+        i, n = self.i, len(offsets)
+        while i < n and offsets[i] < offset:
+            if len(self._skipped) < 5:
+                self._skipped.append(offsets[i])
+            i += 1
+        if i == n or offsets[i] != offset:
+            self.i = i
+            return None
+        self.i = i + 1
+        return lcs[i], sns[i]
+
+    def _take_items(self, offset: int) -> tuple[int, int] | None:
         nxt = self._next
         while nxt is not None and nxt[0] < offset:
             if len(self._skipped) < 5:
@@ -122,6 +156,12 @@ class Clocks:
     def left(self) -> list[int]:
         """Up to five offsets that matched no event (after the walk)."""
         out = list(self._skipped)
+        if self.columns is not None:
+            offsets = self.columns[0]
+            while self.i < len(offsets) and len(out) < 5:
+                out.append(offsets[self.i])
+                self.i += 1
+            return out
         while self._next is not None and len(out) < 5:
             out.append(self._next[0])
             self._next = next(self._items, None)
@@ -146,6 +186,13 @@ class Rewriter:
         self.events = self.rewritten = self.updated = self.stale = self.fallbacks = 0
         self.odd = 0                      # shifted although log_pos != end offset
         self.warnings: list[str] = []
+        self.core = self._core()
+        self.block: bytearray | None = None
+
+    def _core(self) -> ModuleType | None:
+        """The compiled core whose ``retag_walk`` takes the runs of events that keep
+        their size (None: every event is walked here)."""
+        return compiled_core()
 
     def _header(self, raw: bytes) -> Header:
         return parse_header(raw)
@@ -165,6 +212,11 @@ class Rewriter:
             raise NotABinlog(f"not a binlog: magic is {magic.hex(' ')}", pos=where)
         p = 4
         while p < src.size:
+            if self.core is not None and self._walks_compiled():
+                p = self._compiled_run(p)
+                if p >= src.size:
+                    break
+                src.fh.seek(p)
             if src.size - p < HEADER_LEN:
                 self._tail(p)
                 break
@@ -197,6 +249,46 @@ class Rewriter:
         return RewriteReport(src.path, self.dst, relay, self.events, self.rewritten,
                              self.updated, self.delta, self.stale, self.fallbacks,
                              tuple(self.warnings))
+
+    def _walks_compiled(self) -> bool:
+        """Whether the next events can be walked by the core: a Format_description was
+        seen, no size change is pending in a binlog (in a relay log log_pos never
+        changes), and the clocks are int64 columns."""
+        return (self.seen_fde and (not self.delta or bool(self.relay_log))
+                and self.clocks.columns is not None)
+
+    def _compiled_run(self, p: int) -> int:
+        """Walk from ``p`` with the core's ``retag_walk`` block by block, writing each
+        block (its clocks patched in place) and copying events longer than a block
+        unread; returns the offset of the first event the Python walk must take
+        (or the file's size)."""
+        core, src, clocks = self.core, self.src, self.clocks
+        assert core is not None and clocks.columns is not None
+        offsets, lcs, sns = clocks.columns
+        if self.block is None:
+            self.block = bytearray(max(self.chunk, 2 * MAX_GTID_EVENT_SIZE))
+        block = memoryview(self.block)
+        patch = self.encoding == "mysql"
+        stale = bool(self.relay_log) and self.delta != 0
+        self._flush(p)
+        while True:
+            want = min(len(block), src.size - p)
+            got = os.preadv(src.fd, [block[:want]], p)
+            if got != want:
+                raise src.shrank(p + got)
+            status, q, clocks.i, events, rewritten, stale_n = core.retag_walk(
+                block, want, p, src.size, offsets, lcs, sns, clocks.i, self.crc_on, patch,
+                stale)
+            self.events += events
+            self.rewritten += rewritten
+            self.stale += stale_n
+            upto = min(q, p + want)
+            self.out.write(block[:upto - p])
+            self.done = upto
+            self._flush(q)                  # the rest of an event longer than the block
+            if status != core.RETAG_MORE or q == p:
+                return q
+            p = q
 
     def _flush(self, upto: int) -> None:
         """Copy the untouched source bytes ``[done, upto)`` in ``chunk`` blocks."""
@@ -337,7 +429,11 @@ class Rewriter:
 
 class ReferenceRewriter(Rewriter):
     """:class:`Rewriter` with every header parsed and every GTID event patched by the
-    ``construct`` declarations (:func:`~repltool.binlog.writer.patch_clock_reference`)."""
+    ``construct`` declarations (:func:`~repltool.binlog.writer.patch_clock_reference`),
+    every event walked here."""
+
+    def _core(self) -> ModuleType | None:
+        return None
 
     def _header(self, raw: bytes) -> Header:
         return Header(**{k: v for k, v in S.common_header.parse(raw).items()

@@ -101,6 +101,11 @@ class ClockColumns(Mapping[int, tuple[int, int]]):
     def sorted_by_offset(self) -> bool:
         return True
 
+    def columns(self) -> tuple[array[int], array[int], array[int]]:
+        """The offset, last_committed and sequence_number columns (not copies), which
+        :class:`~repltool.binlog.rewrite.Rewriter` walks as they are."""
+        return self._offsets, self._lc, self._sn
+
     def add(self, offset: int, clock: tuple[int, int]) -> None:
         if self._offsets and offset <= self._offsets[-1]:
             raise CertifyError(f"offset {offset} after {self._offsets[-1]}: transactions of a "
