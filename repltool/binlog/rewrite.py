@@ -6,8 +6,20 @@ not copied one by one: the walk reads only their 19-byte headers (parsed with
 :func:`~repltool.binlog.writer.parse_header`) and the untouched byte ranges
 between changed events are copied in ``chunk_size`` blocks. With the
 ``"mysql"`` encoding and typecode-2 events, which change in place, that is
-the whole file but 16 + 4 bytes per GTID event.  :func:`rewrite_log_reference`
-does the same walk with the ``construct`` declarations only (the reference the
+the whole file but 16 + 4 bytes per GTID event.
+
+With the compiled engine, the runs of events that keep their size (a binlog
+before its first size change; a relay log throughout, its log_pos never
+changes) are walked by the core (``_core.retag_walk``, format-spec §2.5): the
+file is read in ``chunk_size`` blocks, the core counts the events, patches the
+clock of each plain typecode-2 GTID event named in the clocks in place (the
+bytes :func:`patch_clock` writes) and counts a relay log's stale log_pos values,
+and each block is written whole; the Python walk takes every event the core
+returns it (Format_description, Start_v3/Start_encryption, a clock offset that is
+no plain untagged GTID event or was stepped over, invalid clock values, a wrong
+stored CRC, a size below the header or past the end) and, in a binlog, every
+event from the first size change on.  :func:`rewrite_log_reference` does the
+whole walk here with the ``construct`` declarations only (the reference the
 shortcuts are tested against).
 """
 
@@ -98,6 +110,15 @@ class Source:
         if len(data) != n:
             raise self.shrank(at)
         return data
+
+
+def _read_into(fd: int, view: memoryview, at: int) -> int:
+    """``os.preadv`` where the platform has it (no copy), else ``os.pread``."""
+    if hasattr(os, "preadv"):
+        return os.preadv(fd, [view], at)
+    data = os.pread(fd, len(view), at)
+    view[:len(data)] = data
+    return len(data)
 
 
 class Clocks:
@@ -273,7 +294,7 @@ class Rewriter:
         self._flush(p)
         while True:
             want = min(len(block), src.size - p)
-            got = os.preadv(src.fd, [block[:want]], p)
+            got = _read_into(src.fd, block[:want], p)
             if got != want:
                 raise src.shrank(p + got)
             status, q, clocks.i, events, rewritten, stale_n = core.retag_walk(
@@ -461,8 +482,9 @@ def rewrite_log(src_path: str | os.PathLike[str], dst_path: str | os.PathLike[st
 
     The output goes to a temporary file next to ``dst_path`` that replaces it
     only at the end; on any error it is removed and ``dst_path`` is untouched.
-    Memory use is bounded by ``chunk_size`` (and a few KiB per GTID/FDE event),
-    never by the file or event size.  ``clocks`` is read in offset order
+    Memory use is bounded by ``chunk_size`` (at least 8 KiB with the compiled
+    engine's block; and a few KiB per GTID/FDE event), never by the file or
+    event size.  ``clocks`` is read in offset order
     (a mapping whose ``sorted_by_offset`` attribute is true is not sorted
     again; see :class:`repltool.certify.retag.ClockColumns`).
 
