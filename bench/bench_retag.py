@@ -3,7 +3,7 @@ real certify run.
 
 The clocks come from ``certify --mode writeset --pk-only`` of the file through the
 library (``CertifyRun`` + ``ReportBuilder`` with a ``ClockMap`` sink) and are cached
-in ``WORK/<name>.clocks`` (three int64 columns), so later runs time the rewrite only.
+in ``WORK/<name>.<size>.clocks`` (three int64 columns), so later runs time the rewrite only.
 Each round writes ``WORK/<name>.out`` (deleted at the end unless ``--keep``) and prints
 CPU s (user+sys of this process), wall s, the report's counts and the route counters of
 :class:`repltool.binlog.rewrite.Rewriter` (``chunk_copies`` etc., where present).
@@ -31,7 +31,7 @@ def _cpu() -> float:
 
 def clocks_for(path: str, work: Path) -> object:
     from repltool.certify.retag import ClockColumns
-    cache = work / (Path(path).name + ".clocks")
+    cache = work / f"{Path(path).name}.{os.path.getsize(path)}.clocks"
     if not cache.exists():
         from repltool.certify import Mode
         from repltool.certify.report import CertifyRun, ReportBuilder
