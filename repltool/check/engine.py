@@ -7,8 +7,9 @@ events start a fresh stream.  CRC32 footers are verified here rather than by the
 reader, so a mismatch is a finding and reading continues after the event.
 
 Clock segments (format-spec §3.2, §6c, §6d, gotcha 8): sequence numbers restart
-in every binlog file; in a relay log they restart at source Rotates (any Rotate
-not flagged LOG_EVENT_RELAY_LOG_F), not at relay-file boundaries; in a Group
+in every binlog file; in a relay log they restart at source Rotates (a Rotate not
+flagged LOG_EVENT_RELAY_LOG_F from another server than the relay log's writer:
+:meth:`repltool.binlog.transactions.Segments.see`), not at relay-file boundaries; in a Group
 Replication applier relay log they never restart, except at a certifier start,
 which writes (1, 2).
 """
@@ -35,7 +36,7 @@ from ..binlog.events import (
     DAMAGED_TYPE, DamagedBody, Event, GtidBody, GtidListBody, PreviousGtidsBody,
 )
 from ..binlog.split import Span
-from ..binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
+from ..binlog.transactions import GROUPING_TYPES, Segments, Transaction, group_transactions
 from ..errors import (
     ChecksumMismatch, EncryptedLog, InputError, LogFormatError, NoFormatDescription,
     NotABinlog, ReplToolError, TruncatedLog, UnsupportedLog,
@@ -257,6 +258,8 @@ class _Checker:
         self.files: dict[str, _File] = {}
         self.notes: dict[object, _Note] = {}
         self.segment = 0
+        #: the relay segment rule (which Rotates are a source's), fed the FDEs and Rotates
+        self.segments = Segments()
         self.cur_segment: int | None = None
         self.prev_sn: int | None = None
         self.gr: bool | None = {"yes": True, "no": False}.get(cfg.gr_applier)
@@ -516,7 +519,9 @@ class _Checker:
             note = self.notes.get(self.last_gtid_pos)
             if note is not None:
                 note.view_change = True
-        elif tc == _T.ROTATE_EVENT and f.relay and not ev.flags & EventFlag.RELAY_LOG:
+        elif tc == _T.FORMAT_DESCRIPTION_EVENT:
+            self.segments.see(ev)
+        elif tc == _T.ROTATE_EVENT and self.segments.see(ev):
             self.segment += 1            # a source Rotate: the source's clock restarts
         elif tc == _T.PREVIOUS_GTIDS_LOG_EVENT and f.previous is None and outer:
             if isinstance(ev.body, PreviousGtidsBody):
@@ -1397,6 +1402,8 @@ def _span_part(ck: _Checker, name: str, span: Any, provider: Any) -> CheckPart:
         return replace(part, edge=replace(part.edge, start=span.start))
     opened: list[FileInfo] = []
     events, ck.group_state = span_read(name, span, ck.opts, opened)
+    if ck.group_state is not None:      # the file's own FDE, read before the span
+        ck.segments = ck.group_state.segments.copy()
 
     def reader(path: str, opts: ReadOptions, info: list[FileInfo]) -> Iterator[Event]:
         for ev in events:
