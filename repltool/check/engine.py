@@ -28,6 +28,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from ..binlog import EventFlag, EventType, FileInfo, ReadOptions, read_events, type_name
+from ..binlog.clock import inconsistent, is_barrier
 from ..binlog.corescan import CheckScan, Handover, scan_clock_transactions
 from ..binlog.damage import DamageLog
 from ..binlog.engine import compiled_core
@@ -167,6 +168,9 @@ class _Span:
     def add(self, lc: int, sn: int) -> None:
         self.work += 1
         prev = self._prev
+        # ``prev is None or is_barrier(lc, sn, prev)`` (repltool.binlog.clock), inline:
+        # twice per transaction, the call cost 9% of this method (bench/results/segrule.md);
+        # tests/binlog/test_clock_rules.py holds this copy to the rule
         if lc == 0 or sn == 0 or not prev or sn > prev + 1 or sn <= prev:
             depth = self.depth + 1
             del self._words[:]
@@ -795,7 +799,7 @@ class _Checker:
                 self.emit("C006", f.path, where, f"{name} has last_committed=0, "
                           "sequence_number=0 but is not a Group Replication view change")
             return
-        if lc >= sn:
+        if inconsistent(lc, sn):
             self.emit("C004", f.path, where,
                       f"{name}: last_committed={lc} >= sequence_number={sn}")
         prev = self.prev_sn
@@ -1306,8 +1310,7 @@ class _Edge:
 
     def writer(self, gtid: str | None, pos: object, lc: int, sn: int, hashes: Any) -> None:
         """A transaction W001 takes (as :class:`~repltool.certify.SafetyChecker` sees it)."""
-        p = self.prev_seq
-        barrier = lc == 0 or sn == 0 or (p is not None and (p == 0 or sn > p + 1 or sn <= p))
+        barrier = is_barrier(lc, sn, self.prev_seq)
         self.prev_seq = sn
         self.barrier = self.barrier or barrier
         if self.first_sn is None:
@@ -1551,10 +1554,7 @@ def w001_continues(previous: int | None, first: tuple[int, int] | None) -> bool:
     """Whether W001's first clock of a part is no barrier after ``previous``, the last
     sequence_number W001 saw before the part (then the part must be checked with the one
     before it: a conflict may cross)."""
-    if first is None or previous is None or previous == 0:
-        return False
-    lc, sn = first
-    return lc != 0 and sn != 0 and previous < sn <= previous + 1
+    return first is not None and previous is not None and not is_barrier(*first, previous)
 
 
 class _Merged:

@@ -29,6 +29,7 @@ from collections import deque
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 
+from ..binlog.clock import inconsistent, is_barrier
 from ..errors import SimulationError
 from .engine import LATE, Engine, Process, Signal
 from .model import Policy, SimConfig, SimResult, SimTransaction, Span, WaitTimes
@@ -79,7 +80,7 @@ def classify(trx: SimTransaction, index: int, last_seq: int, lenient: bool,
     if lc < 0 or sn < 0:
         problem = (f"negative logical timestamp: last_committed ({lc}), "
                    f"sequence_number ({sn})")
-    elif not first_event and lc != 0 and sn <= lc:
+    elif not first_event and inconsistent(lc, sn):      # (negatives are caught above)
         problem = ("inconsistent logical timestamps: "
                    f"sequence_number ({sn}) <= last_committed ({lc})")
     elif not first_event and sn != 0 and sn <= last_seq:
@@ -92,9 +93,8 @@ def classify(trx: SimTransaction, index: int, last_seq: int, lenient: bool,
         warnings.append(f"{where}{describe(trx, index)}: {problem}; "
                         "scheduled as a barrier")
         return True, max(sn, 0)
-    barrier = (first_event or sn == 0 or lc == 0 or sn > last_seq + 1
-               or last_seq == 0)
-    return barrier, sn
+    # (sn <= last_seq here only with first_event or sn == 0: a barrier either way)
+    return first_event or is_barrier(lc, sn, last_seq), sn
 
 
 def check_cost(trx: SimTransaction, index: int) -> None:
