@@ -18,50 +18,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from schedule_cli_data import REPLICA_ID, RELAY_F, SID, SOURCE_ID, RelayWriter
+from schedule_cli_data import REPLICA_ID, SOURCE_ID, write_relay_file
 
 from repltool.binlog import read_events, read_transactions
-from repltool.binlog import structs as S
-from repltool.binlog.constants import EventType
 from repltool.binlog.transactions import group_transactions
 from repltool.check import check_files
 from repltool.schedule.source import SourceRotations, transactions_to_sim
-from repltool.synth import SampleTable, fde_body, query_body
-
-
-def _relay(path: Path, rotate_server_id: int) -> None:
-    table = SampleTable(110, "shop", "orders")
-    with open(path, "wb") as fh:
-        w = RelayWriter(fh, server_id=REPLICA_ID)
-        w._write(b"\xfebin")
-        w.event(EventType.FORMAT_DESCRIPTION_EVENT, fde_body("8.0.40", 1_760_000_000),
-                server_id=REPLICA_ID, flags=RELAY_F)
-        w.rotate_to("source-bin.000001", server_id=SOURCE_ID, flags=0x20, log_pos=0)
-        w.source_fde()
-        w.server_id = SOURCE_ID
-        gno = 0
-        for clock in [(0, 1), (1, 2), None, (0, 1)]:
-            if clock is None:
-                w.rotate_to("source-bin.000002", server_id=rotate_server_id, flags=0,
-                            log_pos=w.pos + 19 + 8 + 17 + 4)
-                w.source_fde()
-                continue
-            gno += 1
-            bodies = [(EventType.QUERY_EVENT, query_body(10, table.db, "BEGIN")),
-                      (EventType.TABLE_MAP_EVENT, table.table_map_body()),
-                      (EventType.WRITE_ROWS_EVENT, table.write_rows_body([(gno, "x")])),
-                      (EventType.XID_EVENT, S.xid_body.build({"xid": gno}))]
-            w.transaction(1_760_000_000_000_000 + gno, SID, gno, clock[0], clock[1], bodies)
 
 
 @pytest.mark.parametrize("rotate_server_id", [SOURCE_ID, 0, REPLICA_ID])
 def test_grouper_schedule_and_check_take_one_rule(tmp_path: Path, rotate_server_id: int) -> None:
     path = tmp_path / "relay-bin.000001"
-    _relay(path, rotate_server_id)
+    write_relay_file(path, [(0, 1), (1, 2), None, (0, 1)], first=True, next_relay=None, gno=0,
+                     rotate_server_id=rotate_server_id)
     new_source = rotate_server_id != REPLICA_ID
 
-    segments = [t.segment for t in read_transactions(path)]
-    assert segments == ["source-bin.000001"] * 2 + [
+    trxs = list(read_transactions(path))
+    assert [t.segment for t in trxs] == ["source-bin.000001"] * 2 + [
         "source-bin.000002" if new_source else "source-bin.000001"]
 
     rotations = SourceRotations()
@@ -72,5 +45,4 @@ def test_grouper_schedule_and_check_take_one_rule(tmp_path: Path, rotate_server_
 
     report = check_files([str(path)], writesets=None)
     c001 = [f.offset for f in report.findings if f.rule == "C001"]
-    third = list(read_transactions(path))[2].start.offset
-    assert c001 == ([] if new_source else [third])
+    assert c001 == ([] if new_source else [trxs[2].start.offset])
