@@ -19,12 +19,11 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
-import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from repltool.binlog import engine
 from repltool.binlog import structs as S
 from repltool.binlog.clock import inconsistent, is_barrier
 from repltool.binlog.constants import EventType
@@ -81,18 +80,18 @@ def _log(path: Path, clocks: list[tuple[int, int]]) -> None:
         b.close(1_760_000_001, None)
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=30))
-def test_the_core_counts_inconsistent_clocks_by_the_rule(clocks: list[tuple[int, int]]) -> None:
-    from repltool.binlog import _core
-    if engine.compiled_core() is None:
-        pytest.fail("the compiled core is not built")
-    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
-        mp.setenv(engine.ENV, "compiled")
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(clocks=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=1,
+                       max_size=30))
+def test_the_core_counts_inconsistent_clocks_by_the_rule(core: Any,
+                                                         clocks: list[tuple[int, int]]) -> None:
+    """(the ``core`` fixture sets the compiled engine for every example)"""
+    with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "binlog.000001"
         _log(path, clocks)
-        before = _core.events_walked()
+        before = core.events_walked()
         [f] = compute_clock_stats([os.fspath(path)]).files
-        assert _core.events_walked() > before       # the core read it
+        assert core.events_walked() > before        # the core read it
     assert f.clock.transactions == len(clocks)
     assert f.clock.inconsistent == sum(inconsistent(lc, sn) for lc, sn in clocks)
