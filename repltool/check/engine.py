@@ -37,7 +37,8 @@ from ..binlog.events import (
     DAMAGED_TYPE, DamagedBody, Event, GtidBody, GtidListBody, PreviousGtidsBody,
 )
 from ..binlog.split import Span
-from ..binlog.transactions import GROUPING_TYPES, Segments, Transaction, group_transactions
+from ..binlog.transactions import (GROUPING_TYPES, SEGMENT_EVENTS, Segments, Transaction,
+                                   group_transactions)
 from ..errors import (
     ChecksumMismatch, EncryptedLog, InputError, LogFormatError, NoFormatDescription,
     NotABinlog, ReplToolError, TruncatedLog, UnsupportedLog,
@@ -490,8 +491,6 @@ class _Checker:
         f = self._file_upto(i)
         if f.fi is None:
             f.fi = self._infos[i - first]
-            if not f.relay:
-                self.segment += 1
         self._facts(f, ev, ev.type_code, True)
 
     # ---- events (the tap runs slightly ahead of the transactions) ----
@@ -523,10 +522,8 @@ class _Checker:
             note = self.notes.get(self.last_gtid_pos)
             if note is not None:
                 note.view_change = True
-        elif tc == _T.FORMAT_DESCRIPTION_EVENT:
-            self.segments.see(ev)
-        elif tc == _T.ROTATE_EVENT and self.segments.see(ev):
-            self.segment += 1            # a source Rotate: the source's clock restarts
+        elif tc in SEGMENT_EVENTS and self.segments.see(ev):
+            self.segment += 1            # a binlog file, a source Rotate: the clock restarts
         elif tc == _T.PREVIOUS_GTIDS_LOG_EVENT and f.previous is None and outer:
             if isinstance(ev.body, PreviousGtidsBody):
                 f.previous = {(sid, tag): iv[-1].end for sid, tag, iv in ev.body.gtid_set.sids
@@ -1194,8 +1191,6 @@ class _Stream:
                 for ev in events:
                     if f.fi is None:
                         f.fi = info[0]
-                        if not f.relay:
-                            ck.segment += 1
                     ck.event(f, ev)
                     yield ev
             except InputError:
