@@ -263,7 +263,8 @@ class _Checker:
         self.files: dict[str, _File] = {}
         self.notes: dict[object, _Note] = {}
         self.segment = 0
-        #: the relay segment rule (which Rotates are a source's), fed the FDEs and Rotates
+        #: the clock segment rule (a binlog file, a relay log's source Rotate), fed the
+        #: FDEs and Rotates; ``segment`` counts the segments it begins (and the streams)
         self.segments = Segments()
         self.cur_segment: int | None = None
         self.prev_sn: int | None = None
