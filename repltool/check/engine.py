@@ -170,7 +170,7 @@ class _Span:
         self.work += 1
         prev = self._prev
         # ``prev is None or is_barrier(lc, sn, prev)`` (repltool.binlog.clock), inline:
-        # twice per transaction, the call cost 9% of this method (bench/results/segrule.md);
+        # twice per transaction, the call cost 7-13% of this method (bench/results/segrule.md);
         # tests/binlog/test_clock_rules.py holds this copy to the rule
         if lc == 0 or sn == 0 or not prev or sn > prev + 1 or sn <= prev:
             depth = self.depth + 1
