@@ -7,6 +7,8 @@ in hot loops and in the compiled core.
   through :func:`~repltool.binlog.clock.is_barrier`) gives the same answer;
 * check's depth (``_Span.add``, twice per transaction) keeps the barrier rule
   inline; it restarts exactly where ``is_barrier`` says;
+* ``classify`` (once per transaction and simulated configuration) keeps the
+  barrier and inconsistency rules inline; it answers as they say;
 * the compiled core's stats accumulator (``_core.pyx``) counts a log's impossible
   clocks as :func:`~repltool.binlog.clock.inconsistent` says, over generated logs;
 * the compiled depth summary (``_certcore.pxi``) is held to the Python
@@ -67,6 +69,25 @@ def test_checks_depth_barrier_is_the_rule(lc: int, sn: int, prev: int | None) ->
         span.add(max(prev - 1, 0), prev)
     span.add(lc, sn)
     assert (span._n == 1) == (prev is None or is_barrier(lc, sn, prev))
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.integers(0, 9), st.integers(0, 9), st.integers(0, 9), st.booleans(),
+       st.integers(0, 2))
+def test_classify_is_the_rules(lc: int, sn: int, last_seq: int, new_file: bool,
+                               index: int) -> None:
+    """``classify`` (inline, once per transaction and configuration): a barrier where
+    ``is_barrier`` says or the first of a source file is; an ``inconsistent`` clock or
+    a sequence_number that does not increase is refused (lenient: a barrier with a
+    warning) except on the first of a source file."""
+    first = index == 0 or new_file
+    warnings: list[str] = []
+    trx = SimTransaction(last_committed=lc, sequence_number=sn, new_source_file=new_file)
+    barrier, nxt = classify(trx, index, last_seq, True, warnings)
+    refused = not first and (inconsistent(lc, sn) or 0 < sn <= last_seq)
+    assert bool(warnings) == refused
+    assert barrier == (first or refused or is_barrier(lc, sn, last_seq))
+    assert nxt == sn
 
 
 def _log(path: Path, clocks: list[tuple[int, int]]) -> None:
