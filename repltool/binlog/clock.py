@@ -5,9 +5,13 @@ Which transactions share a clock (the segments a relay log's source Rotates begi
 is :class:`repltool.binlog.transactions.Segments`; these rules take one segment's
 clocks in order.
 
-The compiled core states two of them again in C (``_certcore.pxi``'s depth
-summary, ``_core.pyx``'s stats accumulator); ``tests/binlog/test_clock_rules.py``
-checks every copy against the functions here.
+Copies kept where a call per transaction costs measurable CPU, each held to these
+functions by a test (``tests/binlog/test_clock_rules.py`` unless said): check's
+``_Span.add``, ``schedule.logical_clock.classify`` and the simulators' shortcut
+for a plain transaction (``schedule/fastpath.py``, ``schedule/sweep.py``, held to
+``classify``); in C, ``_core.pyx``'s stats accumulator and ``_certcore.pxi``'s depth
+summary (``tests/certify/test_certcore.py``, against the Python accumulator that
+calls these).
 """
 
 from __future__ import annotations
