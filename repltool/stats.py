@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import timezone, tzinfo
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
+from .binlog.clock import inconsistent
 from .binlog.constants import EventType, type_name
 from .binlog.events import DAMAGED_TYPE, DamagedBody, Event
 from .binlog.corescan import FileTotals, Handover, scan_summary_batches, scan_totals
@@ -124,7 +125,7 @@ class _ClockAcc:
         self.n += 1
         if lc == 0:
             self.barriers += 1
-        if sn <= lc and not (sn == 0 and lc == 0):
+        if inconsistent(lc, sn):
             self.bad += 1
         d = sn - lc
         label = _BUCKETS.get(d)

@@ -594,6 +594,8 @@ cdef class ParallelismCore:
         self.n += 1
         key = d
         self.distance[key] = self.distance.get(key, 0) + 1
+        # repltool.binlog.clock.restarts and is_barrier, in C (the Python _Accumulator
+        # states them through those; test_certcore holds this copy to it)
         new_segment = not self.has_prev or (seq != 0 and self.prev_seq != 0
                                             and seq <= self.prev_seq)
         if new_segment:

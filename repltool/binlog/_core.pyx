@@ -871,8 +871,8 @@ cdef class Scanner:
             a.cn += 1
             if lc == 0:
                 a.barriers += 1
-            if sn <= lc and not (sn == 0 and lc == 0):
-                a.bad += 1
+            if sn <= lc and not (sn == 0 and lc == 0):   # repltool.binlog.clock.inconsistent
+                a.bad += 1                              # (tests/binlog/test_clock_rules.py)
             a.dist[_dist_index(lc, sn)] += 1
             if flags & SATURATED:
                 a.saturated += 1

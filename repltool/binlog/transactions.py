@@ -61,7 +61,7 @@ def event_roles() -> dict[int, str]:
     """
     roles: dict[int, str] = {}
     for t in EventType:
-        if t in _SEGMENT_EVENTS:
+        if t in SEGMENT_EVENTS:
             role = "segment"
         elif t in _IGNORED:
             role = "ignored"
@@ -194,7 +194,8 @@ def classify_query(query: bytes) -> str:
     return "statement"
 
 
-_SEGMENT_EVENTS = frozenset({_T.FORMAT_DESCRIPTION_EVENT, _T.ROTATE_EVENT})
+#: the events :meth:`Segments.see` takes
+SEGMENT_EVENTS = frozenset({_T.FORMAT_DESCRIPTION_EVENT, _T.ROTATE_EVENT})
 
 
 class Segments:
@@ -222,22 +223,40 @@ class Segments:
             self.file, self.current, self.relay, self.own_server_id)
         return other
 
-    def see(self, ev: Event) -> None:
+    def see(self, ev: Event) -> bool:
+        """Take an FDE or a Rotate (others change nothing) in stream order; True when
+        ``ev`` begins a clock segment: the own FDE of a binlog file (a binlog is a
+        segment of its own) or of the first relay file, or a source Rotate of a relay
+        log: a Rotate the relay log did not write itself (``LOG_EVENT_RELAY_LOG_F``
+        clear) from another server than the relay file's writer (the ``server_id`` of
+        the file's own FDE): the source's fake Rotate on (re)connection, its
+        end-of-binlog Rotate, the receiver's ``server_id`` 0 Rotate (MySQL
+        ``Rotate_log_event::do_update_pos``; format spec §6d rule 8).  The file's own
+        FDE is its first one: a relay log flags it ``LOG_EVENT_RELAY_LOG_F``; a relay
+        file continues the segment of the one before it.
+
+        This is the one statement of the rule: the grouper, the schedule's
+        :class:`~repltool.schedule.source.SourceRotations` and check's clock
+        segments all take it from here."""
         if ev.pos.file != self.file:
             self.file = ev.pos.file
             self.own_server_id = None
-        if ev.type_code == _T.FORMAT_DESCRIPTION_EVENT:
+        tc = ev.type_code
+        if tc == _T.FORMAT_DESCRIPTION_EVENT:
             if self.own_server_id is None:      # the file's own FDE comes first
                 self.own_server_id = ev.server_id
                 self.relay = bool(ev.flags & EventFlag.RELAY_LOG)
                 if not self.relay or not self.current:
                     self.current = ev.pos.file
-            return
-        if (self.relay and not ev.flags & EventFlag.RELAY_LOG
+                    return True
+            return False
+        if (tc == _T.ROTATE_EVENT and self.relay and not ev.flags & EventFlag.RELAY_LOG
                 and ev.server_id != self.own_server_id):
             name = getattr(ev.body, "next_file", None)
             if name:
                 self.current = name
+            return True
+        return False
 
 
 class _Group:
@@ -320,7 +339,7 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
     seg = state.segments.copy() if state is not None else Segments()
     for ev in events:
         tc = ev.type_code
-        if tc in _SEGMENT_EVENTS:
+        if tc in SEGMENT_EVENTS:
             seg.see(ev)
             if counter is not None:
                 counter.format_description(ev.body)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..binlog import ReadOptions, group_transactions, read_events, read_transactions
+from ..binlog.constants import BINLOG_MAGIC, EventFlag, EventType
 from ..paths import Paths, path_list
 from .gtidset import GtidSet
 from .model import (CertifyOptions, CertResult, CertTransaction, GarbageCollect, KeyRef, Mode,
@@ -63,8 +64,6 @@ def default_mode(first: Transaction | None) -> Mode:
 #: the modes whose trackers drop a write set past the history size (MySQL's
 #: ``add_write_set`` unless Group Replication requires the full write set)
 _DROPPING = frozenset({Mode.WRITESET, Mode.WRITESET_SESSION})
-_RELAY_LOG_F = 0x40         # binlog/constants.py EventFlag.RELAY_LOG
-_FDE = 15
 
 
 def drops_past_limit(mode: Mode | str | None, paths: Sequence[str]) -> bool:
@@ -84,8 +83,9 @@ def drops_past_limit(mode: Mode | str | None, paths: Sequence[str]) -> bool:
                 return False
             with open(path, "rb") as fh:
                 head = fh.read(4 + 19)
-            if len(head) < 23 or head[:4] != b"\xfebin" or head[4 + 4] != _FDE \
-                    or int.from_bytes(head[4 + 17:4 + 19], "little") & _RELAY_LOG_F:
+            if len(head) < 23 or head[:4] != BINLOG_MAGIC \
+                    or head[4 + 4] != EventType.FORMAT_DESCRIPTION_EVENT \
+                    or int.from_bytes(head[4 + 17:4 + 19], "little") & EventFlag.RELAY_LOG:
                 return False
     except OSError:
         return False

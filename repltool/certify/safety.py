@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from ..binlog.clock import is_barrier
 from .model import CertResult, Reason
 
 
@@ -68,10 +69,7 @@ class SafetyChecker:
             return []
         violations: list[Violation] = []
         lc, seq = r.computed
-        prev_seq = self._prev_seq
-        gap = prev_seq is not None and prev_seq != 0 and seq > prev_seq + 1
-        if (lc == 0 or seq == 0 or gap or prev_seq == 0
-                or (prev_seq is not None and seq <= prev_seq)):
+        if is_barrier(lc, seq, self._prev_seq):
             # a barrier: it waits for everything before, and every later
             # transaction waits for it (the MTS low-water mark restarts there)
             last.clear()

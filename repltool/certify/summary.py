@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..binlog.clock import is_barrier, restarts
 from ..binlog.engine import compiled_core
 from .model import CertResult, Reason
 
@@ -99,14 +100,14 @@ class _Accumulator:
         self.n += 1
         self.distance[seq - lc] += 1
         prev = self._prev
-        new_segment = prev is None or (seq != 0 and prev[1] != 0 and seq <= prev[1])
+        prev_seq = prev[1] if prev is not None else None
+        new_segment = restarts(seq, prev_seq)
         if new_segment:
             self._reset()
         if new_segment or prev is None or lc != prev[0]:
             self.windows += 1
         self.barriers += lc == 0
-        barrier = (new_segment or lc == 0 or seq == 0 or prev is None or prev[1] == 0
-                   or seq > prev[1] + 1)
+        barrier = new_segment or is_barrier(lc, seq, prev_seq)
         if barrier:
             depth = self.span + 1
             self._floor = depth

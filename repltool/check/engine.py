@@ -7,8 +7,9 @@ events start a fresh stream.  CRC32 footers are verified here rather than by the
 reader, so a mismatch is a finding and reading continues after the event.
 
 Clock segments (format-spec §3.2, §6c, §6d, gotcha 8): sequence numbers restart
-in every binlog file; in a relay log they restart at source Rotates (any Rotate
-not flagged LOG_EVENT_RELAY_LOG_F), not at relay-file boundaries; in a Group
+in every binlog file; in a relay log they restart at source Rotates (a Rotate not
+flagged LOG_EVENT_RELAY_LOG_F from another server than the relay log's writer:
+:meth:`repltool.binlog.transactions.Segments.see`), not at relay-file boundaries; in a Group
 Replication applier relay log they never restart, except at a certifier start,
 which writes (1, 2).
 """
@@ -27,6 +28,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from ..binlog import EventFlag, EventType, FileInfo, ReadOptions, read_events, type_name
+from ..binlog.clock import inconsistent, is_barrier
 from ..binlog.corescan import CheckScan, Handover, scan_clock_transactions
 from ..binlog.damage import DamageLog
 from ..binlog.engine import compiled_core
@@ -35,7 +37,8 @@ from ..binlog.events import (
     DAMAGED_TYPE, DamagedBody, Event, GtidBody, GtidListBody, PreviousGtidsBody,
 )
 from ..binlog.split import Span
-from ..binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
+from ..binlog.transactions import (GROUPING_TYPES, SEGMENT_EVENTS, Segments, Transaction,
+                                   group_transactions)
 from ..errors import (
     ChecksumMismatch, EncryptedLog, InputError, LogFormatError, NoFormatDescription,
     NotABinlog, ReplToolError, TruncatedLog, UnsupportedLog,
@@ -166,6 +169,9 @@ class _Span:
     def add(self, lc: int, sn: int) -> None:
         self.work += 1
         prev = self._prev
+        # ``prev is None or is_barrier(lc, sn, prev)`` (repltool.binlog.clock), inline:
+        # twice per transaction, the call cost 7-13% of this method (bench/results/segrule.md);
+        # tests/binlog/test_clock_rules.py holds this copy to the rule
         if lc == 0 or sn == 0 or not prev or sn > prev + 1 or sn <= prev:
             depth = self.depth + 1
             del self._words[:]
@@ -257,6 +263,9 @@ class _Checker:
         self.files: dict[str, _File] = {}
         self.notes: dict[object, _Note] = {}
         self.segment = 0
+        #: the clock segment rule (a binlog file, a relay log's source Rotate), fed the
+        #: FDEs and Rotates; ``segment`` counts the segments it begins (and the streams)
+        self.segments = Segments()
         self.cur_segment: int | None = None
         self.prev_sn: int | None = None
         self.gr: bool | None = {"yes": True, "no": False}.get(cfg.gr_applier)
@@ -483,8 +492,6 @@ class _Checker:
         f = self._file_upto(i)
         if f.fi is None:
             f.fi = self._infos[i - first]
-            if not f.relay:
-                self.segment += 1
         self._facts(f, ev, ev.type_code, True)
 
     # ---- events (the tap runs slightly ahead of the transactions) ----
@@ -516,8 +523,8 @@ class _Checker:
             note = self.notes.get(self.last_gtid_pos)
             if note is not None:
                 note.view_change = True
-        elif tc == _T.ROTATE_EVENT and f.relay and not ev.flags & EventFlag.RELAY_LOG:
-            self.segment += 1            # a source Rotate: the source's clock restarts
+        elif tc in SEGMENT_EVENTS and self.segments.see(ev):
+            self.segment += 1            # a binlog file, a source Rotate: the clock restarts
         elif tc == _T.PREVIOUS_GTIDS_LOG_EVENT and f.previous is None and outer:
             if isinstance(ev.body, PreviousGtidsBody):
                 f.previous = {(sid, tag): iv[-1].end for sid, tag, iv in ev.body.gtid_set.sids
@@ -790,7 +797,7 @@ class _Checker:
                 self.emit("C006", f.path, where, f"{name} has last_committed=0, "
                           "sequence_number=0 but is not a Group Replication view change")
             return
-        if lc >= sn:
+        if inconsistent(lc, sn):
             self.emit("C004", f.path, where,
                       f"{name}: last_committed={lc} >= sequence_number={sn}")
         prev = self.prev_sn
@@ -1185,8 +1192,6 @@ class _Stream:
                 for ev in events:
                     if f.fi is None:
                         f.fi = info[0]
-                        if not f.relay:
-                            ck.segment += 1
                     ck.event(f, ev)
                     yield ev
             except InputError:
@@ -1301,8 +1306,7 @@ class _Edge:
 
     def writer(self, gtid: str | None, pos: object, lc: int, sn: int, hashes: Any) -> None:
         """A transaction W001 takes (as :class:`~repltool.certify.SafetyChecker` sees it)."""
-        p = self.prev_seq
-        barrier = lc == 0 or sn == 0 or (p is not None and (p == 0 or sn > p + 1 or sn <= p))
+        barrier = is_barrier(lc, sn, self.prev_seq)
         self.prev_seq = sn
         self.barrier = self.barrier or barrier
         if self.first_sn is None:
@@ -1397,6 +1401,8 @@ def _span_part(ck: _Checker, name: str, span: Any, provider: Any) -> CheckPart:
         return replace(part, edge=replace(part.edge, start=span.start))
     opened: list[FileInfo] = []
     events, ck.group_state = span_read(name, span, ck.opts, opened)
+    if ck.group_state is not None:      # the file's own FDE, read before the span
+        ck.segments = ck.group_state.segments.copy()
 
     def reader(path: str, opts: ReadOptions, info: list[FileInfo]) -> Iterator[Event]:
         for ev in events:
@@ -1544,10 +1550,7 @@ def w001_continues(previous: int | None, first: tuple[int, int] | None) -> bool:
     """Whether W001's first clock of a part is no barrier after ``previous``, the last
     sequence_number W001 saw before the part (then the part must be checked with the one
     before it: a conflict may cross)."""
-    if first is None or previous is None or previous == 0:
-        return False
-    lc, sn = first
-    return lc != 0 and sn != 0 and previous < sn <= previous + 1
+    return first is not None and previous is not None and not is_barrier(*first, previous)
 
 
 class _Merged:

@@ -50,7 +50,6 @@ _VIEW_CHANGE_EVENT = 37
 # the events whose body is a QueryBody (``explain`` names a DDL group by its first
 # statement): QUERY_EVENT, EXECUTE_LOAD_QUERY_EVENT (LOAD DATA), MariaDB's QUERY_COMPRESSED_EVENT
 _QUERY_EVENTS = (2, 18, 165)
-_RELAY_LOG_F = 0x40         # binlog/constants.py EventFlag.RELAY_LOG
 
 
 @dataclass(frozen=True)
@@ -132,7 +131,8 @@ def pairs_unit(task: Task, unit: Unit) -> UnitResult:
             headers = _file_headers(unit.files, task.verify_checksum)
         except ReplToolError:
             headers = None              # the general reader says what is wrong
-    if headers is not None and not any(h.flags & _RELAY_LOG_F for h in headers):
+    from ..binlog.constants import EventFlag
+    if headers is not None and not any(h.flags & EventFlag.RELAY_LOG for h in headers):
         from ..collector import few_collections
         with few_collections():
             if spec.hashed:

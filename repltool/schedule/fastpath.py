@@ -82,6 +82,8 @@ def simulate_fast(transactions: Iterable[SimTransaction],
             if ready > t:
                 w_gaq += ready - t
                 t = ready
+        # classify's answer for a plain transaction, inline in this per-transaction
+        # loop: tests/binlog/test_clock_rules.py holds it to classify
         if (0 < lc < sn and sn == last_seq + 1 and not new_file
                 and index):
             barrier = False

@@ -20,9 +20,11 @@ on the kind of log:
   Rotate, and the receiver's ``server_id`` 0 "rotate to source position".  A
   relay-file boundary alone is *not* a source rotation: the numbering goes on
   in the next relay file.  :class:`SourceRotations` finds these Rotates while
-  the events stream past; without it (``relay=None``) every input file counts
-  as a new source file, which is right for binlogs and too pessimistic (one
-  barrier per relay file) for relay logs.
+  the events stream past, by the rule
+  :meth:`~repltool.binlog.transactions.Segments.see` states; without it
+  (``relay=None``) every input file counts as a new source file, which is
+  right for binlogs and too pessimistic (one barrier per relay file) for
+  relay logs.
 
 Nothing here imports click or rich.
 """
@@ -38,11 +40,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..binlog import ReadOptions, read_events, read_transactions
-from ..binlog.constants import EventFlag, EventType
+from ..binlog.constants import EventType
 from ..binlog.corescan import ClockTransaction, scan_clock_transactions
 from ..binlog.damage import cut_tails
 from ..binlog.events import Event
-from ..binlog.transactions import GROUPING_TYPES, Transaction, group_transactions
+from ..binlog.transactions import GROUPING_TYPES, Segments, Transaction, group_transactions
 from ..errors import SimulationError, UsageError
 from ..paths import Paths, path_list
 from ..positions import Position
@@ -78,26 +80,23 @@ class SourceRotations:
         self.relay_files: dict[str, bool] = {}
         self._order: dict[str, int] = {}
         self._marks: deque[tuple[int, int]] = deque()
-        self._own_server_id: int | None = None
-        self._in_group = False
+        self._segments = Segments()         # the relay segment rule, stated there
 
     def watch(self, events: Iterable[Event]) -> Iterator[Event]:
         """Yield ``events`` unchanged, recording source rotations."""
+        segments = self._segments
         for ev in events:
             file = ev.pos.file
             if file not in self._order:
                 self._order[file] = len(self._order)
                 self.relay_files[file] = False
-                self._own_server_id = None
             tc = ev.type_code
-            if tc == EventType.FORMAT_DESCRIPTION_EVENT and self._own_server_id is None:
-                # The first FDE of a file is the writer's own; relay logs flag it 0x40.
-                self._own_server_id = ev.server_id
-                self.relay_files[file] = bool(ev.flags & EventFlag.RELAY_LOG)
-            elif tc == EventType.ROTATE_EVENT:
-                if (self.relay_files[file] and not ev.flags & EventFlag.RELAY_LOG
-                        and ev.server_id != self._own_server_id):
-                    self._marks.append((self._order[file], ev.pos.offset))
+            if tc == EventType.FORMAT_DESCRIPTION_EVENT:
+                segments.see(ev)            # the file's own (first) FDE says if it is relay
+                self.relay_files[file] = segments.relay
+            elif (tc == EventType.ROTATE_EVENT and self.relay_files[file]
+                    and segments.see(ev)):
+                self._marks.append((self._order[file], ev.pos.offset))
             yield ev
 
     def key(self, pos: Position) -> tuple[int, int]:

@@ -82,6 +82,8 @@ def critical_path(transactions: Iterable[SimTransaction], *, lenient: bool = Fal
             check_cost(trx, index)
         elif index == bad:
             check_cost(transaction_at(transactions, trx, index), index)
+        # (classify's answer for a plain transaction, inline in this per-transaction
+        # loop: tests/binlog/test_clock_rules.py holds it to classify)
         if 0 < lc < sn and sn == last_seq + 1 and not new_file and index:
             barrier = False             # classify's answer, without its checks' failures
             last_seq = sn

@@ -54,7 +54,9 @@ class RelayWriter(BinlogBuilder):
 
 
 def write_relay_file(path: Path, clocks: list, *, first: bool, next_relay: str | None,
-                gno: int) -> int:
+                gno: int, rotate_server_id: int = SOURCE_ID) -> int:
+    """``rotate_server_id``: the server_id of the Rotates a None in ``clocks`` writes
+    (the source's: a new source binlog)."""
     table = SampleTable(110, "shop", "orders")
     with open(path, "wb") as fh:
         w = RelayWriter(fh, server_id=REPLICA_ID)
@@ -74,7 +76,7 @@ def write_relay_file(path: Path, clocks: list, *, first: bool, next_relay: str |
         for clock in clocks:
             if clock is None:
                 source_file += 1
-                w.rotate_to(f"source-bin.{source_file:06d}", server_id=SOURCE_ID, flags=0,
+                w.rotate_to(f"source-bin.{source_file:06d}", server_id=rotate_server_id, flags=0,
                             log_pos=w.pos + 19 + 8 + 17 + 4)
                 w.source_fde()
                 continue
