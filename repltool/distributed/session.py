@@ -240,8 +240,8 @@ def warm_up(spark: Any) -> None:
 def _import_worker_modules(_: int) -> int:
     # repltool.distributed.units comes with this function: unpickling it imports
     # this module's package, whose __init__ imports the driver and the units
-    import repltool.binlog.fastpath  # noqa: F401
-    import repltool.stats  # noqa: F401
+    from .units import settle_worker
+    settle_worker()
     return 0
 
 

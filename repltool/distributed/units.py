@@ -133,6 +133,40 @@ def working_directory(path: str | None) -> Iterator[None]:
         os.chdir(old)
 
 
+#: whether this process's objects were frozen (:func:`settle_worker`)
+_settled = False
+
+
+def settle_worker() -> bool:
+    """In a Python worker of Spark, once: import what every unit needs and move every
+    object alive then (modules, classes, PySpark's own) out of the collector's reach
+    (``gc.freeze``); elsewhere (the driver, a plain call) nothing.  Whether this
+    process is settled.
+
+    A reused worker (``spark.python.worker.reuse``) runs ``gc.collect()`` after every
+    task; with PySpark and repltool imported that full collection walks ~40,000
+    long-lived objects, 7-11 ms of CPU a task, more than all else a task costs
+    PySpark (bench/results/statsspark.md).  Frozen objects are not walked; they
+    are still freed by reference counting, only a cycle among them never is, and
+    what is alive at a task's start lives as long as the worker anyway.  A driver
+    is never frozen: a notebook's objects must stay collectable.
+    """
+    global _settled
+    if _settled:
+        return True
+    from pyspark import TaskContext
+    if TaskContext.get() is None:
+        return False
+    import gc
+
+    from .. import stats  # noqa: F401 - the modules every task imports
+    from ..binlog import corescan, fastpath  # noqa: F401
+    gc.collect()
+    gc.freeze()
+    _settled = True
+    return True
+
+
 def run_local_unit(task: Task, unit: Unit) -> UnitResult:
     """A unit of local paths: relative ones are taken from the driver's working directory.
 
@@ -140,6 +174,7 @@ def run_local_unit(task: Task, unit: Unit) -> UnitResult:
     every node mounts at the same place); a Python worker runs one task at a
     time, so changing its working directory is safe.
     """
+    settle_worker()
     relative = any(not os.path.isabs(f) for f in unit.files)
     cwd = task.cwd if relative and task.cwd and os.path.isdir(task.cwd) else None
     with working_directory(cwd if cwd != os.getcwd() else None):
@@ -175,6 +210,7 @@ def captured_warnings(result: UnitResult) -> Iterator[None]:
 def run_uri_records(task: Task, units: dict[str, Unit],
                      records: Iterable[tuple[str, bytes]]) -> Iterator[UnitResult]:
     """``binaryFiles`` records -> results: one unit per record."""
+    settle_worker()
     for name, data in records:
         yield _in_private_dir(task, units[name], {name: data})
 
@@ -182,6 +218,7 @@ def run_uri_records(task: Task, units: dict[str, Unit],
 def run_uri_unit(task: Task, unit: Unit,
                   records: Iterable[tuple[str, bytes]]) -> Iterator[UnitResult]:
     """All the files of one multi-file unit (one partition) -> its result."""
+    settle_worker()
     yield _in_private_dir(task, unit, dict(records))
 
 
