@@ -240,9 +240,42 @@ def warm_up(spark: Any) -> None:
 def _import_worker_modules(_: int) -> int:
     # repltool.distributed.units comes with this function: unpickling it imports
     # this module's package, whose __init__ imports the driver and the units
-    from .units import settle_worker
     settle_worker()
     return 0
+
+
+#: whether this process's objects were frozen (:func:`settle_worker`)
+_settled = False
+
+
+def settle_worker() -> bool:
+    """In a Python worker of Spark, once: import what every unit needs and move every
+    object alive then (modules, classes, PySpark's own) out of the collector's reach
+    (``gc.freeze``); elsewhere (the driver, a plain call) nothing.  Whether this
+    process is settled.
+
+    A reused worker (``spark.python.worker.reuse``) runs ``gc.collect()`` after every
+    task; with PySpark and repltool imported that full collection walks ~40,000
+    long-lived objects, 7-14 ms of CPU a task, more than all else a task costs
+    PySpark (bench/results/statsspark.md).  Frozen objects are not walked; they
+    are still freed by reference counting, only a cycle among them never is, and
+    what is alive at a task's start lives as long as the worker anyway.  A driver
+    is never frozen: a notebook's objects must stay collectable.
+    """
+    global _settled
+    if _settled:
+        return True
+    from pyspark import TaskContext
+    if TaskContext.get() is None:
+        return False
+    import gc
+
+    from .. import stats  # noqa: F401 - the modules every task imports
+    from ..binlog import corescan, fastpath  # noqa: F401
+    gc.collect()
+    gc.freeze()
+    _settled = True
+    return True
 
 
 @contextmanager

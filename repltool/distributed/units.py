@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 from .. import errors
 from ..errors import ReplToolError
 from .frame import row_sink
+from .session import settle_worker
 
 if TYPE_CHECKING:                     # pragma: no cover
     from ..stats import FilePart
@@ -131,40 +132,6 @@ def working_directory(path: str | None) -> Iterator[None]:
         yield
     finally:
         os.chdir(old)
-
-
-#: whether this process's objects were frozen (:func:`settle_worker`)
-_settled = False
-
-
-def settle_worker() -> bool:
-    """In a Python worker of Spark, once: import what every unit needs and move every
-    object alive then (modules, classes, PySpark's own) out of the collector's reach
-    (``gc.freeze``); elsewhere (the driver, a plain call) nothing.  Whether this
-    process is settled.
-
-    A reused worker (``spark.python.worker.reuse``) runs ``gc.collect()`` after every
-    task; with PySpark and repltool imported that full collection walks ~40,000
-    long-lived objects, 7-11 ms of CPU a task, more than all else a task costs
-    PySpark (bench/results/statsspark.md).  Frozen objects are not walked; they
-    are still freed by reference counting, only a cycle among them never is, and
-    what is alive at a task's start lives as long as the worker anyway.  A driver
-    is never frozen: a notebook's objects must stay collectable.
-    """
-    global _settled
-    if _settled:
-        return True
-    from pyspark import TaskContext
-    if TaskContext.get() is None:
-        return False
-    import gc
-
-    from .. import stats  # noqa: F401 - the modules every task imports
-    from ..binlog import corescan, fastpath  # noqa: F401
-    gc.collect()
-    gc.freeze()
-    _settled = True
-    return True
 
 
 def run_local_unit(task: Task, unit: Unit) -> UnitResult:

@@ -15,15 +15,16 @@ from pathlib import Path
 import pytest
 
 from repltool.distributed import run_distributed
-from repltool.distributed.units import Task, Unit, run_local_unit, settle_worker
+from repltool.distributed.session import settle_worker
+from repltool.distributed.units import Task, Unit, run_local_unit
 
 pytestmark = pytest.mark.spark
 
 
 def _run_and_freeze_count(task: Task, unit: Unit) -> tuple[int, int, int]:
-    from repltool.distributed import units
+    from repltool.distributed import session
     result = run_local_unit(task, unit)
-    return result.count, gc.get_freeze_count(), int(units._settled)
+    return result.count, gc.get_freeze_count(), int(session._settled)
 
 
 def test_workers_freeze_their_long_lived_objects(spark, rotated: list[Path]) -> None:
