@@ -2,8 +2,9 @@
 
 Input: ``--inputs`` (a glob), else ``--files`` MySQL 8.0 binlogs of ``--file-mb`` MB
 built with ``bench_stats.build_mysql80_log`` (seeds 101, 102, ...) and cached in
-``bench/out/split/`` (default 4 x 256 MB: large files, so ``--spark`` splits them
-into parts of ``--split-size``).
+``bench/out/split/`` (default 4 x 256 MB).  ``--split-size S`` passes
+``--spark-split-size S`` (every file larger than 2 S read in parts); without it
+``--spark`` cuts only the files the cores need to finish together.
 
 Per command (``--commands``, default ``stats,schedule,certify``; ``certify`` is
 ``certify --mode writeset``, text report; ``certify-gr`` is ``certify --mode
@@ -12,7 +13,7 @@ group-replication``, text report; ``check`` is ``check --format json``;
 --pk-only --output DIR``, DIR ``--output-dir``: both runs write to the same path, the
 single process's copies are moved aside and compared byte for byte), one
 single-process run and one ``--spark --spark-master local[N] --spark-quiet
---spark-split-size S`` run, each a fresh process (Spark start-up included), their
+[--spark-split-size S]`` run, each a fresh process (Spark start-up included), their
 stdout compared (must be identical).  Figures:
 
 * wall seconds, and the speed-up (single / spark);
@@ -198,7 +199,8 @@ def main() -> None:
     ap.add_argument("--file-mb", type=int, default=256)
     ap.add_argument("--commands", default="stats,schedule,certify")
     ap.add_argument("--cores", type=int, default=2)
-    ap.add_argument("--split-size", default="128M")
+    ap.add_argument("--split-size", default=None,
+                    help="--spark-split-size to pass (default: none, the balance rule)")
     ap.add_argument("--output-dir", default="/tmp/bench-certify-output",
                     help="certify-output: where the copies go (removed at the end)")
     args = ap.parse_args()
@@ -208,9 +210,9 @@ def main() -> None:
     gb = size / 1e9
     py = [sys.executable, "-m", "repltool"]
     opts = ["--spark", "--spark-master", f"local[{args.cores}]", "--spark-quiet",
-            "--spark-split-size", args.split_size]
+            *(["--spark-split-size", args.split_size] if args.split_size else [])]
     print(f"{len(paths)} files, {size / 1e6:.0f} MB, local[{args.cores}], split size "
-          f"{args.split_size}; load average {os.getloadavg()} at start", flush=True)
+          f"{args.split_size or 'not given'}; load average {os.getloadavg()} at start", flush=True)
     tiny = OUT / "tiny.000001"
     if not tiny.exists():
         from bench_stats import build_mysql80_log

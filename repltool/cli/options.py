@@ -178,11 +178,13 @@ def spark_options(command):  # type: ignore[no-untyped-def]
                        "--spark-conf sets it) and shows no progress bar.")
     @click.option("--spark-split-size", metavar="SIZE",
                   help="With --spark: stats, schedule, check and certify --mode writeset|"
-                       "commit-order (text report) read a local MySQL binlog larger "
+                       "commit-order (text report) read every local MySQL binlog larger "
                        "than twice SIZE as parts of about SIZE, cut at transaction "
-                       "boundaries (default 128M; 0: one task per file; also Spark setting "
-                       "spark.repltool.splitSize).  Other commands read each file in one "
-                       "task (see README).")
+                       "boundaries (0: one task per file; also Spark setting "
+                       "spark.repltool.splitSize).  Without it, parts of 128M and only "
+                       "where the executor cores would not finish together otherwise "
+                       "(none for many files of even size).  Other commands read each "
+                       "file in one task (see README).")
     @click.option("--output-parquet", type=click.Path(file_okay=False), metavar="DIR",
                   help="With --spark: also write the transactions DataFrame to DIR as Parquet "
                        "(atomically: a temporary directory renamed).")

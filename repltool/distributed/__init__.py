@@ -68,7 +68,10 @@ at a time in input order (:func:`.driver.stream_results`).
 *Large files.*  ``stats`` and ``schedule`` read a local MySQL binlog larger than
 twice the part size (:data:`.driver.SPLIT_CONF`, ``--spark-split-size``, default
 128 MiB) as parts cut at transaction boundaries (:mod:`repltool.binlog.split`),
-one task each, and join the parts' results into the file's
+one task each: with the part size set, every such file; without it, only the
+files whose parts the executor cores need to finish together
+(:func:`.driver.balance_splits`: none when the files are enough to keep every
+core busy, as a part costs a task and saves nothing then); and join the parts' results into the file's
 (:func:`repltool.stats.join_parts`; ``schedule``'s columns concatenated); a file
 whose parts do not join exactly is read again whole.  ``certify --mode
 writeset|commit-order`` (the report alone) splits in two stages: each part's task

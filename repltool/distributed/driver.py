@@ -94,6 +94,10 @@ def _phase(spark: Any, task: Task, units: list[Unit]) -> tuple[list[UnitResult],
 SPLIT_CONF = "spark.repltool.splitSize"
 #: the part size without it: 128 MiB, Spark's own default input split
 DEFAULT_SPLIT_SIZE = 128 << 20
+#: without :data:`SPLIT_CONF`, files are cut only while the busiest core would finish
+#: more than this fraction of its work after the best a split can give
+#: (:func:`balance_splits`)
+BALANCE_SLACK = 0.05
 #: the tasks whose per-file results join exactly from parts
 SPLIT_KINDS = frozenset({"stats", "sims"})
 
@@ -119,9 +123,79 @@ def split_size(spark: Any) -> int:
     return DEFAULT_SPLIT_SIZE if value is None else parse_size(str(value))
 
 
+def busiest(costs: Iterable[int], cores: int) -> int:
+    """The busiest core's work when ``cores`` cores take the ``costs`` in order, each
+    task going to the first core free: how Spark runs one stage's tasks (in partition
+    order, none preferring a place).
+
+    >>> busiest([3, 1, 1, 1], 2), busiest([1, 1, 1, 3], 2)
+    (3, 4)
+    """
+    import heapq
+    load = [0] * max(1, cores)
+    for cost in costs:
+        heapq.heapreplace(load, load[0] + cost)
+    return max(load)
+
+
+def balance_splits(sizes: Sequence[int], cores: int, part_size: int,
+                   spans_of: Callable[[int], Sequence[Any]]) -> dict[int, list[Any]]:
+    """Which files to read in parts, without ``--spark-split-size``: only those that keep
+    the cores from finishing together.
+
+    Every part costs a task (its start, its result, the join) and saves nothing
+    when there are files enough to keep every core busy.  So, with the files in
+    input order, each taking its bytes (``sizes``) of a core's time
+    (:func:`busiest`): while the busiest core would finish more than
+    :data:`BALANCE_SLACK` after the best any split can give (an even share of the
+    bytes, or the largest file or part that cannot be cut further), the largest
+    file not tried yet of at least twice ``part_size`` is cut
+    (``spans_of(index)``: its spans, :func:`repltool.binlog.split.split_spans`;
+    one span: it cannot be split, and counts as a file that cannot be cut).
+
+    >>> from repltool.binlog.split import Span
+    >>> cut = lambda i: [Span(4, 512), Span(512, None, 7)]
+    >>> balance_splits([1024] * 8, 2, 256, cut)           # 8 even files, 2 cores
+    {}
+    >>> sorted(balance_splits([1024] * 3, 2, 256, cut))   # 3 files: one is cut
+    [0]
+    >>> sorted(balance_splits([1024], 2, 256, cut))       # 1 file: cut
+    [0]
+
+    :returns: file index -> its spans, for the files to read in parts.
+    """
+    def cost(i: int, span: Any) -> int:
+        return (sizes[i] if span.end is None else span.end) - span.start
+
+    plan: dict[int, list[Any]] = {}
+    tried: set[int] = set()
+    total = sum(sizes)
+    while True:
+        costs = [c for i, n in enumerate(sizes)
+                 for c in ([cost(i, s) for s in plan[i]] if i in plan else [n])]
+        fixed = [c for i, n in enumerate(sizes)
+                 for c in ([cost(i, s) for s in plan[i]] if i in plan
+                           else [n] if i in tried or n < 2 * part_size else [])]
+        best = max(total / max(1, cores), max(fixed, default=0))
+        if busiest(costs, cores) <= (1 + BALANCE_SLACK) * best:
+            return plan
+        left = [i for i, n in enumerate(sizes) if i not in tried and n >= 2 * part_size]
+        if not left:
+            return plan
+        i = max(left, key=lambda k: (sizes[k], -k))
+        tried.add(i)
+        spans = list(spans_of(i))
+        if len(spans) > 1:
+            plan[i] = spans
+
+
 def _plan(spark: Any, names: Sequence[str], task: Task) -> list[Unit]:
     """One unit per file; a large local binlog, for a task whose parts join exactly
-    (:data:`SPLIT_KINDS`), one unit per part (:func:`repltool.binlog.split.split_spans`)."""
+    (:data:`SPLIT_KINDS`, or a task with ``join``), one unit per part
+    (:func:`repltool.binlog.split.split_spans`): every file of at least twice the
+    part size when :data:`SPLIT_CONF` is set (``--spark-split-size``), else the
+    files :func:`balance_splits` picks for the executor cores (Spark's default
+    parallelism) in parts of :data:`DEFAULT_SPLIT_SIZE`."""
     units = [Unit(i, (n,)) for i, n in enumerate(names)]
     joins = task.kind in SPLIT_KINDS and not task.stream
     if (not (joins or task.join is not None) or task.rows or task.keep_going
@@ -130,22 +204,39 @@ def _plan(spark: Any, names: Sequence[str], task: Task) -> list[Unit]:
     size = split_size(spark)
     if size <= 0:
         return units
-    from ..binlog.split import split_spans
+    from ..binlog.split import WHOLE, split_spans
     from ..errors import ReplToolError
+
+    def spans_of(i: int) -> list[Any]:
+        if is_uri(names[i]):
+            return [WHOLE]
+        try:
+            return split_spans(names[i], size)
+        except (ReplToolError, OSError):
+            return [WHOLE]                  # the task reports it, reading the whole file
+    if spark.conf.get(SPLIT_CONF, None) is not None:
+        plan = {i: spans for i in range(len(names)) if len(spans := spans_of(i)) > 1}
+    else:
+        plan = balance_splits([_local_size(n) for n in names],
+                              spark.sparkContext.defaultParallelism, size, spans_of)
     out: list[Unit] = []
     for u in units:
-        name = u.files[0]
-        spans = None
-        if not is_uri(name):
-            try:
-                spans = split_spans(name, size)
-            except (ReplToolError, OSError):
-                spans = None                # the task reports it, reading the whole file
-        if spans is None or len(spans) == 1:
-            out.append(u)
+        if u.index in plan:
+            out.extend(Unit(u.index, u.files, span, k) for k, span in enumerate(plan[u.index]))
         else:
-            out.extend(Unit(u.index, u.files, span, k) for k, span in enumerate(spans))
+            out.append(u)
     return out
+
+
+def _local_size(name: str) -> int:
+    """A local file's size; 0 for a URI (never split; its size is not known here) or a
+    file that cannot be read (its task reports it)."""
+    if is_uri(name):
+        return 0
+    try:
+        return os.path.getsize(name)
+    except OSError:
+        return 0
 
 
 def _join_split(spark: Any, task: Task, results: list[UnitResult], joined_parts: dict[int, int],

@@ -32,10 +32,11 @@ BREAK_EVEN_BYTES = 1_450_000_000
 #: of wall time before and after the job on an idle machine) over what each byte
 #: saves, the single process's CPU per byte less the executors' (shared by 2 cores)
 #: and the driver's: F / (single - executors / 2 - driver), from CPU seconds per GB
-#: measured on 1 GB by bench/bench_spark_e2e.py (bench/results/spark15.md; schedule
-#: and stats: split15.md; certify after the core hashes its keys: final20.md).  ``stats`` saves little per byte (the compiled reader
-#: needs about as much CPU per byte as Spark's tasks), so its figure is far beyond
-#: what one machine reads; Group Replication certifies on the driver, in order, with
+#: measured on 1 GB by bench/bench_spark_e2e.py (bench/results/spark15.md; schedule:
+#: split15.md; certify after the core hashes its keys: final20.md).  ``stats`` saves
+#: little per byte: the executors spend what the compiled single process spends (1.03
+#: CPU s per GB, bench/results/statsspark.md), half of it on each of 2 cores, against
+#: a session's ~7.7 s: 7.7 / (1.03 - 0.52) = 15 GB.  Group Replication certifies on the driver, in order, with
 #: its certifier in the compiled core (the single process: 17-18 CPU s per GB); for the
 #: text report its executors read key hashes and send hash arrays (18-19 CPU s per GB,
 #: was 65), the driver 3.8-6.3 s per GB: 9 / (17.2 - 17.9 / 2 - 3.8..6.3) = 2-5 GB
@@ -43,7 +44,7 @@ BREAK_EVEN_BYTES = 1_450_000_000
 #: process does (bench/results/checkexec.md: single 48.2, executors 55.2, driver 0.9 CPU s
 #: per GB): 9 / (48.2 - 55.2 / 2 - 0.9) = 0.46 GB.
 BREAK_EVEN: dict[str, int] = {
-    "stats": 12_000_000_000,
+    "stats": 15_000_000_000,
     "schedule": 250_000_000,
     "certify": 1_230_000_000,
     "certify --mode group-replication": 3_000_000_000,
@@ -240,9 +241,42 @@ def warm_up(spark: Any) -> None:
 def _import_worker_modules(_: int) -> int:
     # repltool.distributed.units comes with this function: unpickling it imports
     # this module's package, whose __init__ imports the driver and the units
-    import repltool.binlog.fastpath  # noqa: F401
-    import repltool.stats  # noqa: F401
+    settle_worker()
     return 0
+
+
+#: whether this process's objects were frozen (:func:`settle_worker`)
+_settled = False
+
+
+def settle_worker() -> bool:
+    """In a Python worker of Spark, once: import what every unit needs and move every
+    object alive then (modules, classes, PySpark's own) out of the collector's reach
+    (``gc.freeze``); elsewhere (the driver, a plain call) nothing.  Whether this
+    process is settled.
+
+    A reused worker (``spark.python.worker.reuse``) runs ``gc.collect()`` after every
+    task; with PySpark and repltool imported that full collection walks ~40,000
+    long-lived objects, 7-14 ms of CPU a task, more than all else a task costs
+    PySpark (bench/results/statsspark.md).  Frozen objects are not walked; they
+    are still freed by reference counting, only a cycle among them never is, and
+    what is alive at a task's start lives as long as the worker anyway.  A driver
+    is never frozen: a notebook's objects must stay collectable.
+    """
+    global _settled
+    if _settled:
+        return True
+    from pyspark import TaskContext
+    if TaskContext.get() is None:
+        return False
+    import gc
+
+    from .. import stats  # noqa: F401 - the modules every task imports
+    from ..binlog import corescan, fastpath  # noqa: F401
+    gc.collect()
+    gc.freeze()
+    _settled = True
+    return True
 
 
 @contextmanager

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 from .. import errors
 from ..errors import ReplToolError
 from .frame import row_sink
+from .session import settle_worker
 
 if TYPE_CHECKING:                     # pragma: no cover
     from ..stats import FilePart
@@ -140,6 +141,7 @@ def run_local_unit(task: Task, unit: Unit) -> UnitResult:
     every node mounts at the same place); a Python worker runs one task at a
     time, so changing its working directory is safe.
     """
+    settle_worker()
     relative = any(not os.path.isabs(f) for f in unit.files)
     cwd = task.cwd if relative and task.cwd and os.path.isdir(task.cwd) else None
     with working_directory(cwd if cwd != os.getcwd() else None):
@@ -175,6 +177,7 @@ def captured_warnings(result: UnitResult) -> Iterator[None]:
 def run_uri_records(task: Task, units: dict[str, Unit],
                      records: Iterable[tuple[str, bytes]]) -> Iterator[UnitResult]:
     """``binaryFiles`` records -> results: one unit per record."""
+    settle_worker()
     for name, data in records:
         yield _in_private_dir(task, units[name], {name: data})
 
@@ -182,6 +185,7 @@ def run_uri_records(task: Task, units: dict[str, Unit],
 def run_uri_unit(task: Task, unit: Unit,
                   records: Iterable[tuple[str, bytes]]) -> Iterator[UnitResult]:
     """All the files of one multi-file unit (one partition) -> its result."""
+    settle_worker()
     yield _in_private_dir(task, unit, dict(records))
 
 
