@@ -73,6 +73,8 @@ def test_mariadb_sets(corpus: Path, name: str) -> None:
     got = check_paths(files, load_schema(root / schema / "schema.sql"))
     assert got.error is None and got.transactions > 100 and got.keys > 100
     assert got.fallbacks == 0
+    # the extractors keyed most Rows events by the walk cached for their header
+    assert got.shaped * 2 > got.with_rows and got.text_shaped == got.shaped, got
     if engine.compiled_core() is not None:
         # the compiled core groups MariaDB logs too: the whole set on the fast path,
         # but for the compressed events (type 165), handed to the general path
@@ -141,6 +143,7 @@ def test_synthetic_logs_take_the_fast_path(synth_logs: dict, name: str) -> None:
         assert got.fast_complete and got.fast_pairs == got.transactions, name
         assert got.fast_reason is None                  # the spy: no general path
         assert got.fallbacks == 0
+        assert got.shaped * 2 > got.with_rows and got.text_shaped == got.shaped, got
         # with the compiled engine, the core walked the events (its counter)
         assert (got.core_events > got.transactions) == (engine.compiled_core() is not None)
         # keys: from the schema, or without it from FULL Table_map metadata only
