@@ -174,6 +174,7 @@ class WritesetExtractor:
         #: Rows events keyed by the walk cached for their header (:meth:`rows`)
         self.shaped = 0
         self._shapes: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._tm_bodies: dict[int, tuple[TableMapBody, TableDef]] = {}
         self._fast_keys: dict[int, TableKeys] = {}
         self._entry_caches: dict[Any, Any] = {}
         self._parts: dict[tuple[ColumnDef, Any, int], Part] = {}
@@ -299,7 +300,17 @@ class WritesetExtractor:
 
     def table_map(self, body: TableMapBody, pos: Position | None) -> None:
         """Remember a Table_map (its table id now means this table)."""
-        self.table_maps[body.table_id] = decode_table_map(body, pos=pos)
+        # the reader hands out one body object per Table_map bytes (fastdecode's cache):
+        # a body seen before is looked up by identity, without hashing its fields again
+        hit = self._tm_bodies.get(id(body))
+        if hit is not None and hit[0] is body:
+            td = hit[1]
+        else:
+            td = decode_table_map(body, pos=pos)
+            if len(self._tm_bodies) >= SHAPES:
+                self._tm_bodies.clear()
+            self._tm_bodies[id(body)] = (body, td)
+        self.table_maps[body.table_id] = td
 
     def result(self, acc: Acc, kind: str) -> TrxWriteset:
         """The writeset of a transaction of ``kind`` whose Rows events went to ``acc``."""
@@ -694,11 +705,11 @@ class TextWritesetExtractor(WritesetExtractor):
         event, keyed, begin = self.event, _KEYED, self.begin
 
         def tap(ev: Event, opens: bool) -> None:
-            if opens:
-                begin()
+            # (no begin() when a group opens: each yield below began the next one)
             if ev.type_code in keyed:
                 event(ev)
 
+        begin()
         history = self.history_size
         for trx in group_transactions(events, tap=tap, state=state):
             acc, error = self._acc, self._error
