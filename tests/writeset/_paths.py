@@ -48,6 +48,10 @@ from repltool.writeset import fused
 from repltool.writeset.fused import iter_fast_writesets, read_writeset_lines
 
 
+#: why ``iter_fast_writesets`` (the compiled core's grouper) refuses with the pure-Python engine
+NOT_ACTIVE = "the compiled engine is not active"
+
+
 @dataclass
 class Checked:
     transactions: int = 0
@@ -95,6 +99,8 @@ class FusedSpy:
                 raise
 
         def counted_general(*a: Any, **kw: Any) -> Any:
+            if not spy.runs:            # the pure-Python engine: no fused scan, the general path
+                spy.runs.append(FusedRun())
             spy.runs[-1].general += 1
             return general(*a, **kw)
 
@@ -192,6 +198,13 @@ def check_paths(files: Sequence[Path], schema: Schema | None, *,
             out.fast_reason = str(exc)
         out.fast_pairs = len(fast)
         out.core_events = core.events_walked() - walked if core is not None else 0
+        if core is None:
+            # the pure-Python engine: no fused scan; the readers took the general path
+            # (reader, grouper, extractor) from the start, once
+            assert out.fast_reason == NOT_ACTIVE and not fast
+            for run in (pairs_run, lines_run):
+                assert (run.fast_pairs, run.reason, run.general) == (0, None, 1), (run, paths)
+            return out
         # the readers took the fused scan as far as iter_fast_writesets goes, and the
         # general path only where it gave up (once, for the rest)
         for run in (pairs_run, lines_run):
