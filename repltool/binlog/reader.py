@@ -323,7 +323,7 @@ def _read_stream(fi: FileInfo, fh: BinaryIO, opts: ReadOptions, start: int = 4,
     special = _SPECIAL
     decoders = FAST_DECODERS if opts.fast else _construct_decoders()
     unpack = HEADER.unpack_from
-    new_pos, new_event = tuple.__new__, tuple.__new__
+    new_pos = new_event = new_ctx = tuple.__new__
     crc32 = zlib.crc32
     fh.seek(start)
     buf, off, base = b"", 0, start        # buf[0] is at file offset `base`
@@ -371,7 +371,14 @@ def _read_stream(fi: FileInfo, fh: BinaryIO, opts: ReadOptions, start: int = 4,
                     f"0x{crc32(raw[:body_end]):08x}", pos=pos, event_type=type_name(tc))
         body = None
         if types is None or tc in types:
-            body = st.decode(decoders.get(tc), raw[HEADER_LEN:body_end], pos, tc)
+            structs = st.structs
+            decoder = decoders.get(tc)
+            if decoder is not None and not structs.lenient and tc not in structs.opaque:
+                # st.decode's common case, inlined (it runs once per decoded event)
+                body = decoder(raw[HEADER_LEN:body_end],
+                               new_ctx(DecodeContext, (structs, pos, tc)))
+            else:
+                body = st.decode(decoder, raw[HEADER_LEN:body_end], pos, tc)
         yield new_event(Event, (pos, ts, tc, sid, size, log_pos, flags, body, crc,
                                 raw if keep_raw else b""))
 

@@ -314,7 +314,9 @@ def _dump_writesets(files: tuple[str, ...], flt: EventFilter, damage: DamageLog,
                                         general(), schema, default_collation=default_collation))
         else:
             lines = read_writeset_lines(files, schema, verify_checksum=verify_checksum,
-                                        keep_going=keep_going, watch=damage.count,
+                                        keep_going=keep_going,
+                                        # only a keep-going read yields damaged regions
+                                        watch=damage.count if keep_going else None,
                                         writer=writer, default_collation=default_collation)
         batch = LineBatch(lambda text: out.write(text.encode("utf-8")))
         try:

@@ -71,6 +71,7 @@ from .model import (
     WritesetWarning,
 )
 from .fastkeys import TableKeys
+from .jsonl import RecordWriter, encode_key
 from .plan import Fk, Key, Part, Plan, add_image, key_string
 from .schema import IndexSchema, KeyPart, Schema, TableSchema
 from .sortkey import sort_key_builder, string_key_problem
@@ -85,6 +86,10 @@ __all__ = ["writeset_of", "iter_writesets", "stream_writesets", "WritesetExtract
 SPILL_AT = 1024
 
 NO_FOREIGN_KEY_CHECKS_F = 0x2
+
+#: Rows headers whose keying :meth:`WritesetExtractor.rows` remembers before the
+#: cache starts over
+SHAPES = 4096
 
 #: What the reader must decode for writesets (plus the grouping types).
 READ_OPTIONS = ReadOptions(types=frozenset(
@@ -166,6 +171,10 @@ class WritesetExtractor:
         self.key_only = True
         #: Rows events the key-only walk handed to the general decoder
         self.fallbacks = 0
+        #: Rows events keyed by the walk cached for their header (:meth:`rows`)
+        self.shaped = 0
+        self._shapes: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._tm_bodies: dict[int, tuple[TableMapBody, TableDef]] = {}
         self._fast_keys: dict[int, TableKeys] = {}
         self._entry_caches: dict[Any, Any] = {}
         self._parts: dict[tuple[ColumnDef, Any, int], Part] = {}
@@ -198,6 +207,10 @@ class WritesetExtractor:
             fast = self._fast_keys[id(td)] = TableKeys(self._plan(td, pos), td,
                                                        self._entry_caches)
         return fast
+
+    def _row_keys(self, td: TableDef, pos: Position | None) -> TableKeys:
+        """The key-only extractor :meth:`rows` keys ``td``'s rows with."""
+        return self.plan_keys(td, pos)
 
     # ---- transactions ----
 
@@ -266,13 +279,17 @@ class WritesetExtractor:
         :param state: the grouper's state where ``events`` begin (a read the compiled
             core began: :class:`~repltool.binlog.corescan.Handover`)."""
         seen: list[Event] = []
+        event, keyed = self.event, _KEYED
 
         def tap(ev: Event, opens: bool) -> None:
             if opens:
                 seen.clear()
-            if ev.type_code == _VIEW_CHANGE and not seen:
+                self.begin()
+            tc = ev.type_code
+            if tc in keyed:             # only these change the write set (event())
+                event(ev)
+            elif tc == _VIEW_CHANGE and not seen:
                 seen.append(ev)
-            self.event(ev, opens)
 
         for trx in group_transactions(events, tap=tap, state=state):
             ws = self.take(trx.kind)
@@ -283,7 +300,17 @@ class WritesetExtractor:
 
     def table_map(self, body: TableMapBody, pos: Position | None) -> None:
         """Remember a Table_map (its table id now means this table)."""
-        self.table_maps[body.table_id] = decode_table_map(body, pos=pos)
+        # the reader hands out one body object per Table_map bytes (fastdecode's cache):
+        # a body seen before is looked up by identity, without hashing its fields again
+        hit = self._tm_bodies.get(id(body))
+        if hit is not None and hit[0] is body:
+            td = hit[1]
+        else:
+            td = decode_table_map(body, pos=pos)
+            if len(self._tm_bodies) >= SHAPES:
+                self._tm_bodies.clear()
+            self._tm_bodies[id(body)] = (body, td)
+        self.table_maps[body.table_id] = td
 
     def result(self, acc: Acc, kind: str) -> TrxWriteset:
         """The writeset of a transaction of ``kind`` whose Rows events went to ``acc``."""
@@ -346,7 +373,35 @@ class WritesetExtractor:
     def rows(self, type_code: int, body: Any, table_id: int | None, pos: Position | None,
              acc: Acc) -> None:
         """Add one Rows event's keys to ``acc.keys`` (the caller moves them to the
-        compact store once :data:`SPILL_AT` are pending: :meth:`spill`)."""
+        compact store once :data:`SPILL_AT` are pending: :meth:`spill`).
+
+        A Rows event whose header (type, table id, flags, width, column bitmaps) was
+        keyed before, while its table id still maps the same Table_map, is keyed by
+        the walk cached for that header (:attr:`shapes`: what :func:`book` adds and
+        the key-only walk, decided once per header); anything else goes the route
+        below, which caches the header's shape once its walk succeeded."""
+        if type(body) is RowsBody:
+            shape = self._shapes.get((type_code, table_id, body.flags, body.width,
+                                      body.columns_before, body.columns_after))
+            if shape is not None and self.table_maps.get(table_id) is shape[0]:
+                self.shaped += 1
+                td, run, fk, plan = shape
+                if not fk:                  # book(plan, body.flags, acc), inlined
+                    acc.no_fk = True
+                if not plan.usable:
+                    note_missing(acc, plan.name, plan.why)
+                elif plan.fk_parent:
+                    acc.parents[plan.name] = None
+                keys = acc.keys
+                n = len(keys)
+                try:
+                    acc.rows += run(body.rows, 0, keys, fk)
+                    return
+                except KEY_WALK_ERRORS:
+                    self.fallbacks += 1
+                    del keys[n:]        # the general decoder gives the exact outcome
+                self._decoded(td, plan, body, type_code, not fk, pos, acc)
+                return
         td = self.table_maps.get(table_id) if table_id is not None else None
         if td is None or not isinstance(body, RowsBody):
             # A relay file read alone that starts in the middle of a group, or
@@ -363,7 +418,7 @@ class WritesetExtractor:
                 category=WritesetWarning)
             return
         if self.key_only:
-            fast = self.plan_keys(td, pos)
+            fast = self._row_keys(td, pos)
             plan = fast.plan
         else:
             plan = self._plan(td, pos)
@@ -371,11 +426,23 @@ class WritesetExtractor:
         if self.key_only:
             n = len(acc.keys)
             try:
-                acc.rows += fast.event(body, type_code, skip_fk, acc.keys)
-                return
+                run = fast.event_runner(body, type_code)
+                acc.rows += run(body.rows, 0, acc.keys, not skip_fk)
             except KEY_WALK_ERRORS:
                 self.fallbacks += 1
                 del acc.keys[n:]        # the general decoder below gives the exact outcome
+            else:
+                shapes = self._shapes
+                if len(shapes) >= SHAPES:
+                    shapes.clear()
+                shapes[(type_code, table_id, body.flags, body.width, body.columns_before,
+                        body.columns_after)] = (td, run, not skip_fk, plan)
+                return
+        self._decoded(td, plan, body, type_code, skip_fk, pos, acc)
+
+    def _decoded(self, td: TableDef, plan: Plan, body: RowsBody, type_code: int,
+                 skip_fk: bool, pos: Position | None, acc: Acc) -> None:
+        """:meth:`rows` by the general decoder (every column of every image decoded)."""
         if not plan.usable:
             for _ in iter_row_changes(td, body, type_code, pos=pos):
                 acc.rows += 1
@@ -598,7 +665,68 @@ class GeneralWritesetExtractor(WritesetExtractor):
         self.key_only = False
 
 
+class TextWritesetExtractor(WritesetExtractor):
+    """A :class:`WritesetExtractor` whose keys are the JSON texts of its
+    :class:`~repltool.writeset.model.WriteKey` records
+    (:func:`~repltool.writeset.jsonl.encode_key`): :meth:`lines` gives the lines of
+    ``repltool dump --writesets`` - ``RecordWriter().line(trx, ws)`` of every pair of
+    :meth:`~WritesetExtractor.pairs` - without ``WriteKey`` objects where the
+    key-only walk keys the rows (:class:`TableKeys` with ``text=True``: a cached key's
+    text is not built again)."""
+
+    def __init__(self, schema: Schema | None = None, **kw: Any) -> None:
+        super().__init__(schema, **kw)
+        self._texts: dict[int, TableKeys] = {}
+        self._text_shared: dict[Any, Any] = {}
+
+    def _row_keys(self, td: TableDef, pos: Position | None) -> TableKeys:
+        fast = self._texts.get(id(td))
+        if fast is None or fast.td is not td:
+            base = self.plan_keys(td, pos)
+            fast = self._texts[id(td)] = TableKeys(base.plan, td, self._text_shared, text=True)
+        return fast
+
+    def _decoded(self, td: TableDef, plan: Plan, body: RowsBody, type_code: int,
+                 skip_fk: bool, pos: Position | None, acc: Acc) -> None:
+        keys = acc.keys
+        mark = len(keys)
+        super()._decoded(td, plan, body, type_code, skip_fk, pos, acc)
+        keys[mark:] = map(encode_key, keys[mark:])     # type: ignore[arg-type]
+
+    def spill(self, acc: Acc) -> None:
+        """The pending texts joined into one chunk (:meth:`Acc.spill_texts`)."""
+        acc.spill_texts()
+
+    def lines(self, events: Iterable[Event], writer: RecordWriter | None = None,
+              state: GroupingState | None = None) -> Iterator[str]:
+        """``writer.line(trx, ws)`` of every ``(trx, ws)`` that
+        :meth:`WritesetExtractor.pairs` gives for ``events`` (``state``: as there)."""
+        writer = writer if writer is not None else RecordWriter()
+        event, keyed, begin = self.event, _KEYED, self.begin
+
+        def tap(ev: Event, opens: bool) -> None:
+            # (no begin() when a group opens: each yield below began the next one)
+            if ev.type_code in keyed:
+                event(ev)
+
+        begin()
+        history = self.history_size
+        for trx in group_transactions(events, tap=tap, state=state):
+            acc, error = self._acc, self._error
+            begin()
+            if error is not None:
+                raise error
+            keys: list[Any] = acc.keys
+            count = len(keys) + acc.spilled
+            if acc.texts:
+                keys = acc.texts + keys if keys else acc.texts
+            yield writer.record(trx, keys, (
+                trx.kind == "ddl", acc.rows == 0, tuple(acc.missing), tuple(acc.parents),
+                count > history))
+
+
 _ROWS = frozenset(int(t) for t in ROWS_TYPES)
+_KEYED = frozenset({*_ROWS, int(EventType.TABLE_MAP_EVENT)})
 _VIEW_CHANGE = int(EventType.VIEW_CHANGE_EVENT)
 
 

@@ -100,6 +100,15 @@ class TableKeys:
 
     def event(self, body: RowsBody, type_code: int, skip_fk: bool, out: list[WriteKey]) -> int:
         """Append the entries of every row of ``body`` to ``out``; the number of rows."""
+        run = self.event_runner(body, type_code)
+        return run(body.rows, 0, out, not skip_fk)  # type: ignore[no-any-return]
+
+    def event_runner(self, body: RowsBody, type_code: int) -> Any:
+        """:meth:`runner` of the shape of ``body`` (a Rows event of ``type_code``):
+        ``run(body.rows, 0, out, fk on) -> rows`` is :meth:`event`.  Its result depends
+        on the type, table id, width and bitmaps only.
+
+        :raises ValueError: (``_Unsupported``) a shape left to the general decoder."""
         td = self.td
         kind = ROW_KINDS.get(type_code)
         if (kind is None or type_code == PARTIAL_UPDATE_ROWS or body.width > len(td.columns)
@@ -108,8 +117,7 @@ class TableKeys:
         after = body.columns_after if kind == "update" else None
         if kind == "update" and after is None:
             raise _Unsupported("update without an after-image bitmap")
-        run = self.runner(kind, body.columns_before, after, body.width)
-        return run(body.rows, 0, out, not skip_fk)  # type: ignore[no-any-return]
+        return self.runner(kind, body.columns_before, after, body.width)
 
     def runner(self, kind: str, before: bytes, after: bytes | None, width: int) -> Any:
         """``run(data, start, out, fk on) -> rows`` for one event shape (compiled once):

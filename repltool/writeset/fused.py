@@ -16,22 +16,22 @@ columns, the entry caches of the key-only extractor
 (:mod:`repltool.writeset.fastkeys`) and, for ``dump --writesets``, the JSON text of
 keys of integer columns.  Python is entered per transaction, and per event only for
 what the core does not know yet (a new Table_map body or header shape, a cache
-miss, an event left to the general route).  With the pure-Python engine the fused
-scanner (:func:`repltool.binlog.fastpath.scan_transactions`) groups them and calls
-the same hooks per event; its row walks are generated Python
-(:mod:`repltool.binlog.rowwalk`).
+miss, an event left to the general route).  With the pure-Python engine the pairs
+are the general path's: the general reader, the one transaction grouper
+(:func:`~repltool.binlog.transactions.group_transactions`) and the extractor
+(``WritesetExtractor.pairs``, its key-only row walks generated Python:
+:mod:`repltool.binlog.rowwalk`, each Rows header's walk cached;
+``TextWritesetExtractor.lines`` for ``dump --writesets``: keys built as JSON text).
 
-Where the core or the scanner meets anything outside its subset
+Where the core meets anything outside its subset
 (Transaction_payload, an unknown event type, a CRC mismatch, a truncated or
 malformed event, a file that cannot be opened ...) it raises
 :class:`~repltool.binlog.engine.Unsupported` (an error of the log - a
 :class:`~repltool.errors.ReplToolError` - is turned into one).  With the compiled
 engine the general reader then continues from the start of the first transaction
 not yielded, in the grouper's state there (:class:`~repltool.binlog.corescan.Handover`,
-as ``stats`` and ``schedule`` do); the pure-Python scanner does not say where, so
-:func:`read_writesets` starts over on the general path, skipping the pairs already
-yielded.  Either way the sequence is the general path's, element by element,
-including its errors and warnings.  The transactions of the fast path carry no
+as ``stats`` and ``schedule`` do).  The sequence is the general path's, element by
+element, including its errors and warnings.  The transactions of the fast path carry no
 events (``Transaction.events == ()``); everything else about them, and every
 writeset, equals the general path's (``tests/writeset/test_fused.py``,
 ``test_hand_over.py``, corpus and synthetic logs).
@@ -40,7 +40,6 @@ writeset, equals the general path's (``tests/writeset/test_fused.py``,
 from __future__ import annotations
 
 import os
-import struct
 from array import array
 from collections.abc import Sequence
 from typing import Any, Callable, Iterable, Iterator
@@ -55,10 +54,13 @@ from ..binlog.decode import DecodeContext
 from ..binlog.engine import compiled_core
 from ..binlog.events import TableMapBody
 from ..binlog.fastdecode import FAST_DECODERS
-from ..binlog.fastpath import FastPathUnsupported, FusedScan, LightScan, fast_table_map
+from ..binlog.fastdecode import fast_table_map
+from ..binlog.fastpath import FastPathUnsupported
 from ..errors import ReplToolError
 from ..positions import Position
-from .extract import KEY_WALK_ERRORS, READ_OPTIONS, SPILL_AT, Acc, WritesetExtractor, book, note_missing
+from .extract import (
+    KEY_WALK_ERRORS, READ_OPTIONS, SPILL_AT, Acc, TextWritesetExtractor, WritesetExtractor, book,
+)
 from .fastkeys import TableKeys
 from .jsonl import RecordWriter, encode_key
 from .model import HashedWriteset, MissingKey, TrxWriteset, WritesetError
@@ -70,15 +72,13 @@ __all__ = ["read_writesets", "read_writeset_summaries", "iter_fast_writesets",
 Pair = tuple[Transaction, TrxWriteset]
 _TMAP = int(EventType.TABLE_MAP_EVENT)
 _new = tuple.__new__
-_ROWS_HEAD = struct.Struct("<IHHH")          # table id low 32, high 16, flags, var_header_len
 _ROWS_V2 = (int(EventType.WRITE_ROWS_EVENT), int(EventType.UPDATE_ROWS_EVENT),
             int(EventType.DELETE_ROWS_EVENT))
 _ROWS_V1 = (int(EventType.WRITE_ROWS_EVENT_V1), int(EventType.UPDATE_ROWS_EVENT_V1),
             int(EventType.DELETE_ROWS_EVENT_V1))
-_UPDATE = int(EventType.UPDATE_ROWS_EVENT)
-_KIND = dict(zip(_ROWS_V2, ("insert", "update", "delete")))
 #: the compiled dispatch's kinds (v1 and v2 Rows events: the same images after the width)
-_CORE_KIND = {**_KIND, **dict(zip(_ROWS_V1, ("insert", "update", "delete")))}
+_CORE_KIND = {**dict(zip(_ROWS_V2, ("insert", "update", "delete"))),
+              **dict(zip(_ROWS_V1, ("insert", "update", "delete")))}
 
 
 def read_writesets(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
@@ -166,6 +166,17 @@ def _read(paths: Any, schema: Schema | None, options: ReadOptions,
           hashed: bool = False, span: Any = None) -> Iterator[Any]:
     files = [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) \
         else [os.fspath(p) for p in paths]
+    if compiled_core() is None:
+        # the pure-Python engine: the general path from the start (dump --writesets:
+        # the keys built as JSON text where the key-only walk keys the rows)
+        events = read_events(files, options)
+        if watch is not None:
+            events = watch(events)
+        if writer is not None:
+            yield from TextWritesetExtractor(schema, **kw).lines(events, writer)
+            return
+        yield from WritesetExtractor(schema, **kw).pairs(events)
+        return
     maps = kw.get("table_maps")
     maps_before = dict(maps) if maps is not None else None
     fast = _FastRun(files, schema, options.verify_checksum, kw, light, writer, hashed)
@@ -193,8 +204,8 @@ def _read(paths: Any, schema: Schema | None, options: ReadOptions,
         state = rest.state()
         done = 0
     else:
-        # the pure-Python engine's scanner does not say where: start over, skipping
-        # the pairs already yielded
+        # no hand-over point (the core stopped before it knew one): start over,
+        # skipping the pairs already yielded
         if maps is not None:                # as the caller gave them
             maps.clear()
             maps.update(maps_before or {})
@@ -235,7 +246,9 @@ def hash_counts() -> tuple[int, int, int]:
 
 
 class _FastRun:
-    """One pass of the fused scanner with the writeset hook attached."""
+    """One pass of the compiled core's grouper with the core's key dispatch (the
+    compiled engine only: with the pure-Python engine iterating raises
+    :class:`~repltool.binlog.engine.Unsupported`)."""
 
     def __init__(self, files: list[str], schema: Schema | None, verify: bool,
                  kw: dict[str, Any], light: bool = False,
@@ -250,23 +263,16 @@ class _FastRun:
         self._text_shared: dict[Any, Any] = {}
         self.verify = verify
         self.light = light
-        #: the compiled core groups the transactions and hands back their Table_map
-        #: and Rows events (:func:`~repltool.binlog.corescan.scan_writeset_groups`);
-        #: the pure-Python engine's fused scan calls the hooks itself
-        self.core = compiled_core() is not None
         #: hash mode (:func:`read_writeset_hashes`): the core's entries are hashes
-        self.hashed = hashed and self.core and writer is None
+        self.hashed = hashed and writer is None
         self._describer: _FastRun | None = None
-        self.scan: Any = _Structs() if self.core else (LightScan if light else FusedScan)(verify)
-        if not self.core:
-            self.scan.hook = self._hook
-            self.scan.rows_hook = self._rows
+        #: the compiled core groups the transactions and hands back their Table_map
+        #: and Rows events (:class:`~repltool.binlog.corescan.WritesetGroups`)
+        self.scan: Any = _Structs()
         self.acc = Acc()
         self._structs: Any = None
         self._ctxs: dict[int, DecodeContext] = {}
         self._tds = table_def_cache()      # Table_map body bytes -> its TableDef (bounded)
-        self._v2 = False                           # the FDE gives Rows v2 the 10-byte post-header
-        self._shapes: dict[tuple[int, bytes], tuple[Any, ...]] = {}   # see _rows
         #: compiled engine: the core's KeyDispatch (a transaction's events keyed in one
         #: call), made per Format_description; Rows events it keyed / left to _general
         self.dispatch: Any = None
@@ -278,10 +284,8 @@ class _FastRun:
 
     def _new_structs(self) -> None:
         structs = self._structs = self.scan.structs
-        self._ctxs, self._tds, self._shapes = {}, table_def_cache(), {}
-        self._v2 = all(structs.post_header(t, 10) == 10 for t in _ROWS_V2)
-        if self.core:
-            self._new_dispatch(structs)
+        self._ctxs, self._tds = {}, table_def_cache()
+        self._new_dispatch(structs)
 
     def _new_dispatch(self, structs: Any) -> None:
         core = compiled_core()
@@ -377,25 +381,6 @@ class _FastRun:
                                                        text=True)
         return fast
 
-    def _hook(self, tc: int, data: bytes, path: str, offset: int) -> None:
-        if self._structs is not self.scan.structs:
-            self._new_structs()
-        if tc != _TMAP:
-            self._rows_event(tc, data, path, offset)
-        else:
-            self._table_map(data, path, offset)
-
-    def _table_map(self, data: bytes, path: str, offset: int) -> None:
-        """A Table_map event (``_structs`` current)."""
-        td = self._tds.get(data)
-        if td is None:
-            body = fast_table_map(data, self._ctx(_TMAP))
-            if not isinstance(body, TableMapBody):
-                raise FastPathUnsupported("Table_map not decoded")
-            td = decode_table_map(body, pos=Position(path, offset, None))
-            self._tds[data] = td
-        self.extractor.table_maps[td.table_id] = td
-
     def _ctx(self, tc: int) -> DecodeContext:
         ctx = self._ctxs.get(tc)
         if ctx is None:
@@ -424,58 +409,6 @@ class _FastRun:
         if len(keys) >= SPILL_AT:
             self._spill()
 
-    def _rows(self, tc: int, data: bytes, path: str, offset: int) -> None:
-        """A Rows event (the scanner's ``rows_hook``).  When it is a Rows v2 event of
-        a table whose key plan is known, keyed straight from its bytes (the header
-        read as :func:`~repltool.binlog.fastpath.fast_rows` reads it); otherwise
-        (first event of a table, an odd header, anything the compiled walk rejects)
-        by :meth:`_general`.
-
-        Everything decided from the header bytes up to the row images (table id,
-        flags, extra data, width, bitmaps) is remembered per (type, header) in
-        ``_shapes``: the compiled walk and what :func:`~repltool.writeset.extract.book`
-        adds, valid while the table id still means the same Table_map.
-        """
-        if self._structs is not self.scan.structs:
-            self._new_structs()
-        self._rows_event(tc, data, path, offset)
-
-    def _rows_event(self, tc: int, data: bytes, path: str, offset: int) -> None:
-        """:meth:`_rows` with ``_structs`` current."""
-        n = len(data)
-        if n < 10 or not self._v2:
-            return self._general(tc, data, path, offset)
-        lo, hi, flags, var_len = _ROWS_HEAD.unpack_from(data)
-        p = 9 + var_len
-        if var_len < 2 or p > n:
-            return self._general(tc, data, path, offset)
-        q = p + ((data[p - 1] + 7) >> 3)
-        if tc == _UPDATE:
-            q += q - p
-        shape = self._shapes.get((tc, data[:q]))
-        if shape is None or self.extractor.table_maps.get(lo | hi << 32) is not shape[0]:
-            shape = self._shape(tc, data, lo | hi << 32, flags, p, q)
-            if shape is None:
-                return self._general(tc, data, path, offset)
-        _, run, fk, no_fk, parent, missing = shape
-        acc = self.acc
-        if no_fk:
-            acc.no_fk = True
-        if parent is not None:
-            acc.parents[parent] = None
-        if missing is not None:
-            note_missing(acc, *missing)
-        keys = acc.keys
-        mark = len(keys)
-        try:
-            acc.rows += run(data, q, keys, fk)
-        except KEY_WALK_ERRORS:
-            del keys[mark:]
-            self._general(tc, data, path, offset)
-            return
-        if len(keys) >= SPILL_AT:
-            self._spill()
-
     def _spill(self) -> None:
         """Many keys pending: stored compactly (and MySQL's limit applied,
         ``WritesetExtractor.spill``), or their JSON texts joined in a chunk."""
@@ -489,31 +422,6 @@ class _FastRun:
             self.extractor.spill(self.acc)
         else:
             self.acc.spill_texts()
-
-    def _shape(self, tc: int, data: bytes, table_id: int, flags: int, p: int,
-               q: int) -> tuple[Any, ...] | None:
-        """``(TableDef, run, fk on, no_fk, parent table, keyless table)`` of a Rows
-        header (see :meth:`_rows`), or None: the general route."""
-        width = data[p - 1]
-        if width >= 251 or width == 0 or q > len(data):
-            return None
-        found = self._images(data, table_id, p, q, tc == _UPDATE)
-        if found is None:
-            return None
-        td, fast, before, after, width = found
-        try:
-            run = fast.runner(_KIND[tc], before, after, width)
-        except KEY_WALK_ERRORS:
-            return None
-        plan = fast.plan
-        probe = Acc()
-        skip_fk = book(plan, flags, probe)
-        shape = (td, run, not skip_fk, probe.no_fk, next(iter(probe.parents), None),
-                 next(iter(probe.missing.items()), None))
-        if len(self._shapes) >= 4096:
-            self._shapes.clear()
-        self._shapes[(tc, data[:q])] = shape
-        return shape
 
     def _pair(self, trx: Transaction) -> Any:
         acc, self.acc = self.acc, Acc()
@@ -585,9 +493,7 @@ class _FastRun:
         return list(d.extractor.result(d.acc, "dml").keys)
 
     def __iter__(self) -> Iterator[Pair]:
-        if self.core:
-            return self._core_pairs()
-        return self._python_pairs()
+        return self._core_pairs()
 
     def _core_pairs(self) -> Iterator[Pair]:
         """The compiled engine: the core's groups, each transaction's events keyed by
@@ -623,18 +529,6 @@ class _FastRun:
             if isinstance(exc, FastPathUnsupported):
                 raise exc
             raise FastPathUnsupported(str(exc)) from exc
-
-    def _python_pairs(self) -> Iterator[Pair]:
-        scan = self.scan
-        try:
-            for path in self.files:
-                for trx in scan.file(path, None, None):
-                    yield self._pair(trx)
-            if scan.g is not None:
-                yield self._pair(scan.finish(True))
-        except ReplToolError as exc:    # an error of the log: the general path words it
-            raise FastPathUnsupported(f"{type(exc).__name__}: {exc}") from exc
-
 
 class _Described(Sequence[Any]):
     """The ``keys`` of a :class:`~repltool.writeset.model.HashedWriteset`: as many as

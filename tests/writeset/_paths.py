@@ -4,7 +4,10 @@ The general path is ``read_transactions(..., READ_OPTIONS, keep_events=True)``
 plus a :class:`~repltool.writeset.WritesetExtractor` that decodes every column
 (``GeneralWritesetExtractor``).  :func:`check_paths` holds three things to it:
 
-* the key-only extractor on the same transactions (equal writesets);
+* the key-only extractor on the same transactions (equal writesets), and the
+  lines of its text twin (``TextWritesetExtractor.lines``: the keys built as
+  JSON text) on the same events; how many Rows events each keyed by the walk
+  cached for their header (``shaped``: tests assert that route ran);
 * :func:`repltool.writeset.read_writesets` (equal transactions - without their
   events where the fused reader produced them - and equal writesets);
 * :func:`repltool.writeset.fused.iter_fast_writesets` alone: the same pairs up to
@@ -33,8 +36,8 @@ from typing import Any, Iterator, Sequence
 
 import pytest
 
-from repltool.writeset.extract import GeneralWritesetExtractor
-from repltool.binlog import read_transactions
+from repltool.writeset.extract import GeneralWritesetExtractor, TextWritesetExtractor
+from repltool.binlog import read_events, read_transactions
 from repltool.binlog.fastpath import FastPathUnsupported
 from repltool.errors import ReplToolError
 from repltool.writeset import (
@@ -45,6 +48,10 @@ from repltool.writeset import fused
 from repltool.writeset.fused import iter_fast_writesets, read_writeset_lines
 
 
+#: why ``iter_fast_writesets`` (the compiled core's grouper) refuses with the pure-Python engine
+NOT_ACTIVE = "the compiled engine is not active"
+
+
 @dataclass
 class Checked:
     transactions: int = 0
@@ -53,6 +60,8 @@ class Checked:
     fast_pairs: int = 0             # pairs the fused reader produced before giving up (or all)
     fast_complete: bool = False     # the fused reader took the whole input
     fallbacks: int = 0              # Rows events the key-only extractor left to the general one
+    shaped: int = 0                 # Rows events the key-only extractor keyed by a cached shape
+    text_shaped: int = 0            # the same, TextWritesetExtractor
     error: str | None = None        # the general path's error, if it raised
     fast_reason: str | None = None  # why the fused reader gave up (FastPathUnsupported), or None
     core_events: int = 0            # events the compiled core walked for iter_fast_writesets
@@ -90,6 +99,8 @@ class FusedSpy:
                 raise
 
         def counted_general(*a: Any, **kw: Any) -> Any:
+            if not spy.runs:            # the pure-Python engine: no fused scan, the general path
+                spy.runs.append(FusedRun())
             spy.runs[-1].general += 1
             return general(*a, **kw)
 
@@ -152,6 +163,15 @@ def check_paths(files: Sequence[Path], schema: Schema | None, *,
         assert [ws for _, ws in key_only] == [ws for _, ws in general]
         assert (ko_error is None) == (len(general) == len(trxs))
         out.fallbacks = key_only_ex.fallbacks
+        out.shaped = key_only_ex.shaped
+
+        lines_expected = [json.dumps(writeset_record(gt, gw), ensure_ascii=False)
+                          for gt, gw in general]
+        text_ex = TextWritesetExtractor(schema)
+        text_lines, text_error = _outcome(text_ex.lines(read_events(paths, opts)))
+        assert text_error == error
+        assert text_lines == lines_expected
+        out.text_shaped = text_ex.shaped
 
         spy = FusedSpy()
         pairs_run, (fused_pairs, fused_error) = spy.one(
@@ -165,8 +185,7 @@ def check_paths(files: Sequence[Path], schema: Schema | None, *,
         lines_run, (lines, lines_error) = spy.one(
             read_writeset_lines(paths, schema, verify_checksum=verify_checksum))
         assert lines_error == error
-        assert lines == [json.dumps(writeset_record(gt, gw), ensure_ascii=False)
-                         for gt, gw in general]
+        assert lines == lines_expected
 
         fast: list[Any] = []
         core = engine.compiled_core()
@@ -179,6 +198,13 @@ def check_paths(files: Sequence[Path], schema: Schema | None, *,
             out.fast_reason = str(exc)
         out.fast_pairs = len(fast)
         out.core_events = core.events_walked() - walked if core is not None else 0
+        if core is None:
+            # the pure-Python engine: no fused scan; the readers took the general path
+            # (reader, grouper, extractor) from the start, once
+            assert out.fast_reason == NOT_ACTIVE and not fast
+            for run in (pairs_run, lines_run):
+                assert (run.fast_pairs, run.reason, run.general) == (0, None, 1), (run, paths)
+            return out
         # the readers took the fused scan as far as iter_fast_writesets goes, and the
         # general path only where it gave up (once, for the rest)
         for run in (pairs_run, lines_run):

@@ -3,13 +3,15 @@
 Key-only extraction (:mod:`repltool.writeset.fastkeys`) and the fused reader
 (:func:`repltool.writeset.read_writesets`) against the general path, which
 decodes every column of every row (``tests/writeset/_paths.py``, which also
-spies on which path really ran): the MariaDB corpus sets (with their schemas: the
-fused reader falls back at once, for a MariaDB event), every MySQL corpus file
+spies on which path really ran): the MariaDB corpus sets (with their schemas), every
+MySQL corpus file
 (handled by the fused reader alone - with a floor on how many - or handed back for
 a reason true of the file), and synthetic logs of every shape - transaction by
 transaction, writeset by writeset, errors included.  Then the fallback in the
 middle of a stream, damage with and without a valid checksum, and
-``table_maps`` given by the caller.
+``table_maps`` given by the caller.  The fused reader is the compiled core's grouper and
+key dispatch: with the pure-Python engine every test asserts that the general path
+(reader, the one grouper, extractor) read everything from the start instead.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import pytest
 from repltool.binlog import ReadOptions, read_events
 from repltool.binlog.coltypes import TableDef
 from repltool.binlog.fastpath import FastPathUnsupported, LightTransaction
-from repltool.binlog import read_transactions
+from repltool.binlog import Transaction, read_transactions
 import repltool.errors
 from repltool.errors import ReplToolError
 from repltool.writeset import READ_OPTIONS, iter_writesets, load_schema, read_writesets
@@ -35,7 +37,7 @@ from repltool.writeset.fused import iter_fast_writesets, read_writeset_summaries
 
 from repltool.binlog import engine
 from tests.binlog._refusals import core_refusal_is_true, refusal_is_true as scan_refusal_is_true
-from ._paths import Checked, FusedSpy, check_paths
+from ._paths import NOT_ACTIVE, Checked, FusedSpy, check_paths
 from .test_corpus import SETS
 
 FAST_SHAPES = ("uniform", "zipf", "hot", "relay", "tagged", "mysql57", "full-metadata",
@@ -55,6 +57,9 @@ def _refusal_is_true(files: list[Path], verify: bool, got: Checked) -> None:
     checks them)."""
     reason = got.fast_reason
     assert reason is not None and not got.fast_complete
+    if engine.compiled_core() is None:
+        assert reason == NOT_ACTIVE and got.fast_pairs == 0
+        return
     m = re.fullmatch(r"(\w+): .*", reason, re.S)
     if m and not reason.startswith("event type"):
         assert isinstance(getattr(repltool.errors, m.group(1), None), type), reason
@@ -73,6 +78,8 @@ def test_mariadb_sets(corpus: Path, name: str) -> None:
     got = check_paths(files, load_schema(root / schema / "schema.sql"))
     assert got.error is None and got.transactions > 100 and got.keys > 100
     assert got.fallbacks == 0
+    # the extractors keyed most Rows events by the walk cached for their header
+    assert got.shaped * 2 > got.with_rows and got.text_shaped == got.shaped, got
     if engine.compiled_core() is not None:
         # the compiled core groups MariaDB logs too: the whole set on the fast path,
         # but for the compressed events (type 165), handed to the general path
@@ -84,10 +91,7 @@ def test_mariadb_sets(corpus: Path, name: str) -> None:
             assert got.fast_complete and got.fast_pairs == got.transactions, got
             assert got.core_events > got.transactions, got
         return
-    assert got.fast_pairs == 0 and not got.fast_complete     # MariaDB: the general path
-    # handed back at once: the scanner refuses a MariaDB FDE (its event numbering)
-    assert got.fast_reason == "non-standard FDE", got.fast_reason
-    _refusal_is_true(files, True, got)
+    _refusal_is_true(files, True, got)         # the pure-Python engine: the general path
 
 
 @pytest.mark.corpus_files("path", "mysql/*/*", select=_is_binlog)
@@ -118,16 +122,24 @@ def test_fused_reader_handles_most_of_the_mysql_corpus(corpus: Path, verify: boo
     reasons: Counter[str] = Counter()
     files = [p for p in sorted(corpus.glob("mysql/*/*")) if p.is_file() and _is_binlog(p)]
     assert len(files) >= 90
+    python = engine.compiled_core() is None
     for path in files:
         with warnings.catch_warnings():     # keyless tables of files read alone
             warnings.simplefilter("ignore")
             run, (pairs, _) = spy.one(read_writesets([path], None, verify_checksum=verify))
+        if python:          # no fused scan: the general path reads every file whole
+            assert (run.fast_pairs, run.reason, run.general) == (0, None, 1)
+            handled[False] += 1
+            continue
         if run.reason is None:
             assert run.general == 0 and run.fast_pairs == len(pairs)
             handled[bool(pairs)] += 1
         else:
             assert run.general == 1
             reasons[run.reason.split(":")[0]] += 1
+    if python:
+        assert handled[False] == len(files)
+        return
     assert handled[True] >= HANDLED_WITH_TRANSACTIONS and sum(handled.values()) >= HANDLED, \
         (handled, reasons)
 
@@ -138,11 +150,14 @@ def test_synthetic_logs_take_the_fast_path(synth_logs: dict, name: str) -> None:
     for sch in (load_schema(schema), None):
         got = check_paths(files, sch)
         assert got.error is None and got.transactions > 250 and got.with_rows > 250
-        assert got.fast_complete and got.fast_pairs == got.transactions, name
-        assert got.fast_reason is None                  # the spy: no general path
         assert got.fallbacks == 0
-        # with the compiled engine, the core walked the events (its counter)
-        assert (got.core_events > got.transactions) == (engine.compiled_core() is not None)
+        assert got.shaped * 2 > got.with_rows and got.text_shaped == got.shaped, got
+        if engine.compiled_core() is None:
+            _refusal_is_true(files, True, got)      # the general path
+        else:
+            assert got.fast_complete and got.fast_pairs == got.transactions, name
+            assert got.fast_reason is None                  # the spy: no general path
+            assert got.core_events > got.transactions       # the core walked the events
         # keys: from the schema, or without it from FULL Table_map metadata only
         assert got.keys > 500 if sch is not None or name == "full-metadata" else got.keys == 0
 
@@ -152,7 +167,8 @@ def test_compressed_log_falls_back(synth_logs: dict) -> None:
     got = check_paths(files, load_schema(schema))
     assert got.error is None and got.transactions > 250 and got.keys > 500
     assert got.fast_pairs == 0 and not got.fast_complete
-    assert got.fast_reason.endswith("event type 40")    # Transaction_payload
+    assert got.fast_reason.endswith("event type 40") or \
+        engine.compiled_core() is None                  # Transaction_payload
     _refusal_is_true(files, True, got)
 
 
@@ -169,6 +185,9 @@ def test_fallback_in_the_middle_of_the_stream(synth_logs: dict) -> None:
             fast.append(pair)
     got = check_paths(files, load_schema(schema))
     assert got.error is None
+    if engine.compiled_core() is None:          # the general path from the start
+        assert fast == [] and got.fast_pairs == 0 and got.transactions > 250
+        return
     assert 0 < len(fast) == got.fast_pairs < got.transactions
 
 
@@ -201,7 +220,7 @@ def test_damaged_rows_give_the_general_outcome(synth_logs: dict, tmp_path: Path,
             got = check_paths([path], schema, verify_checksum=verify)
             errors += got.error is not None
             fast_then_fallback += got.fast_pairs > 0 and not got.fast_complete
-    assert errors > 0 and fast_then_fallback > 0
+    assert errors > 0 and (fast_then_fallback > 0) == (engine.compiled_core() is not None)
 
 
 def test_table_maps_of_the_caller(synth_logs: dict, tmp_path: Path) -> None:
@@ -240,8 +259,9 @@ def test_light_transactions(synth_logs: dict) -> None:
     full = list(read_writesets(files, load_schema(schema)))
     light = list(read_writeset_summaries(files, load_schema(schema)))
     assert len(light) == len(full) > 250
+    python = engine.compiled_core() is None     # the general path's full transactions
     for (lt, lw), (ft, fw) in zip(light, full):
-        assert type(lt) is LightTransaction
+        assert type(lt) is (Transaction if python else LightTransaction)
         assert lw == fw
         assert {f: getattr(lt, f) for f in LightTransaction._fields} == \
             {f: getattr(ft, f) for f in LightTransaction._fields}
@@ -286,26 +306,13 @@ def test_rows_events_take_the_compiled_walk(synth_logs: dict, name: str, text: b
     files, schema = synth_logs[name]
     run = _FastRun([str(f) for f in files], load_schema(schema), True, {}, True,
                    RecordWriter() if text else None)
-    if run.core:
-        assert sum(1 for _ in run) > 250
-        fast, general = run.fast_events, run.general_events
-        assert fast > 500 and general * 20 < fast + general, (fast, general)
+    if engine.compiled_core() is None:      # the fused run is the core's
+        with pytest.raises(FastPathUnsupported, match=NOT_ACTIVE):
+            next(iter(run))
         return
-    counts = {"rows": 0, "general": 0}
-    rows, general_route = run._rows, run._general
-
-    def counted_rows(*a):  # type: ignore[no-untyped-def]
-        counts["rows"] += 1
-        return rows(*a)
-
-    def counted_general(*a):  # type: ignore[no-untyped-def]
-        counts["general"] += 1
-        return general_route(*a)
-
-    run.scan.rows_hook = counted_rows                       # the Python scan's hook
-    run._general = counted_general  # type: ignore[method-assign]
     assert sum(1 for _ in run) > 250
-    assert counts["rows"] > 500 and counts["general"] * 20 < counts["rows"], counts
+    fast, general = run.fast_events, run.general_events
+    assert fast > 500 and general * 20 < fast + general, (fast, general)
 
 
 @pytest.mark.parametrize("name", [n for n in SETS if n != "compressed"])
@@ -322,8 +329,8 @@ def test_mariadb_rows_events_take_the_compiled_walk(corpus: Path, name: str,
     files = sorted(root.glob(pattern))
     run = _FastRun([str(f) for f in files], load_schema(root / schema / "schema.sql"), True,
                    {}, True, RecordWriter() if text else None)
-    if not run.core:        # the pure-Python scanner refuses a MariaDB FDE at once
-        with pytest.raises(FastPathUnsupported, match="non-standard FDE"):
+    if engine.compiled_core() is None:      # the fused run is the core's
+        with pytest.raises(FastPathUnsupported, match=NOT_ACTIVE):
             next(iter(run))
         return
     with warnings.catch_warnings():
