@@ -166,14 +166,18 @@ class WritesetExtractor:
         self.key_only = True
         #: Rows events the key-only walk handed to the general decoder
         self.fallbacks = 0
-        self._fast_keys: dict[int, TableKeys] = {}
+        # per table (db, table): the key extractor and plan of the TableDef it was last
+        # keyed under.  Not per TableDef: a reopened table gets a new table id (and
+        # TableDef) in MySQL, so a long log's old ids would pile up - here the next id
+        # replaces them (memory follows the tables, not the log's length)
+        self._fast_keys: dict[tuple[str, str], TableKeys] = {}
         self._entry_caches: dict[Any, Any] = {}
         self._parts: dict[tuple[ColumnDef, Any, int], Part] = {}
         self.history_size = history_size
         self.table_maps: dict[int, TableDef] = (table_maps if table_maps is not None
                                                 else table_def_cache())  # type: ignore[assignment]
         self.strict = strict
-        self._plans: dict[int, tuple[TableDef, Plan]] = {}
+        self._plans: dict[tuple[str, str], tuple[TableDef, Plan]] = {}
         self._warned: set[Any] = (warned if warned is not None else
                                   schema._warned if schema is not None else set())
         self.begin()
@@ -186,17 +190,17 @@ class WritesetExtractor:
     def table_keys(self, td: TableDef) -> TableKeys | None:
         """The key-only extractor of ``td``, once a Rows event of it went through
         :meth:`rows` (which makes its plan); else None."""
-        fast = self._fast_keys.get(id(td))
+        fast = self._fast_keys.get((td.db, td.table))
         return fast if fast is not None and fast.td is td else None
 
     def plan_keys(self, td: TableDef, pos: Position | None) -> TableKeys:
         """The key-only extractor of ``td``, its plan made now if it is not made yet
         (what :meth:`rows` does for a Rows event of ``td`` at ``pos``: the same
         warnings)."""
-        fast = self._fast_keys.get(id(td))
+        fast = self._fast_keys.get((td.db, td.table))
         if fast is None or fast.td is not td:
-            fast = self._fast_keys[id(td)] = TableKeys(self._plan(td, pos), td,
-                                                       self._entry_caches)
+            fast = self._fast_keys[td.db, td.table] = TableKeys(self._plan(td, pos), td,
+                                                                self._entry_caches)
         return fast
 
     # ---- transactions ----
@@ -419,11 +423,11 @@ class WritesetExtractor:
     # ---- plans ----
 
     def _plan(self, td: TableDef, pos: Position | None) -> Plan:
-        hit = self._plans.get(id(td))
+        hit = self._plans.get((td.db, td.table))
         if hit is not None and hit[0] is td:
             return hit[1]
         plan = self._build_plan(td, pos)
-        self._plans[id(td)] = (td, plan)
+        self._plans[td.db, td.table] = (td, plan)
         return plan
 
     def _build_plan(self, td: TableDef, pos: Position | None) -> Plan:

@@ -48,7 +48,7 @@ from typing import Any, Callable, Iterable, Iterator
 from dataclasses import replace
 
 from ..binlog import Event, ReadOptions, Transaction, read_events
-from ..binlog.coltypes import TableDef, decode_table_map, table_def_cache
+from ..binlog.coltypes import TableDef, decode_table_map, table_body_cache
 from ..binlog.constants import EventType
 from ..binlog.corescan import Handover, WritesetGroups
 from ..binlog.decode import DecodeContext
@@ -79,6 +79,15 @@ _UPDATE = int(EventType.UPDATE_ROWS_EVENT)
 _KIND = dict(zip(_ROWS_V2, ("insert", "update", "delete")))
 #: the compiled dispatch's kinds (v1 and v2 Rows events: the same images after the width)
 _CORE_KIND = {**_KIND, **dict(zip(_ROWS_V1, ("insert", "update", "delete")))}
+#: the row-shape caches (one entry per table id, Rows type and column bitmaps; the
+#: core's KeyDispatch.shapes and the pure-Python route's ``_shapes``): once they hold
+#: SHAPES_PRUNE_MIN entries, and then twice what the last prune kept, the shapes of
+#: TableDefs their table no longer has (``_FastRun.live``) are dropped, and all of them
+#: when SHAPES_MAX / 2 or more are left.  A reopened table's new table id (MySQL: after
+#: ALTER, FLUSH TABLES or a table-cache eviction; synth every ~1.3 MB) made them grow
+#: with the log until SHAPES_MAX (bench/results/rssws.md).
+SHAPES_PRUNE_MIN = 64
+SHAPES_MAX = 4096
 
 
 def read_writesets(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
@@ -246,7 +255,9 @@ class _FastRun:
         self.extractor = WritesetExtractor(schema, **kw)
         #: with a writer: yield its lines, the keys built as JSON text (``_text_keys``)
         self.writer = writer
-        self._text_keys: dict[int, TableKeys] = {}
+        #: per table (db, table), of the TableDef it was last keyed under (as the
+        #: extractor's own: a table's new id replaces its old one's)
+        self._text_keys: dict[tuple[str, str], TableKeys] = {}
         self._text_shared: dict[Any, Any] = {}
         self.verify = verify
         self.light = light
@@ -264,9 +275,10 @@ class _FastRun:
         self.acc = Acc()
         self._structs: Any = None
         self._ctxs: dict[int, DecodeContext] = {}
-        self._tds = table_def_cache()      # Table_map body bytes -> its TableDef (bounded)
+        self._tds = table_body_cache()      # Table_map body bytes -> its TableDef (bounded)
         self._v2 = False                           # the FDE gives Rows v2 the 10-byte post-header
         self._shapes: dict[tuple[int, bytes], tuple[Any, ...]] = {}   # see _rows
+        self._prune_at = SHAPES_PRUNE_MIN          # its next prune (_live_shapes)
         #: compiled engine: the core's KeyDispatch (a transaction's events keyed in one
         #: call), made per Format_description; Rows events it keyed / left to _general
         self.dispatch: Any = None
@@ -278,7 +290,8 @@ class _FastRun:
 
     def _new_structs(self) -> None:
         structs = self._structs = self.scan.structs
-        self._ctxs, self._tds, self._shapes = {}, table_def_cache(), {}
+        self._ctxs, self._tds, self._shapes = {}, table_body_cache(), {}
+        self._prune_at = SHAPES_PRUNE_MIN
         self._v2 = all(structs.post_header(t, 10) == 10 for t in _ROWS_V2)
         if self.core:
             self._new_dispatch(structs)
@@ -296,6 +309,7 @@ class _FastRun:
                 if structs.post_header(tc, 0) == post:
                     layout[tc] = bit | (4 if _CORE_KIND[tc] == "update" else 0)
         d.set_layout(bytes(layout))
+        d.prune_shapes(SHAPES_PRUNE_MIN, SHAPES_MAX, self.live)
 
     def _count_dispatch(self) -> None:
         """Add the current dispatch's counts to ``fast_events`` / ``general_events``."""
@@ -368,13 +382,13 @@ class _FastRun:
             return None
         if self.writer is None:
             return ex.plan_keys(td, pos) if pos is not None else ex.table_keys(td)
-        fast = self._text_keys.get(id(td))
+        fast = self._text_keys.get((td.db, td.table))
         if fast is None or fast.td is not td:
             base = ex.plan_keys(td, pos) if pos is not None else ex.table_keys(td)
             if base is None:
                 return None
-            fast = self._text_keys[id(td)] = TableKeys(base.plan, td, self._text_shared,
-                                                       text=True)
+            fast = self._text_keys[td.db, td.table] = TableKeys(base.plan, td,
+                                                                self._text_shared, text=True)
         return fast
 
     def _hook(self, tc: int, data: bytes, path: str, offset: int) -> None:
@@ -510,10 +524,28 @@ class _FastRun:
         skip_fk = book(plan, flags, probe)
         shape = (td, run, not skip_fk, probe.no_fk, next(iter(probe.parents), None),
                  next(iter(probe.missing.items()), None))
-        if len(self._shapes) >= 4096:
-            self._shapes.clear()
-        self._shapes[(tc, data[:q])] = shape
+        shapes = self._shapes
+        if len(shapes) >= self._prune_at:
+            shapes = self._shapes = self._live_shapes(shapes)
+        shapes[(tc, data[:q])] = shape
         return shape
+
+    def _live_shapes(self, shapes: dict[Any, tuple[Any, ...]]) -> dict[Any, tuple[Any, ...]]:
+        """The entries of the pure-Python route's shape cache whose TableDef is still
+        the one its table is keyed under (see :meth:`live`), or none when they are
+        :data:`SHAPES_MAX` / 2 or more; the next prune once twice as many."""
+        live = {k: v for k, v in shapes.items() if self.live(v[0])}
+        if 2 * len(live) >= SHAPES_MAX:
+            live = {}
+        self._prune_at = max(SHAPES_PRUNE_MIN, 2 * len(live))
+        return live
+
+    def live(self, td: TableDef) -> bool:
+        """False once ``td``'s table was keyed under a later TableDef (MySQL gives a
+        reopened table a new table id): the row shapes of ``td`` go when the shape
+        caches are pruned (a shape is only a cache: one of ``td`` needed again is
+        built again, the same)."""
+        return self.extractor.table_keys(td) is not None
 
     def _pair(self, trx: Transaction) -> Any:
         acc, self.acc = self.acc, Acc()
