@@ -584,6 +584,8 @@ cdef class KeyDispatch:
     cdef object tds_get, tm_miss, maps, maps_get, maps_touch
     cdef object shape_miss, general, spill, errors, no_usable
     cdef dict shapes
+    cdef Py_ssize_t prune_at, prune_min, shapes_max
+    cdef object live
     cdef uint8_t layout[256]
     cdef int tm_type
     cdef public Py_ssize_t spill_at
@@ -607,6 +609,8 @@ cdef class KeyDispatch:
         self.errors, self.no_usable = errors, no_usable
         self.spill_at = spill_at
         self.shapes = {}
+        self.prune_min = self.prune_at = self.shapes_max = 4096
+        self.live = None
         memset(self.layout, 0, 256)
         self.fast_events = self.general_events = 0
         self.borrowed = []
@@ -618,6 +622,33 @@ cdef class KeyDispatch:
             raise ValueError("a layout has 256 entries")
         memcpy(self.layout, <const char*>layout, 256)
         self.shapes = {}
+        self.prune_at = self.prune_min
+
+    def prune_shapes(self, Py_ssize_t prune_min, Py_ssize_t shapes_max, live):
+        """Prune the shapes once they are ``prune_min``, then twice what the last prune
+        kept: keep those whose TableDef ``live(td)`` says its table still has, none when
+        ``shapes_max / 2`` or more are left (without a call: cleared at 4096)."""
+        self.prune_min = self.prune_at = max(prune_min, 1)
+        self.shapes_max = shapes_max
+        self.live = live
+
+    @property
+    def shape_count(self):
+        """The shapes cached now."""
+        return len(self.shapes)
+
+    cdef int _prune(self) except -1:
+        cdef dict kept = {}
+        cdef object k, v
+        if self.live is not None:
+            for k, v in self.shapes.items():
+                if self.live((<RowsShape>v).td):
+                    kept[k] = v
+            if 2 * len(kept) >= self.shapes_max:
+                kept = {}
+        self.shapes = kept
+        self.prune_at = max(self.prune_min, 2 * len(kept))
+        return 0
 
     def run(self, list events, acc):
         """Key ``events`` (``(type code, offset, body, file index)``, GroupCapture's)
@@ -709,8 +740,8 @@ cdef class KeyDispatch:
                         self._general(tc, data, ev)
                         continue
                     shape = <RowsShape>hit
-                    if len(self.shapes) >= 4096:
-                        self.shapes = {}
+                    if len(self.shapes) >= self.prune_at:
+                        self._prune()
                     self.shapes[h] = shape
                 if shape.no_fk:
                     acc.no_fk = True

@@ -23,13 +23,22 @@ V = TypeVar("V")
 
 class BoundedCache(Generic[K, V]):
     """A mapping that keeps at most ``max_entries`` entries of total ``weigh`` at most
-    ``max_weight``; inserting past either bound drops the oldest entries first."""
+    ``max_weight``; inserting past either bound drops the oldest entries first.
+
+    With ``group``, also at most ``per_group`` entries of one ``group(key, value)``:
+    a new one past that drops the oldest of its group (the Table_map caches group by
+    table: MySQL gives a reopened table a new table id, so a long log brings a stream
+    of bodies that differ only in the id, and the old ones are not seen again)."""
 
     __slots__ = ("get", "touch", "_data", "_weights", "max_entries", "max_weight", "weight",
-                 "_weigh")
+                 "_weigh", "_group", "per_group", "_groups")
 
     def __init__(self, max_entries: int, max_weight: int | None = None,
-                 weigh: Callable[[K, V], int] | None = None) -> None:
+                 weigh: Callable[[K, V], int] | None = None,
+                 group: Callable[[K, V], Hashable] | None = None, per_group: int = 4) -> None:
+        self._group = group
+        self.per_group = max(1, per_group)
+        self._groups: dict[Hashable, list[K]] = {}
         # ordered by insertion with O(1) access to the oldest: a plain dict's
         # ``next(iter(d))`` walks over the slots its earlier drops left at the front
         self._data: OrderedDict[K, V] = OrderedDict()
@@ -51,6 +60,10 @@ class BoundedCache(Generic[K, V]):
             # newest - what dropping and adding it does, as nothing else is dropped
             del data[key]
             data[key] = value
+            if self._group is not None:
+                keys = self._groups[self._group(key, value)]
+                keys.remove(key)
+                keys.append(key)
             return
         w = self._weigh(key, value) if self._weigh is not None else 1
         weights = self._weights
@@ -63,10 +76,21 @@ class BoundedCache(Generic[K, V]):
         data[key] = value
         weights[key] = w
         self.weight += w
+        if self._group is not None:
+            keys = self._groups.setdefault(self._group(key, value), [])
+            keys.append(key)
+            if len(keys) > self.per_group:
+                self._drop(keys[0])
 
     def _drop(self, key: K) -> None:
-        del self._data[key]
+        value = self._data.pop(key)
         self.weight -= self._weights.pop(key)
+        if self._group is not None:
+            g = self._group(key, value)
+            keys = self._groups[g]
+            keys.remove(key)
+            if not keys:
+                del self._groups[g]
 
     def __getitem__(self, key: K) -> V:
         return self._data[key]
@@ -86,4 +110,5 @@ class BoundedCache(Generic[K, V]):
     def clear(self) -> None:
         self._data.clear()
         self._weights.clear()
+        self._groups.clear()
         self.weight = 0

@@ -39,7 +39,7 @@ from .rows import attach_decoders
 from .structs import PackedInt
 
 __all__ = ["ColumnType", "OptionalMetadata", "ColumnDef", "TableDef", "decode_table_map",
-           "table_def_cache", "BINARY_COLLATION", "BLOB_TYPES", "CHARACTER_TYPES",
+           "table_def_cache", "table_body_cache", "BINARY_COLLATION", "BLOB_TYPES", "CHARACTER_TYPES",
            "CHARSET_METADATA_TYPES", "ENUM_SET_TYPES", "NUMERIC_TYPES",
            "collation_codec", "type_label"]
 
@@ -177,14 +177,34 @@ def _msb_bits(data: bytes, count: int) -> list[bool]:
 #: flood of distinct 4096-column Table_maps stays within ~25 MB).
 TABLE_CACHE_SIZE = 4096
 TABLE_CACHE_COLUMNS = 1 << 15
+#: bodies kept per table (db, table) in the caches by body: a reopened table gets a new
+#: table id (MySQL: after ALTER, FLUSH TABLES, an eviction from the table cache), the
+#: old id's body is not seen again, and a long log's stream of them would fill the
+#: caches up to their bounds (bench/results/rssws.md)
+TABLE_CACHE_PER_TABLE = 4
+
+
+def _table_group(_body: Any, table: Any) -> tuple[str, str]:
+    return table.db, table.table
+
+
 _TABLE_CACHE: BoundedCache[TableMapBody, TableDef] = BoundedCache(
-    TABLE_CACHE_SIZE, TABLE_CACHE_COLUMNS, lambda body, _t: body.column_count + 1)
+    TABLE_CACHE_SIZE, TABLE_CACHE_COLUMNS, lambda body, _t: body.column_count + 1,
+    _table_group, TABLE_CACHE_PER_TABLE)
 
 
 #: decoded tables by definition (:func:`_definition`: the body without its table
 #: id), the same bounds: a table that gets a new table id shares the decoded one
 _DEFINITIONS: BoundedCache[tuple[Any, ...], TableDef] = BoundedCache(
     TABLE_CACHE_SIZE, TABLE_CACHE_COLUMNS, lambda _key, table: len(table.columns) + 1)
+
+
+def table_body_cache() -> BoundedCache[Any, TableDef]:
+    """:func:`table_def_cache` for Table_map bodies (bytes -> TableDef), at most
+    :data:`TABLE_CACHE_PER_TABLE` bodies of one table."""
+    return BoundedCache(TABLE_CACHE_SIZE, TABLE_CACHE_COLUMNS,
+                        lambda _key, table: len(table.columns) + 1, _table_group,
+                        TABLE_CACHE_PER_TABLE)
 
 
 def table_def_cache() -> BoundedCache[Any, TableDef]:

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from uuid import UUID
 
 from .bounded import BoundedCache
+from .coltypes import TABLE_CACHE_PER_TABLE
 from .constants import (
     COMMIT_TIMESTAMP_FLAG, LOGICAL_TIMESTAMP_TYPECODE, MAX_COLUMNS, SERVER_VERSION_FLAG,
     EventType,
@@ -128,8 +129,10 @@ def _packed(data: bytes, p: int) -> tuple[int, int]:
 
 
 #: decoded Table_map bodies by their bytes: at most 4096 of them and 16 MiB of keys
+#: (and TABLE_CACHE_PER_TABLE of one table: coltypes.table_body_cache)
 _TABLE_MAP_CACHE: BoundedCache[bytes, TableMapBody] = BoundedCache(
-    4096, 16 << 20, lambda data, _b: 2 * len(data) + 200)
+    4096, 16 << 20, lambda data, _b: 2 * len(data) + 200,
+    lambda _data, body: (body.db, body.table), TABLE_CACHE_PER_TABLE)
 
 
 def fast_table_map(data: bytes, ctx: DecodeContext) -> TableMapBody:

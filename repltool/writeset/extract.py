@@ -88,8 +88,16 @@ SPILL_AT = 1024
 NO_FOREIGN_KEY_CHECKS_F = 0x2
 
 #: Rows headers whose keying :meth:`WritesetExtractor.rows` remembers before the
-#: cache starts over
+#: cache starts over; it is pruned of the headers of table ids that map another
+#: table now first at SHAPES_PRUNE_MIN entries, then at twice what a prune kept (the
+#: compiled dispatch's shape cache follows the same bounds:
+#: :mod:`repltool.writeset.fused`)
 SHAPES = 4096
+SHAPES_PRUNE_MIN = 64
+#: Table_map bodies :meth:`WritesetExtractor.table_map` looks up by identity before
+#: it starts over (each one seen again is then decoded through the bounded cache of
+#: :func:`~repltool.binlog.coltypes.decode_table_map`)
+TABLE_MAP_BODIES = 256
 
 #: What the reader must decode for writesets (plus the grouping types).
 READ_OPTIONS = ReadOptions(types=frozenset(
@@ -174,15 +182,20 @@ class WritesetExtractor:
         #: Rows events keyed by the walk cached for their header (:meth:`rows`)
         self.shaped = 0
         self._shapes: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._prune_at = SHAPES_PRUNE_MIN       # the shape cache's next prune (_live_shapes)
         self._tm_bodies: dict[int, tuple[TableMapBody, TableDef]] = {}
-        self._fast_keys: dict[int, TableKeys] = {}
+        # per table (db, table): the key extractor and plan of the TableDef it was last
+        # keyed under.  Not per TableDef: a reopened table gets a new table id (and
+        # TableDef) in MySQL, so a long log's old ids would pile up - here the next id
+        # replaces them (memory follows the tables, not the log's length)
+        self._fast_keys: dict[tuple[str, str], TableKeys] = {}
         self._entry_caches: dict[Any, Any] = {}
         self._parts: dict[tuple[ColumnDef, Any, int], Part] = {}
         self.history_size = history_size
         self.table_maps: dict[int, TableDef] = (table_maps if table_maps is not None
                                                 else table_def_cache())  # type: ignore[assignment]
         self.strict = strict
-        self._plans: dict[int, tuple[TableDef, Plan]] = {}
+        self._plans: dict[tuple[str, str], tuple[TableDef, Plan]] = {}
         self._warned: set[Any] = (warned if warned is not None else
                                   schema._warned if schema is not None else set())
         self.begin()
@@ -195,17 +208,17 @@ class WritesetExtractor:
     def table_keys(self, td: TableDef) -> TableKeys | None:
         """The key-only extractor of ``td``, once a Rows event of it went through
         :meth:`rows` (which makes its plan); else None."""
-        fast = self._fast_keys.get(id(td))
+        fast = self._fast_keys.get((td.db, td.table))
         return fast if fast is not None and fast.td is td else None
 
     def plan_keys(self, td: TableDef, pos: Position | None) -> TableKeys:
         """The key-only extractor of ``td``, its plan made now if it is not made yet
         (what :meth:`rows` does for a Rows event of ``td`` at ``pos``: the same
         warnings)."""
-        fast = self._fast_keys.get(id(td))
+        fast = self._fast_keys.get((td.db, td.table))
         if fast is None or fast.td is not td:
-            fast = self._fast_keys[id(td)] = TableKeys(self._plan(td, pos), td,
-                                                       self._entry_caches)
+            fast = self._fast_keys[td.db, td.table] = TableKeys(self._plan(td, pos), td,
+                                                                self._entry_caches)
         return fast
 
     def _row_keys(self, td: TableDef, pos: Position | None) -> TableKeys:
@@ -307,7 +320,7 @@ class WritesetExtractor:
             td = hit[1]
         else:
             td = decode_table_map(body, pos=pos)
-            if len(self._tm_bodies) >= SHAPES:
+            if len(self._tm_bodies) >= TABLE_MAP_BODIES:
                 self._tm_bodies.clear()
             self._tm_bodies[id(body)] = (body, td)
         self.table_maps[body.table_id] = td
@@ -433,12 +446,25 @@ class WritesetExtractor:
                 del acc.keys[n:]        # the general decoder below gives the exact outcome
             else:
                 shapes = self._shapes
-                if len(shapes) >= SHAPES:
-                    shapes.clear()
+                if len(shapes) >= self._prune_at:
+                    shapes = self._shapes = self._live_shapes(shapes)
                 shapes[(type_code, table_id, body.flags, body.width, body.columns_before,
                         body.columns_after)] = (td, run, not skip_fk, plan)
                 return
         self._decoded(td, plan, body, type_code, skip_fk, pos, acc)
+
+    def _live_shapes(self, shapes: dict[Any, tuple[Any, ...]]) -> dict[Any, tuple[Any, ...]]:
+        """The entries of the Rows-header cache (:meth:`rows`) whose TableDef is still
+        the one its table is keyed under (:meth:`table_keys`), or none when
+        :data:`SHAPES` / 2 or more are; the next prune once twice as many.  A reopened
+        table's new table id would otherwise leave its shapes behind until SHAPES
+        (bench/results/rssws.md); a dropped shape is built again, the same."""
+        keyed = self.table_keys
+        live = {k: v for k, v in shapes.items() if keyed(v[0]) is not None}
+        if 2 * len(live) >= SHAPES:
+            live = {}
+        self._prune_at = max(SHAPES_PRUNE_MIN, 2 * len(live))
+        return live
 
     def _decoded(self, td: TableDef, plan: Plan, body: RowsBody, type_code: int,
                  skip_fk: bool, pos: Position | None, acc: Acc) -> None:
@@ -486,11 +512,11 @@ class WritesetExtractor:
     # ---- plans ----
 
     def _plan(self, td: TableDef, pos: Position | None) -> Plan:
-        hit = self._plans.get(id(td))
+        hit = self._plans.get((td.db, td.table))
         if hit is not None and hit[0] is td:
             return hit[1]
         plan = self._build_plan(td, pos)
-        self._plans[id(td)] = (td, plan)
+        self._plans[td.db, td.table] = (td, plan)
         return plan
 
     def _build_plan(self, td: TableDef, pos: Position | None) -> Plan:
@@ -676,14 +702,16 @@ class TextWritesetExtractor(WritesetExtractor):
 
     def __init__(self, schema: Schema | None = None, **kw: Any) -> None:
         super().__init__(schema, **kw)
-        self._texts: dict[int, TableKeys] = {}
+        # per table, as WritesetExtractor._fast_keys (its latest TableDef only)
+        self._texts: dict[tuple[str, str], TableKeys] = {}
         self._text_shared: dict[Any, Any] = {}
 
     def _row_keys(self, td: TableDef, pos: Position | None) -> TableKeys:
-        fast = self._texts.get(id(td))
+        fast = self._texts.get((td.db, td.table))
         if fast is None or fast.td is not td:
             base = self.plan_keys(td, pos)
-            fast = self._texts[id(td)] = TableKeys(base.plan, td, self._text_shared, text=True)
+            fast = self._texts[td.db, td.table] = TableKeys(base.plan, td, self._text_shared,
+                                                            text=True)
         return fast
 
     def _decoded(self, td: TableDef, plan: Plan, body: RowsBody, type_code: int,

@@ -47,7 +47,7 @@ from typing import Any, Callable, Iterable, Iterator
 from dataclasses import replace
 
 from ..binlog import Event, ReadOptions, Transaction, read_events
-from ..binlog.coltypes import TableDef, decode_table_map, table_def_cache
+from ..binlog.coltypes import TableDef, decode_table_map, table_body_cache
 from ..binlog.constants import EventType
 from ..binlog.corescan import Handover, WritesetGroups
 from ..binlog.decode import DecodeContext
@@ -59,7 +59,8 @@ from ..binlog.fastpath import FastPathUnsupported
 from ..errors import ReplToolError
 from ..positions import Position
 from .extract import (
-    KEY_WALK_ERRORS, READ_OPTIONS, SPILL_AT, Acc, TextWritesetExtractor, WritesetExtractor, book,
+    KEY_WALK_ERRORS, READ_OPTIONS, SHAPES, SHAPES_PRUNE_MIN, SPILL_AT, Acc, TextWritesetExtractor,
+    WritesetExtractor, book,
 )
 from .fastkeys import TableKeys
 from .jsonl import RecordWriter, encode_key
@@ -79,6 +80,14 @@ _ROWS_V1 = (int(EventType.WRITE_ROWS_EVENT_V1), int(EventType.UPDATE_ROWS_EVENT_
 #: the compiled dispatch's kinds (v1 and v2 Rows events: the same images after the width)
 _CORE_KIND = {**dict(zip(_ROWS_V2, ("insert", "update", "delete"))),
               **dict(zip(_ROWS_V1, ("insert", "update", "delete")))}
+#: the row-shape caches (one entry per table id, Rows type and column bitmaps; the
+#: core's KeyDispatch.shapes; the general extractor's is pruned alike): once they hold
+#: SHAPES_PRUNE_MIN entries, and then twice what the last prune kept, the shapes of
+#: TableDefs their table no longer has (``_FastRun.live``) are dropped, and all of them
+#: when SHAPES_MAX / 2 or more are left.  A reopened table's new table id (MySQL: after
+#: ALTER, FLUSH TABLES or a table-cache eviction; synth every ~1.3 MB) made them grow
+#: with the log until SHAPES_MAX (bench/results/rssws.md).
+SHAPES_MAX = SHAPES
 
 
 def read_writesets(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
@@ -259,7 +268,9 @@ class _FastRun:
         self.extractor = WritesetExtractor(schema, **kw)
         #: with a writer: yield its lines, the keys built as JSON text (``_text_keys``)
         self.writer = writer
-        self._text_keys: dict[int, TableKeys] = {}
+        #: per table (db, table), of the TableDef it was last keyed under (as the
+        #: extractor's own: a table's new id replaces its old one's)
+        self._text_keys: dict[tuple[str, str], TableKeys] = {}
         self._text_shared: dict[Any, Any] = {}
         self.verify = verify
         self.light = light
@@ -272,7 +283,7 @@ class _FastRun:
         self.acc = Acc()
         self._structs: Any = None
         self._ctxs: dict[int, DecodeContext] = {}
-        self._tds = table_def_cache()      # Table_map body bytes -> its TableDef (bounded)
+        self._tds = table_body_cache()      # Table_map body bytes -> its TableDef (bounded)
         #: compiled engine: the core's KeyDispatch (a transaction's events keyed in one
         #: call), made per Format_description; Rows events it keyed / left to _general
         self.dispatch: Any = None
@@ -284,7 +295,7 @@ class _FastRun:
 
     def _new_structs(self) -> None:
         structs = self._structs = self.scan.structs
-        self._ctxs, self._tds = {}, table_def_cache()
+        self._ctxs, self._tds = {}, table_body_cache()
         self._new_dispatch(structs)
 
     def _new_dispatch(self, structs: Any) -> None:
@@ -300,6 +311,7 @@ class _FastRun:
                 if structs.post_header(tc, 0) == post:
                     layout[tc] = bit | (4 if _CORE_KIND[tc] == "update" else 0)
         d.set_layout(bytes(layout))
+        d.prune_shapes(SHAPES_PRUNE_MIN, SHAPES_MAX, self.live)
 
     def _count_dispatch(self) -> None:
         """Add the current dispatch's counts to ``fast_events`` / ``general_events``."""
@@ -372,13 +384,13 @@ class _FastRun:
             return None
         if self.writer is None:
             return ex.plan_keys(td, pos) if pos is not None else ex.table_keys(td)
-        fast = self._text_keys.get(id(td))
+        fast = self._text_keys.get((td.db, td.table))
         if fast is None or fast.td is not td:
             base = ex.plan_keys(td, pos) if pos is not None else ex.table_keys(td)
             if base is None:
                 return None
-            fast = self._text_keys[id(td)] = TableKeys(base.plan, td, self._text_shared,
-                                                       text=True)
+            fast = self._text_keys[td.db, td.table] = TableKeys(base.plan, td,
+                                                                self._text_shared, text=True)
         return fast
 
     def _ctx(self, tc: int) -> DecodeContext:
@@ -422,6 +434,13 @@ class _FastRun:
             self.extractor.spill(self.acc)
         else:
             self.acc.spill_texts()
+
+    def live(self, td: TableDef) -> bool:
+        """False once ``td``'s table was keyed under a later TableDef (MySQL gives a
+        reopened table a new table id): the row shapes of ``td`` go when the shape
+        caches are pruned (a shape is only a cache: one of ``td`` needed again is
+        built again, the same)."""
+        return self.extractor.table_keys(td) is not None
 
     def _pair(self, trx: Transaction) -> Any:
         acc, self.acc = self.acc, Acc()

@@ -112,6 +112,38 @@ def test_a_new_table_id_shares_the_decoded_table(monkeypatch: pytest.MonkeyPatch
     assert [type(d) for d in fresh.decoders] == [type(d) for d in second.decoders]
 
 
+def test_the_body_caches_keep_a_few_table_ids_per_table() -> None:
+    """A stream of table ids for one table (a long MySQL log reopening it) keeps only
+    the latest TABLE_CACHE_PER_TABLE bodies of that table in the caches by body
+    (the others' bodies decode again, to an equal table); other tables' entries stay
+    (bench/results/rssws.md)."""
+    from dataclasses import replace
+    from repltool.binlog import coltypes
+    from repltool.binlog.bounded import BoundedCache
+    per = coltypes.TABLE_CACHE_PER_TABLE
+    cache = coltypes.table_body_cache()
+    other = decode_table_map(table_map(TYPES, META, optional=FULL, table="other"))
+    cache[b"other"] = other
+    base = table_map(TYPES, META, optional=FULL, table="reopened")
+    tables = [decode_table_map(replace(base, table_id=base.table_id + i)) for i in range(40)]
+    for i, td in enumerate(tables):
+        cache[b"%d" % i] = td
+        assert len(cache) == 1 + min(i + 1, per)
+    assert [cache.get(b"%d" % i) for i in range(40)] == [None] * (40 - per) + tables[-per:]
+    assert cache.get(b"other") is other
+    cache[b"39"] = tables[39]                  # the same entry again: nothing dropped
+    assert len(cache) == 1 + per
+    # the global cache by body holds no more than that of the table either
+    held = [td for td in coltypes._TABLE_CACHE.values() if td.table == "reopened"]
+    assert 1 <= len(held) <= per
+    again = decode_table_map(replace(base, table_id=base.table_id))
+    assert again is not tables[0] and again == tables[0]
+    plain = BoundedCache(8)                     # without a group: the entries bound alone
+    for i in range(8):
+        plain[i] = tables[i]
+    assert len(plain) == 8
+
+
 @pytest.mark.parametrize(("types", "meta", "optional", "match"), [
     ([T.VARCHAR], b"\x10", (), "metadata block"),
     ([T.LONG], b"\x01", (), "after the last column"),
