@@ -327,6 +327,9 @@ def _read_stream(fi: FileInfo, fh: BinaryIO, opts: ReadOptions, start: int = 4,
     crc32 = zlib.crc32
     fh.seek(start)
     buf, off, base = b"", 0, start        # buf[0] is at file offset `base`
+    # st's format (structs, checksums) changes only in st.special: kept in locals,
+    # taken again after it; `fast`: the decoders st.decode would call straight away
+    structs, crc_on, fast = _stream_format(st, decoders)
     while True:
         if off + HEADER_LEN > len(buf):
             buf = buf[off:] + fh.read(CHUNK)
@@ -354,12 +357,14 @@ def _read_stream(fi: FileInfo, fh: BinaryIO, opts: ReadOptions, start: int = 4,
         raw = buf[off:end]
         off = end
         pos = new_pos(Position, (path, p, None))
-        if tc in special or st.structs is None:
+        if tc in special or structs is None:
             yield from st.special(pos, raw, ts, tc, sid, size, log_pos, flags)
+            if st.structs is not structs or st.crc_on != crc_on:
+                structs, crc_on, fast = _stream_format(st, decoders)
             continue
         crc = None
         body_end = size
-        if st.crc_on:
+        if crc_on:
             if size < HEADER_LEN + CHECKSUM_LEN:
                 raise MalformedEvent(f"event_size {size} leaves no room for the CRC32",
                                      pos=pos, event_type=type_name(tc))
@@ -371,19 +376,29 @@ def _read_stream(fi: FileInfo, fh: BinaryIO, opts: ReadOptions, start: int = 4,
                     f"0x{crc32(raw[:body_end]):08x}", pos=pos, event_type=type_name(tc))
         body = None
         if types is None or tc in types:
-            structs = st.structs
-            decoder = decoders.get(tc)
-            if decoder is not None and not structs.lenient and tc not in structs.opaque:
+            decoder = fast.get(tc)
+            if decoder is not None:
                 # st.decode's common case, inlined (it runs once per decoded event)
                 body = decoder(raw[HEADER_LEN:body_end],
                                new_ctx(DecodeContext, (structs, pos, tc)))
             else:
-                body = st.decode(decoder, raw[HEADER_LEN:body_end], pos, tc)
+                body = st.decode(decoders.get(tc), raw[HEADER_LEN:body_end], pos, tc)
         yield new_event(Event, (pos, ts, tc, sid, size, log_pos, flags, body, crc,
                                 raw if keep_raw else b""))
 
 
 _SPECIAL = frozenset({_FDE, _START_V3, _START_ENCRYPTION, _PAYLOAD})
+
+
+def _stream_format(st: _StreamState, decoders: dict[int, Any]
+                   ) -> tuple[BinlogStructs | None, bool, dict[int, Any]]:
+    """``(structs, crc_on, fast)`` of ``st`` for :func:`_read_stream`'s loop; ``fast``:
+    the decoders :meth:`_StreamState.decode` calls directly (not lenient, not opaque)."""
+    structs = st.structs
+    if structs is None or structs.lenient:
+        return structs, st.crc_on, {}
+    opaque = structs.opaque
+    return structs, st.crc_on, {tc: d for tc, d in decoders.items() if tc not in opaque}
 _FATAL = (NotABinlog, EncryptedLog, UnsupportedLog, NoFormatDescription)
 _KNOWN_TYPES = frozenset(int(t) for t in EventType)
 

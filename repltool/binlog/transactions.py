@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, NamedTuple
+from uuid import UUID
 
 from ..positions import Position
 from .constants import (
@@ -348,36 +349,38 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
     group: _Group | None = None
     table_names: dict[int, str] = dict(state.table_names) if state is not None else {}
     seg = state.segments.copy() if state is not None else Segments()
+    plain = _PLAIN
     for ev in events:
         tc = ev.type_code
-        if tc in SEGMENT_EVENTS:
-            seg.see(ev)
-            if counter is not None:
-                counter.format_description(ev.body)
-        if tc in _IGNORED or (tc not in _KNOWN and ev.flags & EventFlag.IGNORABLE):
-            continue
-        if tc == DAMAGED_TYPE:
-            # keep-going mode: a damaged range ends the open group as truncated.
-            if group is not None:
-                yield _finish(group, truncated=True)
-                group = None
-            continue
         inner = ev.pos.payload_offset is not None
-        if tc in _GTIDS or tc == _MARIA_GTID:
-            if group is not None:
-                yield _finish(group, truncated=True)
-            group = _Group(ev, keep_events, tap)
-            group.segment, group.relay = seg.current, seg.relay
-            group.has_gtid = True
-            _add(group, ev, inner)
-            if tc == _MARIA_GTID:
-                group.maria = ev.body if isinstance(ev.body, MariaGtidBody) else None
-                if group.maria is not None:
-                    group.state = ("standalone" if group.maria.flags2 & MARIA_FL_STANDALONE
-                                   else "open")
-            else:
-                group.gtid_body = ev.body if isinstance(ev.body, GtidBody) else None
-            continue
+        if tc not in plain:         # (the common types pass none of these tests)
+            if tc in SEGMENT_EVENTS:
+                seg.see(ev)
+                if counter is not None:
+                    counter.format_description(ev.body)
+            if tc in _IGNORED or (tc not in _KNOWN and ev.flags & EventFlag.IGNORABLE):
+                continue
+            if tc == DAMAGED_TYPE:
+                # keep-going mode: a damaged range ends the open group as truncated.
+                if group is not None:
+                    yield _finish(group, truncated=True)
+                    group = None
+                continue
+            if tc in _GTIDS or tc == _MARIA_GTID:
+                if group is not None:
+                    yield _finish(group, truncated=True)
+                group = _Group(ev, keep_events, tap)
+                group.segment, group.relay = seg.current, seg.relay
+                group.has_gtid = True
+                _add(group, ev, inner)
+                if tc == _MARIA_GTID:
+                    group.maria = ev.body if isinstance(ev.body, MariaGtidBody) else None
+                    if group.maria is not None:
+                        group.state = ("standalone" if group.maria.flags2 & MARIA_FL_STANDALONE
+                                       else "open")
+                else:
+                    group.gtid_body = ev.body if isinstance(ev.body, GtidBody) else None
+                continue
         if group is None:
             group = _Group(ev, keep_events, tap)
             group.segment, group.relay = seg.current, seg.relay
@@ -393,15 +396,22 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
         if tap is not None:
             tap(ev, group.count == 1)
         if tc == _TMAP:
-            name = _table_name(ev)
-            if name is not None:
-                table_names[_table_id(ev)] = name
+            body = ev.body
+            if isinstance(body, TableMapBody):      # _table_name / _table_id, inlined
+                name = f"{body.db}.{body.table}"
+                table_names[body.table_id] = name
                 group.tables[name] = None
             if counter is not None:
-                counter.table_map(ev.body)
+                counter.table_map(body)
             continue
         if tc in _ROWS:
-            name = table_names.get(_table_id(ev), "?")
+            body = ev.body                          # _table_id, inlined
+            if isinstance(body, TableMapBody):
+                tid = body.table_id
+            else:
+                raw = ev.raw
+                tid = int.from_bytes(raw[19:25], "little") if len(raw) >= 25 else -1
+            name = table_names.get(tid, "?")
             group.rows[name] = group.rows.get(name, 0) + 1
             if counter is not None:
                 k, n = counter.rows(tc, _rows_body(ev))
@@ -423,6 +433,11 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
 
 
 _KNOWN = frozenset(int(t) for t in EventType)
+#: known types that no segment, ignore, damage or GTID test of the grouper takes
+#: (Table_map, Rows, Query, Xid: most events): they skip those tests
+_PLAIN = frozenset(t for t in (_TMAP, _XID, *_ROWS, *_QUERIES)
+                   if t in _KNOWN and t not in SEGMENT_EVENTS and t not in _IGNORED
+                   and t not in _GTIDS and t not in (DAMAGED_TYPE, _MARIA_GTID))
 
 
 def _add(group: _Group, ev: Event, inner: bool) -> None:
@@ -536,20 +551,31 @@ def gtid_fields(g: GtidBody) -> tuple[int | None, int | None, dict[str, object]]
 def _finish(group: _Group, *, truncated: bool) -> Transaction:
     first, last = group.first, group.last
     g, m = group.gtid_body, group.maria
-    gtid: str | None = None
-    lc = sn = None
-    extra: dict[str, object] = {}
-    if g is not None:
-        gtid = g.gtid_text
-        lc, sn, extra = gtid_fields(g)
-    elif m is not None:
-        gtid = f"{m.domain_id}-{first.server_id}-{m.seq_no}"
-        extra = dict(commit_id=m.commit_id if m.flags2 & MARIA_FL_GROUP_COMMIT_ID else None,
-                     maria_flags=m.flags2)
     kind = group.kind
     if group.count == 1 and group.has_gtid:
         kind = "empty"
     end_offset = group.end_offset if group.end_offset is not None else last.end_pos
+    if g is not None:
+        # the common case, built positionally (runs once per transaction): the fields
+        # gtid_fields gives, and g.gtid_text with the UUID's text cached
+        lc = sn = None
+        if g.lt_type is not None:
+            lc, sn = g.last_committed, g.sequence_number
+        return _new_transaction(
+            first.pos, last.pos, end_offset, _gtid_text(g), lc, sn, first.server_id,
+            group.thread_id, group.size, group.count, group.ts, last.timestamp, kind,
+            truncated, g.immediate_commit_timestamp, g.original_commit_timestamp,
+            g.transaction_length, None, None, g.gtid_flags, group.compressed,
+            tuple(group.tables), tuple(group.rows.items()), g.delta16_saturated,
+            group.segment, group.relay, tuple(group.events),
+            tuple([(t, *c) for t, c in group.row_counts.items()]) if group.row_counts else ())
+    gtid: str | None = None
+    lc = sn = None
+    extra: dict[str, object] = {}
+    if m is not None:
+        gtid = f"{m.domain_id}-{first.server_id}-{m.seq_no}"
+        extra = dict(commit_id=m.commit_id if m.flags2 & MARIA_FL_GROUP_COMMIT_ID else None,
+                     maria_flags=m.flags2)
     return _new_transaction(
         start=first.pos, end=last.pos, end_offset=end_offset, gtid=gtid,
         last_committed=lc, sequence_number=sn, server_id=first.server_id,
@@ -560,3 +586,24 @@ def _finish(group: _Group, *, truncated: bool) -> Transaction:
         rows_events=tuple(group.rows.items()), events=tuple(group.events),
         row_counts=tuple((t, *c) for t, c in group.row_counts.items()),
         **extra)  # type: ignore[arg-type]
+
+
+#: id(UUID) -> (UUID, its text): the decoders hand out one UUID object per server
+#: uuid (fastdecode's cache), so a transaction's GTID text reuses the UUID's text
+_SID_TEXT: dict[int, tuple[UUID, str]] = {}
+
+
+def _gtid_text(g: GtidBody) -> str:
+    """``g.gtid_text`` (``str(Gtid(...))`` or ``"ANONYMOUS"``), the UUID's text cached."""
+    sid, gno, tag = g.sid, g.gno, g.tag
+    if gno == 0 and not tag and sid.int == 0:
+        return "ANONYMOUS"
+    hit = _SID_TEXT.get(id(sid))
+    if hit is not None and hit[0] is sid:
+        text = hit[1]
+    else:
+        if len(_SID_TEXT) >= 4096:
+            _SID_TEXT.clear()
+        text = str(sid)
+        _SID_TEXT[id(sid)] = (sid, text)
+    return f"{text}:{tag}:{gno}" if tag else f"{text}:{gno}"
