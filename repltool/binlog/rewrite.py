@@ -273,10 +273,9 @@ class Rewriter:
 
     def _walks_compiled(self) -> bool:
         """Whether the next events can be walked by the core: a Format_description was
-        seen, no size change is pending in a binlog (in a relay log log_pos never
-        changes), and the clocks are int64 columns."""
-        return (self.seen_fde and (not self.delta or bool(self.relay_log))
-                and self.clocks.columns is not None)
+        seen and the clocks are int64 columns (after a size change in a binlog the
+        core shifts log_pos values; in a relay log it counts the stale ones)."""
+        return self.seen_fde and self.clocks.columns is not None
 
     def _compiled_run(self, p: int) -> int:
         """Walk from ``p`` with the core's ``retag_walk`` block by block, writing each
@@ -289,20 +288,28 @@ class Rewriter:
         if self.block is None:
             self.block = bytearray(max(self.chunk, 2 * MAX_GTID_EVENT_SIZE))
         block = memoryview(self.block)
-        patch = self.encoding == "mysql"
+        shift = 0 if self.relay_log else self.delta
+        patch = self.encoding == "mysql" and not shift
         stale = bool(self.relay_log) and self.delta != 0
         self._flush(p)
         while True:
             want = min(len(block), src.size - p)
+            if not patch:                   # the core stops at the next clock offset:
+                nxt = offsets[clocks.i] if clocks.i < len(offsets) else src.size
+                if nxt <= p:                # read no further than it
+                    return p
+                want = min(want, nxt - p)
             got = _read_into(src.fd, block[:want], p)
             if got != want:
                 raise src.shrank(p + got)
-            status, q, clocks.i, events, rewritten, stale_n = core.retag_walk(
+            status, q, clocks.i, events, rewritten, stale_n, shifted, odd = core.retag_walk(
                 block, want, p, src.size, offsets, lcs, sns, clocks.i, self.crc_on, patch,
-                stale)
+                stale, shift)
             self.events += events
             self.rewritten += rewritten
             self.stale += stale_n
+            self.updated += shifted
+            self.odd += odd
             upto = min(q, p + want)
             self.out.write(block[:upto - p])
             self.done = upto
