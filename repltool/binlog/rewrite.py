@@ -8,19 +8,20 @@ between changed events are copied in ``chunk_size`` blocks. With the
 ``"mysql"`` encoding and typecode-2 events, which change in place, that is
 the whole file but 16 + 4 bytes per GTID event.
 
-With the compiled engine, the runs of events that keep their size (a binlog
-before its first size change; a relay log throughout, its log_pos never
-changes) are walked by the core (``_core.retag_walk``, format-spec §2.5): the
-file is read in ``chunk_size`` blocks, the core counts the events, patches the
-clock of each plain typecode-2 GTID event named in the clocks in place (the
-bytes :func:`patch_clock` writes) and counts a relay log's stale log_pos values,
-and each block is written whole; the Python walk takes every event the core
-returns it (Format_description, Start_v3/Start_encryption, a clock offset that is
-no plain untagged GTID event or was stepped over, invalid clock values, a wrong
-stored CRC, a size below the header or past the end) and, in a binlog, every
-event from the first size change on.  :func:`rewrite_log_reference` does the
-whole walk here with the ``construct`` declarations only (the reference the
-shortcuts are tested against).
+With the compiled engine, the events are walked by the core
+(``_core.retag_walk``, format-spec §2.5): the file is read in ``chunk_size``
+blocks, the core counts the events, patches the clock of each plain typecode-2
+GTID event named in the clocks in place (the bytes :func:`patch_clock` writes),
+counts a relay log's stale log_pos values and, in a binlog after a size change,
+adds the cumulative delta to each event's log_pos and recomputes its CRC (what
+the Python walk's shifted copy writes); each block is written whole.  The
+Python walk takes every event the core returns it (Format_description,
+Start_v3/Start_encryption, a GTID event whose size changes or that comes after
+a size change, a clock offset that is no plain untagged GTID event or was
+stepped over, invalid clock values, a wrong stored CRC, a size below the header
+or past the end, an event to shift that does not fit in the block).
+:func:`rewrite_log_reference` does the whole walk here with the ``construct``
+declarations only (the reference the shortcuts are tested against).
 """
 
 from __future__ import annotations

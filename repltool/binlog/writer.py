@@ -48,8 +48,8 @@ from .events import GtidBody
 __all__ = [
     "ENCODINGS", "FDE_FREE_STRUCTS", "Header", "crc_ok", "delta16_encodable", "encode_gtid_body",
     "encode_gtid_tagged_body", "frame_event", "parse_header", "patch_clock",
-    "patch_clock_reference", "patched_on_bytes", "recompute_crc", "set_log_pos", "tagged_transaction_length_for",
-    "transaction_length_for",
+    "patch_clock_reference", "patched_on_bytes", "recompute_crc", "set_log_pos",
+    "tagged_transaction_length_for", "transaction_length_for",
 ]
 
 ENCODINGS = ("mysql", "delta16")
@@ -378,8 +378,10 @@ def patch_clock(raw_event: bytes, last_committed: int, sequence_number: int, *,
     If nothing would change, ``raw_event`` is returned as is.
 
     The first case is taken on the raw bytes when the body's layout is one
-    :func:`_plain_clock_body` recognises (every MySQL 5.7-9.x untagged event);
-    anything else is decoded with the ``construct`` declarations
+    :func:`_plain_clock_body` recognises (every MySQL 5.7-9.x untagged event),
+    and the second for untagged typecode-2/3 bodies that re-encode to themselves
+    (:func:`_gtid_parts`: the clock swapped, transaction_length recomputed, the
+    rest copied); anything else is decoded with the ``construct`` declarations
     (:func:`patch_clock_reference` always decodes: the same result, slower).
 
     :param crc: whether the event carries a CRC32 footer (governing FDE's alg).
