@@ -29,11 +29,17 @@ RETAG_MORE = RT_MORE
 RETAG_PYTHON = RT_PYTHON
 
 cdef uint64_t _retag_walked = 0
+cdef uint64_t _retag_shifted = 0
 
 
 def retag_walked():
     """Events walked by :func:`retag_walk` since import (the tests' proof that it ran)."""
     return _retag_walked
+
+
+def retag_shifted():
+    """Events whose log_pos :func:`retag_walk` moved (``shift``) since import."""
+    return _retag_shifted
 
 
 cdef bint _plain_clock_body(const uint8_t* e, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
@@ -85,21 +91,28 @@ cdef inline void _wr32(uint8_t* p, uint32_t v) noexcept nogil:
 
 def retag_walk(uint8_t[::1] buf, Py_ssize_t length, int64_t base, int64_t file_size,
                const int64_t[::1] offsets, const int64_t[::1] lcs, const int64_t[::1] sns,
-               Py_ssize_t ci, bint crc_on, bint patch, bint count_stale):
+               Py_ssize_t ci, bint crc_on, bint patch, bint count_stale, int64_t shift=0):
     """Walk the events of ``buf[:length]`` (the source bytes from file offset ``base``).
 
     ``offsets`` / ``lcs`` / ``sns``: the clock columns in offset order, ``ci`` the
     next one to take.  ``patch``: plain GTID events at clock offsets are patched
     here (the "mysql" encoding); else the walk returns at each.  ``count_stale``:
     a relay log after a size change (events with a non-zero log_pos are counted).
+    ``shift``: a binlog after size changes summing to ``shift`` bytes: each event
+    with a non-zero log_pos gets ``shift`` added and a new CRC32 (its stored CRC
+    verified first), what ``Rewriter._shifted_copy`` writes; the walk returns at
+    every clock offset (pass ``patch`` false) and at an event it cannot shift
+    whole in the buffer, a CRC that does not match, a log_pos leaving uint32.
 
-    :returns: ``(status, offset, ci, events, rewritten, stale)``: the file offset
+    :returns: ``(status, offset, ci, events, rewritten, stale, shifted, odd)``
+        (``odd``: shifted events whose log_pos was not their end offset): the file offset
         where the walk stopped (past ``base + length`` when the last event walked
         extends beyond the buffer: its bytes there are unchanged), the next clock.
     """
-    global _retag_walked
+    global _retag_walked, _retag_shifted
     cdef Py_ssize_t p = 0, size, body_end, nclk = offsets.shape[0]
-    cdef int64_t off, nxt, lc, sn
+    cdef int64_t off, nxt, lc, sn, lp
+    cdef int64_t shifted = 0, odd = 0
     cdef uint8_t tc
     cdef uint8_t* e
     cdef int64_t events = 0, rewritten = 0, stale = 0
@@ -158,6 +171,26 @@ def retag_walk(uint8_t[::1] buf, Py_ssize_t length, int64_t base, int64_t file_s
                     ci += 1
             if count_stale and _rd32(e + H_LOG_POS) != 0:
                 stale += 1
+            if shift != 0:
+                lp = _rd32(e + H_LOG_POS)
+                if lp != 0:
+                    if size > length - p:
+                        break                     # RT_MORE: the whole event is needed
+                    if lp + shift < 0 or lp + shift >= ((<int64_t>1) << 32):
+                        status = RT_PYTHON
+                        break
+                    body_end = size
+                    if crc_on:
+                        body_end = size - CHECKSUM_LEN
+                        if body_end < HEADER_LEN or crc32_buf(e, body_end) != _rd32(e + body_end):
+                            status = RT_PYTHON
+                            break
+                    if lp != off + size:
+                        odd += 1
+                    _wr32(e + H_LOG_POS, <uint32_t>(lp + shift))
+                    if crc_on:
+                        _wr32(e + body_end, crc32_buf(e, body_end))
+                    shifted += 1
             events += 1
             p += size
             if p >= length:
@@ -165,4 +198,5 @@ def retag_walk(uint8_t[::1] buf, Py_ssize_t length, int64_t base, int64_t file_s
         if status == RT_MORE and base + p >= file_size:
             status = RT_DONE
         _retag_walked += events
-    return status, base + p, ci, events, rewritten, stale
+        _retag_shifted += shifted
+    return status, base + p, ci, events, rewritten, stale, shifted, odd

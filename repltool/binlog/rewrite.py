@@ -8,19 +8,20 @@ between changed events are copied in ``chunk_size`` blocks. With the
 ``"mysql"`` encoding and typecode-2 events, which change in place, that is
 the whole file but 16 + 4 bytes per GTID event.
 
-With the compiled engine, the runs of events that keep their size (a binlog
-before its first size change; a relay log throughout, its log_pos never
-changes) are walked by the core (``_core.retag_walk``, format-spec §2.5): the
-file is read in ``chunk_size`` blocks, the core counts the events, patches the
-clock of each plain typecode-2 GTID event named in the clocks in place (the
-bytes :func:`patch_clock` writes) and counts a relay log's stale log_pos values,
-and each block is written whole; the Python walk takes every event the core
-returns it (Format_description, Start_v3/Start_encryption, a clock offset that is
-no plain untagged GTID event or was stepped over, invalid clock values, a wrong
-stored CRC, a size below the header or past the end) and, in a binlog, every
-event from the first size change on.  :func:`rewrite_log_reference` does the
-whole walk here with the ``construct`` declarations only (the reference the
-shortcuts are tested against).
+With the compiled engine, the events are walked by the core
+(``_core.retag_walk``, format-spec §2.5): the file is read in ``chunk_size``
+blocks, the core counts the events, patches the clock of each plain typecode-2
+GTID event named in the clocks in place (the bytes :func:`patch_clock` writes),
+counts a relay log's stale log_pos values and, in a binlog after a size change,
+adds the cumulative delta to each event's log_pos and recomputes its CRC (what
+the Python walk's shifted copy writes); each block is written whole.  The
+Python walk takes every event the core returns it (Format_description,
+Start_v3/Start_encryption, a GTID event whose size changes or that comes after
+a size change, a clock offset that is no plain untagged GTID event or was
+stepped over, invalid clock values, a wrong stored CRC, a size below the header
+or past the end, an event to shift that does not fit in the block).
+:func:`rewrite_log_reference` does the whole walk here with the ``construct``
+declarations only (the reference the shortcuts are tested against).
 """
 
 from __future__ import annotations
@@ -273,10 +274,9 @@ class Rewriter:
 
     def _walks_compiled(self) -> bool:
         """Whether the next events can be walked by the core: a Format_description was
-        seen, no size change is pending in a binlog (in a relay log log_pos never
-        changes), and the clocks are int64 columns."""
-        return (self.seen_fde and (not self.delta or bool(self.relay_log))
-                and self.clocks.columns is not None)
+        seen and the clocks are int64 columns (after a size change in a binlog the
+        core shifts log_pos values; in a relay log it counts the stale ones)."""
+        return self.seen_fde and self.clocks.columns is not None
 
     def _compiled_run(self, p: int) -> int:
         """Walk from ``p`` with the core's ``retag_walk`` block by block, writing each
@@ -289,20 +289,28 @@ class Rewriter:
         if self.block is None:
             self.block = bytearray(max(self.chunk, 2 * MAX_GTID_EVENT_SIZE))
         block = memoryview(self.block)
-        patch = self.encoding == "mysql"
+        shift = 0 if self.relay_log else self.delta
+        patch = self.encoding == "mysql" and not shift
         stale = bool(self.relay_log) and self.delta != 0
         self._flush(p)
         while True:
             want = min(len(block), src.size - p)
+            if not patch:                   # the core stops at the next clock offset:
+                nxt = offsets[clocks.i] if clocks.i < len(offsets) else src.size
+                if nxt <= p:                # read no further than it
+                    return p
+                want = min(want, nxt - p)
             got = _read_into(src.fd, block[:want], p)
             if got != want:
                 raise src.shrank(p + got)
-            status, q, clocks.i, events, rewritten, stale_n = core.retag_walk(
+            status, q, clocks.i, events, rewritten, stale_n, shifted, odd = core.retag_walk(
                 block, want, p, src.size, offsets, lcs, sns, clocks.i, self.crc_on, patch,
-                stale)
+                stale, shift)
             self.events += events
             self.rewritten += rewritten
             self.stale += stale_n
+            self.updated += shifted
+            self.odd += odd
             upto = min(q, p + want)
             self.out.write(block[:upto - p])
             self.done = upto

@@ -48,8 +48,8 @@ from .events import GtidBody
 __all__ = [
     "ENCODINGS", "FDE_FREE_STRUCTS", "Header", "crc_ok", "delta16_encodable", "encode_gtid_body",
     "encode_gtid_tagged_body", "frame_event", "parse_header", "patch_clock",
-    "patch_clock_reference", "recompute_crc", "set_log_pos", "tagged_transaction_length_for",
-    "transaction_length_for",
+    "patch_clock_reference", "patched_on_bytes", "recompute_crc", "set_log_pos",
+    "tagged_transaction_length_for", "transaction_length_for",
 ]
 
 ENCODINGS = ("mysql", "delta16")
@@ -67,6 +67,14 @@ _HEADER = struct.Struct("<IBIIIH")   # S.common_header, for the per-event hot pa
 _CLOCK = struct.Struct("<qq")        # S.gtid_timestamps with typecode 2
 _INT64_MAX = (1 << 63) - 1
 _PACKED_WIDTH = {252: 2, 253: 3, 254: 8}   # S.PackedInt: bytes after the first
+_CLOCK_D16 = struct.Struct("<qH")    # S.gtid_timestamps with typecode 3
+#: bytes of ``S.gtid_timestamps`` per typecode (taken from the declaration)
+_CLOCK_SIZE = {tc: S.gtid_timestamps.sizeof(lt_type=tc)
+               for tc in (LOGICAL_TIMESTAMP_TYPECODE, LOGICAL_TIMESTAMP_DELTA16_TYPECODE)}
+_COMMIT_TS = 7                       # S.gtid_body: Int56ul commit timestamps
+_SERVER_VERSION = 4                  # S.gtid_body: Int32ul server versions
+_TICKET = 8                          # S.gtid_body: Int64ul commit_group_ticket
+_byte_patches = 0                    # GTID events re-serialized by _patch_resized
 
 
 class Header(namedtuple("_Header", [sc.name for sc in S.common_header.subcons])):
@@ -370,8 +378,10 @@ def patch_clock(raw_event: bytes, last_committed: int, sequence_number: int, *,
     If nothing would change, ``raw_event`` is returned as is.
 
     The first case is taken on the raw bytes when the body's layout is one
-    :func:`_plain_clock_body` recognises (every MySQL 5.7-9.x untagged event);
-    anything else is decoded with the ``construct`` declarations
+    :func:`_plain_clock_body` recognises (every MySQL 5.7-9.x untagged event),
+    and the second for untagged typecode-2/3 bodies that re-encode to themselves
+    (:func:`_gtid_parts`: the clock swapped, transaction_length recomputed, the
+    rest copied); anything else is decoded with the ``construct`` declarations
     (:func:`patch_clock_reference` always decodes: the same result, slower).
 
     :param crc: whether the event carries a CRC32 footer (governing FDE's alg).
@@ -414,6 +424,11 @@ def _patch_clock(raw_event: bytes, last_committed: int, sequence_number: int, en
             and _typecode(encoding, last_committed, sequence_number) == LOGICAL_TIMESTAMP_TYPECODE):
         patched = _patch_in_place(raw_event, last_committed, sequence_number, crc=crc, pos=pos,
                                   name=name)
+        if patched is not None:
+            return patched
+    if in_place and tc != _TAGGED:
+        patched = _patch_resized(raw_event, last_committed, sequence_number, encoding, crc,
+                                 relay_log, header, pos, name)
         if patched is not None:
             return patched
     old = _decode_event_gtid(raw_event, tc, crc, pos)
@@ -505,6 +520,121 @@ def _patch_in_place(raw_event: bytes, last_committed: int, sequence_number: int,
     new = b"".join((raw_event[:start], _CLOCK.pack(last_committed, sequence_number),
                     raw_event[start + _CLOCK.size:]))
     return (recompute_crc(new) if crc else new), 0
+
+
+def patched_on_bytes() -> int:
+    """GTID events :func:`patch_clock` re-serialized on the raw bytes (a typecode or
+    size change) since import, without ``construct`` (the tests' proof that it ran)."""
+    return _byte_patches
+
+
+def _gtid_parts(raw: bytes, start: int, end: int) -> tuple[int, int, int, int | None, int] | None:
+    """``raw[start:end]`` split as an untagged typecode-2/3 GTID body that re-encodes to
+    itself: ``(lt_type, clock_end, tl_at, transaction_length, tl_end)`` (``tl_at ==
+    tl_end`` and length None when absent).
+
+    None (decode with construct instead) for anything else: another typecode, unknown
+    trailing bytes, or a part :func:`encode_gtid_body` would write differently (an
+    original commit timestamp / server version equal to the immediate one, a zero
+    commit_group_ticket).
+    """
+    lt = raw[start + CLOCK_OFFSET - 1] if end > start + CLOCK_OFFSET - 1 else None
+    width = _CLOCK_SIZE.get(lt)   # type: ignore[arg-type]
+    if width is None:
+        return None
+    clock_end = p = start + CLOCK_OFFSET + width
+    if p > end:
+        return None
+    if p == end:                                       # 5.7: nothing after the clock
+        return lt, p, p, None, p            # type: ignore[return-value]
+    if end - p < _COMMIT_TS:
+        return None
+    ict = int.from_bytes(raw[p:p + _COMMIT_TS], "little")
+    p += _COMMIT_TS
+    if ict & COMMIT_TIMESTAMP_FLAG:
+        if end - p < _COMMIT_TS or int.from_bytes(raw[p:p + _COMMIT_TS], "little") == \
+                ict & ~COMMIT_TIMESTAMP_FLAG:
+            return None
+        p += _COMMIT_TS
+    if p == end:
+        return lt, clock_end, p, None, p    # type: ignore[return-value]
+    first = raw[p]
+    tl_width = 0 if first < 251 else _PACKED_WIDTH.get(first)
+    if tl_width is None or end - p < 1 + tl_width:
+        return None
+    tl = first if not tl_width else int.from_bytes(raw[p + 1:p + 1 + tl_width], "little")
+    tl_at, tl_end = p, p + 1 + tl_width
+    p = tl_end
+    if p == end:
+        return lt, clock_end, tl_at, tl, p  # type: ignore[return-value]
+    if end - p < _SERVER_VERSION:
+        return None
+    isv = int.from_bytes(raw[p:p + _SERVER_VERSION], "little")
+    p += _SERVER_VERSION
+    if isv & SERVER_VERSION_FLAG:
+        if end - p < _SERVER_VERSION or int.from_bytes(raw[p:p + _SERVER_VERSION], "little") \
+                == isv & ~SERVER_VERSION_FLAG:
+            return None
+        p += _SERVER_VERSION
+    if p == end:
+        return lt, clock_end, tl_at, tl, tl_end  # type: ignore[return-value]
+    if end - p != _TICKET or not any(raw[p:end]):     # a zero ticket is not written
+        return None
+    return lt, clock_end, tl_at, tl, tl_end     # type: ignore[return-value]
+
+
+def _patch_resized(raw_event: bytes, last_committed: int, sequence_number: int, encoding: str,
+                   crc: bool, relay_log: bool, header: Header, pos: Position,
+                   name: str) -> tuple[bytes, int] | None:
+    """:func:`patch_clock`'s re-serialization of an untagged typecode-2/3 event on the
+    bytes (what :func:`_reserialize` and :func:`frame_event` build from the decoded
+    body); None: decode with construct instead."""
+    global _byte_patches
+    crc_len = CHECKSUM_LEN if crc else 0
+    end = len(raw_event) - crc_len
+    parts = _gtid_parts(raw_event, HEADER_LEN, end)
+    if parts is None or sequence_number > _INT64_MAX or not (
+            0 <= last_committed < sequence_number or last_committed == sequence_number == 0):
+        return None
+    lt, clock_end, tl_at, tl, tl_end = parts
+    start = HEADER_LEN + CLOCK_OFFSET
+    if lt == LOGICAL_TIMESTAMP_TYPECODE:
+        old_lc, old_sn = _CLOCK.unpack_from(raw_event, start)
+    else:
+        old_sn, d = _CLOCK_D16.unpack_from(raw_event, start)
+        old_lc = max(0, old_sn - d)
+    target = _typecode(encoding, last_committed, sequence_number)
+    if (last_committed, sequence_number, target) == (old_lc, old_sn, lt):
+        return raw_event, 0
+    if lt == target == LOGICAL_TIMESTAMP_TYPECODE:
+        return None                     # _patch_in_place's case (the bytes stay in place)
+    if tl is not None and tl < len(raw_event):
+        return None                     # construct's path raises the MalformedEvent
+    _check_patch(raw_event, last_committed, sequence_number, crc, pos, name)
+    if target == LOGICAL_TIMESTAMP_TYPECODE:
+        clock = _CLOCK.pack(last_committed, sequence_number)
+    else:
+        clock = _CLOCK_D16.pack(sequence_number,
+                                min(sequence_number - last_committed, DELTA16_SATURATED))
+    head = b"".join((raw_event[HEADER_LEN:start - 1], bytes((target,)), clock,
+                     raw_event[clock_end:tl_at]))
+    tail = raw_event[tl_end:end]
+    if tl is None:
+        data = head + tail
+    else:
+        own = HEADER_LEN + len(head) + len(tail) + crc_len
+        length = transaction_length_for(tl - len(raw_event), own)
+        data = b"".join((head, S.encode_packed_int(length), tail))
+    size = HEADER_LEN + len(data) + crc_len
+    delta = size - len(raw_event)
+    log_pos = header.log_pos if relay_log or header.log_pos == 0 else header.log_pos + delta
+    if not 0 <= log_pos <= 0xFFFFFFFF:
+        return None
+    new = header._replace(event_size=size, log_pos=log_pos).build() + data
+    if crc:
+        new += (zlib.crc32(new) & 0xFFFFFFFF).to_bytes(4, "little")
+    _byte_patches += 1
+    return new, delta
 
 
 def _reserialize(type_code: int, body: GtidBody, other_events_size: int | None, crc: bool,
