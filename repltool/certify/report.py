@@ -257,66 +257,26 @@ class CertifyRun:
 
     def _lane(self, tracker: CoreDependencyTracker, writers: Sequence[Callable[[str], Any]]
               ) -> Iterator[ReportColumns]:
-        from ..writeset.model import HashedWriteset
-        schema, step, name, step_values = self.schema, tracker.step, tracker.name, \
-            tracker.step_values
-        explain = bool(writers)     # the lines name parents and say why; the columns do not
-        builder = ColumnsBuilder()
-        for trx, ws, segment, new_file in segmented_pairs(self._pairs()):
-            lc, sn = trx.last_committed, trx.sequence_number
-            rec_lc, rec_seq = lc or 0, sn or 0
-            cert: CertTransaction | None = None
-            out: tuple[int, int, Reason, int, str, bool] | None = None
-            hashes = ws.hashes if type(ws) is HashedWriteset else None
-            if type(hashes) is tuple and not trx.events and type(rec_lc) is int \
-                    and type(rec_seq) is int and rec_lc >= 0 and rec_seq >= 0:
-                # the core's hash mode (no events: no View_change): step on the values
-                # to_cert_transaction would put into the CertTransaction, built only
-                # where a line needs it
-                assert ws is not None
-                fallback = fallback_reasons(ws, schema) if ws.missing_key_tables else ()
-                thread = trx.thread_id
-                session = (trx.server_id, thread) if thread is not None else None
-                flags = hashed_flags(trx, ws, fallback)
-                try:
-                    out = step_values(hashes, flags, rec_lc, rec_seq, session, segment,
-                                      new_file, cert_gtid(trx.gtid) if explain else None,
-                                      fallback, explain)
-                except (TypeError, OverflowError, ValueError):
-                    out = None          # step() words the error (CertTransaction.validate)
-                else:
-                    _DIRECT[0] += 1
-                    value, seq, reason, key_index, detail, raised = out
-                    computed = (value, seq)
-                    add_values(builder, (rec_lc, rec_seq), computed, reason,
-                               fallback=fallback, without_clock=lc is None or sn is None,
-                               no_session=session is None,
-                               original=trx.original_commit_timestamp,
-                               immediate=trx.immediate_commit_timestamp,
-                               commit_id=trx.commit_id, raised=raised)
-                    if explain:
-                        line = self._values_line(trx, ws, out, fallback, new_file, name)
-                        for write in writers:
-                            write(line)
-            if out is None:
-                cert = to_cert_transaction(trx, ws, schema=schema, new_file=new_file)
-                out = step(cert, explain)
+        name = tracker.name
+        if not writers:
+            yield from core_lane(self._pairs(), tracker, self.schema)
+            return
+
+        def emit(trx: Transaction, ws: Any, cert: CertTransaction | None,
+                 out: tuple[int, int, Reason, int, str, bool], fallback: tuple[str, ...],
+                 new_file: bool) -> None:
+            if cert is None:
+                line = self._values_line(trx, ws, out, fallback, new_file, name)
+            else:
                 value, seq, reason, key_index, detail, raised = out
-                computed = (value, seq)
-                builder.add(trx, cert, computed, reason, raised)
-                if explain:
-                    key = cert.key_at(key_index) if key_index >= 0 else None
-                    line = line_of(trx, computed, reason, name(value), key, detail, None,
-                                   cert.fallback, raised, None)
-                    if line is None:        # an unusual field type: json.dumps of the row
-                        line = self._object_line(trx, cert, out, name)
-                    for write in writers:
-                        write(line)
-            if len(builder) >= LANE_PART:
-                yield builder.columns()
-                builder = ColumnsBuilder()
-        if len(builder):
-            yield builder.columns()
+                key = cert.key_at(key_index) if key_index >= 0 else None
+                line = line_of(trx, (value, seq), reason, name(value), key, detail, None,
+                               cert.fallback, raised, None)
+                if line is None:        # an unusual field type: json.dumps of the row
+                    line = self._object_line(trx, cert, out, name)
+            for write in writers:
+                write(line)
+        yield from core_lane(self._pairs(), tracker, self.schema, emit)
 
     def _gr_lane(self, certifier: CoreGroupCertifier, writers: Sequence[Callable[[str], Any]]
                  ) -> Iterator[ReportColumns]:
@@ -963,22 +923,21 @@ def certified_columns(pairs: Iterable[tuple[Transaction, WritesetLike | None]], 
     """
     from ..binlog.engine import compiled_core
     core = compiled_core()
+    if core is not None:
+        # CertifyRun's lane: the hash reader's transactions stepped on their values
+        yield from core_lane(pairs, CoreDependencyTracker(mode, options, core), schema)
+        return
     builder = ColumnsBuilder()
     cert_pairs = iter_cert_pairs(pairs, schema=schema)
-    if core is not None:
-        step = CoreDependencyTracker(mode, options, core).step
-        steps: Iterator[tuple[Transaction, CertTransaction, Any, Reason, bool]] = (
-            (trx, cert, *_core_step(step, cert)) for trx, cert in cert_pairs)
-    else:
-        from . import certify
-        pending: deque[Transaction] = deque()
+    from . import certify
+    pending: deque[Transaction] = deque()
 
-        def feed() -> Iterator[CertTransaction]:
-            for trx, cert in cert_pairs:
-                pending.append(trx)
-                yield cert
-        steps = ((pending.popleft(), r.trx, r.computed, r.reason, r.raised)
-                 for r in certify(feed(), mode, options))
+    def feed() -> Iterator[CertTransaction]:
+        for trx, cert in cert_pairs:
+            pending.append(trx)
+            yield cert
+    steps = ((pending.popleft(), r.trx, r.computed, r.reason, r.raised)
+             for r in certify(feed(), mode, options))
     for trx, cert, computed, reason, raised in steps:
         builder.add(trx, cert, computed, reason, raised)
         if len(builder) >= LANE_PART:
@@ -988,7 +947,62 @@ def certified_columns(pairs: Iterable[tuple[Transaction, WritesetLike | None]], 
         yield builder.columns()
 
 
-def _core_step(step: Callable[..., Any], cert: CertTransaction
-               ) -> tuple[tuple[int, int], Reason, bool]:
-    value, seq, reason, _, _, raised = step(cert, False)
-    return (value, seq), reason, raised
+def core_lane(pairs: Iterable[tuple[Transaction, WritesetLike | None]],
+              tracker: CoreDependencyTracker, schema: Any = None,
+              emit: Callable[..., None] | None = None) -> Iterator[ReportColumns]:
+    """``pairs`` (one ordered read) certified on the compiled core's ``tracker`` into
+    :class:`ReportColumns` of up to :data:`LANE_PART` transactions: a transaction of the
+    hash reader (its keys' hashes, no events) stepped on the values
+    :func:`~.source.to_cert_transaction` would map it to, no :class:`CertTransaction`
+    built; any other through its :class:`CertTransaction`.  ``emit(trx, ws, cert, out,
+    fallback, new_file)`` (``certify --format jsonl``'s lines; ``cert`` None on the
+    values' path) is called after each step and makes the core explain its answers."""
+    from ..writeset.model import HashedWriteset
+    step, step_values = tracker.step, tracker.step_values
+    explain = emit is not None      # the lines name parents and say why; the columns do not
+    builder = ColumnsBuilder()
+    for trx, ws, segment, new_file in segmented_pairs(pairs):
+        lc, sn = trx.last_committed, trx.sequence_number
+        rec_lc, rec_seq = lc or 0, sn or 0
+        out: tuple[int, int, Reason, int, str, bool] | None = None
+        hashes = ws.hashes if type(ws) is HashedWriteset else None
+        if type(hashes) is tuple and not trx.events and type(rec_lc) is int \
+                and type(rec_seq) is int and rec_lc >= 0 and rec_seq >= 0:
+            # the core's hash mode (no events: no View_change): step on the values
+            # to_cert_transaction would put into the CertTransaction, built only
+            # where a line needs it
+            assert ws is not None
+            fallback = fallback_reasons(ws, schema) if ws.missing_key_tables else ()
+            thread = trx.thread_id
+            session = (trx.server_id, thread) if thread is not None else None
+            flags = hashed_flags(trx, ws, fallback)
+            try:
+                out = step_values(hashes, flags, rec_lc, rec_seq, session, segment,
+                                  new_file, cert_gtid(trx.gtid) if explain else None,
+                                  fallback, explain)
+            except (TypeError, OverflowError, ValueError):
+                out = None          # step() words the error (CertTransaction.validate)
+            else:
+                _DIRECT[0] += 1
+                value, seq, reason, key_index, detail, raised = out
+                add_values(builder, (rec_lc, rec_seq), (value, seq), reason,
+                           fallback=fallback, without_clock=lc is None or sn is None,
+                           no_session=session is None,
+                           original=trx.original_commit_timestamp,
+                           immediate=trx.immediate_commit_timestamp,
+                           commit_id=trx.commit_id, raised=raised)
+                if emit is not None:
+                    emit(trx, ws, None, out, fallback, new_file)
+        if out is None:
+            cert = to_cert_transaction(trx, ws, schema=schema, new_file=new_file)
+            out = step(cert, explain)
+            value, seq, reason, key_index, detail, raised = out
+            builder.add(trx, cert, (value, seq), reason, raised)
+            if emit is not None:
+                emit(trx, ws, cert, out, cert.fallback, new_file)
+        if len(builder) >= LANE_PART:
+            yield builder.columns()
+            builder = ColumnsBuilder()
+    if len(builder):
+        yield builder.columns()
+
