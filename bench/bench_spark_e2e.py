@@ -73,7 +73,7 @@ def inputs(files: int, file_mb: int) -> list[Path]:
     return paths
 
 
-def _stat(pid: int) -> tuple[str, int, float] | None:
+def proc_stat(pid: int) -> tuple[str, int, float] | None:
     """(command name, parent pid, CPU seconds) of a process."""
     try:
         with open(f"/proc/{pid}/stat") as fh:
@@ -114,7 +114,7 @@ class Tree:
             stats = {}
             for entry in os.listdir("/proc"):
                 if entry.isdigit():
-                    s = _stat(int(entry))
+                    s = proc_stat(int(entry))
                     if s is not None:
                         stats[int(entry)] = s
             grew = True

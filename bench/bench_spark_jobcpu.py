@@ -23,23 +23,15 @@ import os
 import resource
 import time
 
-TICKS = os.sysconf("SC_CLK_TCK")
+from bench_spark_e2e import proc_stat  # noqa: E402 - bench/ is the script's path
 
 
 def tree_cpu(root: int) -> dict[str, float]:
     """CPU seconds of ``root``'s descendants: ``jvm`` (java) and ``workers`` (the rest)."""
     stats = {}
     for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    text = fh.read()
-            except OSError:
-                continue
-            name = text[text.index("(") + 1:text.rindex(")")]
-            fields = text.rsplit(")", 1)[1].split()
-            stats[int(entry)] = (name, int(fields[1]),
-                                 (int(fields[11]) + int(fields[12])) / TICKS)
+        if entry.isdigit() and (found := proc_stat(int(entry))) is not None:
+            stats[int(entry)] = found
     family, grew = {root}, True
     while grew:
         grew = False
