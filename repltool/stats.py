@@ -576,9 +576,13 @@ def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_
     handed over, with its accumulators, transaction numbers and file infos;
     ``window``: only the window's transactions (and their events) count (``cursor``:
     with the verdicts so far of the read handed over)."""
+    # a plain read (the whole files, no window): the reader counts the events by type
+    plain = resume is None and span is None and not keep_going and not window
     opts = ReadOptions(verify_checksum=verify_checksum, types=GROUPING_TYPES, keep_raw=True,
-                       keep_going=keep_going)
+                       keep_going=keep_going, count_types=plain)
     from .binlog.split import span_read, within     # parts (--spark) only
+    if plain:
+        return _accumulate_plain(paths, opts, top, sink, progress, clock_only)
     if resume is None:
         infos: list[FileInfo] = []
         tiebreak = itertools.count()
@@ -630,6 +634,41 @@ def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_
             per_file[trx.start.file].transaction(trx)
         if sink is not None:
             sink(trx)
+    by_name = {fi.path: fi for fi in infos}
+    return [FilePart(p, per_file[p], by_name.get(p)) for p in paths]
+
+
+def _accumulate_plain(paths: list[str], opts: ReadOptions, top: int,
+                      sink: Callable[[Transaction], None] | None,
+                      progress: Callable[[int], None] | None,
+                      clock_only: bool) -> list[FilePart]:
+    """:func:`_accumulate_general` of whole files without a window: the reader
+    counts the events by type (``opts.count_types``), the grouper's transactions
+    are added up as they come."""
+    infos: list[FileInfo] = []
+    tiebreak = itertools.count()
+    per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
+    n = 0
+    acc = None
+    cur_file = None
+    for trx in group_transactions(read_events(paths, opts, infos),
+                                  count_rows=not clock_only):
+        file = trx.start.file
+        if file != cur_file:
+            cur_file = file
+            acc = per_file.setdefault(file, _FileAcc(top, tiebreak))
+            add = acc.clock_record if clock_only else acc.transaction
+        add(trx)
+        if sink is not None:
+            sink(trx)
+        n += 1
+        if progress is not None and not n & 1023:
+            progress(_done_bytes(infos, trx.start.offset))
+    for fi in infos:
+        if fi.counts is not None:
+            acc = per_file.setdefault(fi.path, _FileAcc(top, tiebreak))
+            acc.types.update(fi.counts[0])
+            acc.bytes.update(fi.counts[1])
     by_name = {fi.path: fi for fi in infos}
     return [FilePart(p, per_file[p], by_name.get(p)) for p in paths]
 

@@ -18,6 +18,7 @@ import io
 import os
 import struct
 import zlib
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator
 
@@ -41,7 +42,11 @@ from .fastdecode import FAST_DECODERS
 from .structs import BinlogStructs
 
 HEADER = struct.Struct("<IBIIIH")
+_U32 = struct.Struct("<I")
 CHUNK = 1 << 20
+#: ``zlib.crc32(data + crc32(data).to_bytes(4, "little"))`` of any ``data``: the bytes
+#: of an event whose CRC32 footer is right (the footer is the only one that gives it)
+CRC32_RESIDUE = 0x2144DF1C
 MAX_EVENT_SIZE = 1 << 30 + 1          # 1 GiB max_allowed_packet plus headroom
 MAX_PAYLOAD_PLAINTEXT = 1 << 30       # MySQL's binlog_transaction_compression cap
 _ZSTD_PIECE = 256                     # compressed bytes per call: at most ~8 MiB out
@@ -68,6 +73,9 @@ class ReadOptions:
         whose CRC32 verifies, when the log has checksums) and go on; a truncated
         tail becomes a damaged range too.  Files that cannot be read at all
         (not a binlog, encrypted, no FDE) still raise.
+    :param count_types: count the events yielded by type code (and the bytes of
+        those outside a Transaction_payload) into :attr:`FileInfo.counts`; not
+        with ``keep_going`` (its damaged ranges are not counted).
     """
 
     verify_checksum: bool = True
@@ -76,6 +84,11 @@ class ReadOptions:
     fast: bool = True
     keep_raw: bool = True
     keep_going: bool = False
+    count_types: bool = False
+
+    def __post_init__(self) -> None:
+        if self.count_types and self.keep_going:
+            raise ValueError("ReadOptions: count_types does not count keep_going's damaged ranges")
 
 
 @dataclass(slots=True)
@@ -93,6 +106,9 @@ class FileInfo:
     end_offset: int = 4
     fde_count: int = 0
     encryption: str | None = None
+    #: ``(events by type code, bytes by type code)`` of the events yielded, in
+    #: first-seen order (:attr:`ReadOptions.count_types`)
+    counts: tuple[Counter[int], Counter[int]] | None = None
 
 
 #: struct factories by FDE post-header table: a log has one or two layouts, a
@@ -130,7 +146,17 @@ def read_events(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
         fi = FileInfo(os.fspath(path), 0)
         if info is not None:
             info.append(fi)
-        yield from _read_file(fi, opts)
+        if opts.keep_going:
+            yield from _file_keep_going(fi, opts)
+        else:
+            yield from _read_stream(fi, None, opts)
+
+
+def _file_keep_going(fi: FileInfo, opts: ReadOptions) -> Iterator[Event]:
+    fh, fi.size = open_log(fi.path)
+    with fh:
+        check_magic(fi, fh.read(4), fh)
+        yield from _read_keep_going(fi, fh, opts)
 
 
 def resume_events(fi: FileInfo, start: int, options: ReadOptions | None = None
@@ -250,17 +276,6 @@ class LogFile(io.BufferedReader):
         return IOFailure(f"cannot {what} the log: {reason}", pos=Position(self.path, at, None))
 
 
-def _read_file(fi: FileInfo, opts: ReadOptions) -> Iterator[Event]:
-    fh, fi.size = open_log(fi.path)
-    with fh:
-        magic = fh.read(4)
-        check_magic(fi, magic, fh)
-        if not opts.keep_going:
-            yield from _read_stream(fi, fh, opts)
-            return
-        yield from _read_keep_going(fi, fh, opts)
-
-
 def check_magic(fi: FileInfo, magic: bytes, fh: BinaryIO) -> None:
     if magic == BINLOG_MAGIC:
         return
@@ -314,80 +329,138 @@ def describe_mysql_encryption(header: bytes) -> str:
     return f"version {version}, key id {key_id}"
 
 
-def _read_stream(fi: FileInfo, fh: BinaryIO, opts: ReadOptions, start: int = 4,
+def _read_stream(fi: FileInfo, fh: BinaryIO | None, opts: ReadOptions, start: int = 4,
                  st: _StreamState | None = None) -> Iterator[Event]:
-    """The event loop of one file.  Kept flat on purpose: it runs once per event."""
-    st = st or _StreamState(fi, opts)
-    path, file_size = fi.path, fi.size
-    types, keep_raw, verify = opts.types, opts.keep_raw, opts.verify_checksum
-    special = _SPECIAL
-    decoders = FAST_DECODERS if opts.fast else _construct_decoders()
-    unpack = HEADER.unpack_from
-    new_pos = new_event = new_ctx = tuple.__new__
-    crc32 = zlib.crc32
-    fh.seek(start)
-    buf, off, base = b"", 0, start        # buf[0] is at file offset `base`
-    # st's format (structs, checksums) changes only in st.special: kept in locals,
-    # taken again after it; `fast`: the decoders st.decode would call straight away
-    structs, crc_on, fast = _stream_format(st, decoders)
-    while True:
-        if off + HEADER_LEN > len(buf):
-            buf = buf[off:] + fh.read(CHUNK)
-            base += off
-            off = 0
-            if len(buf) < HEADER_LEN:
-                fi.end_offset = base
-                if buf:
-                    fi.truncated_at = base
-                    raise TruncatedLog(f"log ends mid-event: {len(buf)} bytes left, a header "
-                                       f"needs 19{_live_hint(fi)}", pos=Position(path, base))
-                return
-        ts, tc, sid, size, log_pos, flags = unpack(buf, off)
-        p = base + off
-        if size < HEADER_LEN or p + size > file_size:
-            fi.end_offset = p
-            st.bad_size(p, tc, size, buf[off:off + 21])
-        end = off + size
-        if end > len(buf):
-            buf = buf[off:] + fh.read(max(CHUNK, end - len(buf)))
-            base += off
-            off, end = 0, size
-            if len(buf) < size:
-                _shrank(fi, p, tc, size, len(buf))
-        raw = buf[off:end]
-        off = end
-        pos = new_pos(Position, (path, p, None))
-        if tc in special or structs is None:
-            yield from st.special(pos, raw, ts, tc, sid, size, log_pos, flags)
-            if st.structs is not structs or st.crc_on != crc_on:
-                structs, crc_on, fast = _stream_format(st, decoders)
-            continue
-        crc = None
-        body_end = size
-        if crc_on:
-            if size < HEADER_LEN + CHECKSUM_LEN:
-                raise MalformedEvent(f"event_size {size} leaves no room for the CRC32",
-                                     pos=pos, event_type=type_name(tc))
-            body_end = size - CHECKSUM_LEN
-            crc = int.from_bytes(raw[body_end:], "little")
-            if verify and crc32(raw[:body_end]) != crc:
-                raise ChecksumMismatch(
-                    f"CRC32 mismatch: stored 0x{crc:08x}, computed "
-                    f"0x{crc32(raw[:body_end]):08x}", pos=pos, event_type=type_name(tc))
-        body = None
-        if types is None or tc in types:
-            decoder = fast.get(tc)
-            if decoder is not None:
-                # st.decode's common case, inlined (it runs once per decoded event)
-                body = decoder(raw[HEADER_LEN:body_end],
-                               new_ctx(DecodeContext, (structs, pos, tc)))
-            else:
-                body = st.decode(decoders.get(tc), raw[HEADER_LEN:body_end], pos, tc)
-        yield new_event(Event, (pos, ts, tc, sid, size, log_pos, flags, body, crc,
-                                raw if keep_raw else b""))
+    """The event loop of one file.  Kept flat on purpose: it runs once per event.
+
+    ``fh`` None: the whole file ``fi.path``, opened (and closed) here.
+    """
+    own = fh is None
+    if fh is None:
+        fh, fi.size = open_log(fi.path)
+    counts: list[int] | None = None
+    nbytes: list[int] | None = None
+    seen: list[int] = []                  # type codes in first-seen order
+    bseen: list[int] = []                 # type codes in first-seen order outside payloads
+    try:
+        if own:
+            check_magic(fi, fh.read(4), fh)
+        st = st or _StreamState(fi, opts)
+        path, file_size = fi.path, fi.size
+        types, keep_raw, verify = opts.types, opts.keep_raw, opts.verify_checksum
+        special = _SPECIAL
+        decoders = FAST_DECODERS if opts.fast else _construct_decoders()
+        unpack = HEADER.unpack_from
+        new_pos = new_event = new_ctx = tuple.__new__
+        crc32 = zlib.crc32
+        crc_at = _U32.unpack_from
+        buf, off, base = b"", 0, start        # buf[0] is at file offset `base`
+        # st's format (structs, checksums) changes only in st.special: kept in locals,
+        # taken again after it; `fast`: the decoders st.decode would call straight away
+        structs, crc_on, fast = _stream_format(st, decoders)
+        # ReadOptions.count_types: by type code in lists (a Counter's += costs 6x more),
+        # the codes in first-seen order; added to fi.counts when the loop ends
+        if opts.count_types:
+            counts, nbytes = [0] * 256, [0] * 256
+        fh.seek(start)
+        blen = 0                              # len(buf)
+        while True:
+            if off + HEADER_LEN > blen:
+                buf = buf[off:] + fh.read(CHUNK)
+                base += off
+                off = 0
+                blen = len(buf)
+                if blen < HEADER_LEN:
+                    fi.end_offset = base
+                    if buf:
+                        fi.truncated_at = base
+                        raise TruncatedLog(f"log ends mid-event: {blen} bytes left, a header "
+                                           f"needs 19{_live_hint(fi)}", pos=Position(path, base))
+                    return
+            ts, tc, sid, size, log_pos, flags = unpack(buf, off)
+            p = base + off
+            if size < HEADER_LEN or p + size > file_size:
+                fi.end_offset = p
+                st.bad_size(p, tc, size, buf[off:off + 21])
+            end = off + size
+            if end > blen:
+                buf = buf[off:] + fh.read(max(CHUNK, end - blen))
+                base += off
+                off, end = 0, size
+                blen = len(buf)
+                if blen < size:
+                    _shrank(fi, p, tc, size, blen)
+            raw = buf[off:end]
+            off = end
+            pos = new_pos(Position, (path, p, None))
+            if tc in special or structs is None:
+                if counts is None:
+                    yield from st.special(pos, raw, ts, tc, sid, size, log_pos, flags)
+                else:
+                    for ev in st.special(pos, raw, ts, tc, sid, size, log_pos, flags):
+                        t = ev.type_code
+                        if not counts[t]:
+                            seen.append(t)
+                        counts[t] += 1
+                        if ev.pos.payload_offset is None:
+                            if not nbytes[t]:               # type: ignore[index]
+                                bseen.append(t)
+                            nbytes[t] += ev.event_size      # type: ignore[index]
+                        yield ev
+                if st.structs is not structs or st.crc_on != crc_on:
+                    structs, crc_on, fast = _stream_format(st, decoders)
+                continue
+            crc = None
+            body_end = size
+            if crc_on:
+                if size < HEADER_LEN + CHECKSUM_LEN:
+                    raise MalformedEvent(f"event_size {size} leaves no room for the CRC32",
+                                         pos=pos, event_type=type_name(tc))
+                body_end = size - CHECKSUM_LEN
+                crc = crc_at(raw, body_end)[0]
+                # the CRC32 of the bytes and their right CRC32 is a constant: no copy
+                if verify and crc32(raw) != CRC32_RESIDUE:
+                    raise ChecksumMismatch(
+                        f"CRC32 mismatch: stored 0x{crc:08x}, computed "
+                        f"0x{crc32(raw[:body_end]):08x}", pos=pos, event_type=type_name(tc))
+            body = None
+            if types is None or tc in types:
+                decoder = fast.get(tc)
+                if decoder is not None:
+                    # st.decode's common case, inlined (it runs once per decoded event)
+                    body = decoder(raw[HEADER_LEN:body_end],
+                                   new_ctx(DecodeContext, (structs, pos, tc)))
+                else:
+                    body = st.decode(decoders.get(tc), raw[HEADER_LEN:body_end], pos, tc)
+            if counts is not None:
+                if not nbytes[tc]:                  # type: ignore[index]
+                    bseen.append(tc)
+                    if not counts[tc]:
+                        seen.append(tc)
+                counts[tc] += 1
+                nbytes[tc] += size      # type: ignore[index]
+            yield new_event(Event, (pos, ts, tc, sid, size, log_pos, flags, body, crc,
+                                    raw if keep_raw else b""))
+    finally:
+        if own:
+            fh.close()
+        if counts is not None:
+            _keep_counts(fi, seen, bseen, counts, nbytes)   # type: ignore[arg-type]
 
 
 _SPECIAL = frozenset({_FDE, _START_V3, _START_ENCRYPTION, _PAYLOAD})
+
+
+def _keep_counts(fi: FileInfo, seen: list[int], bseen: list[int], counts: list[int],
+                 nbytes: list[int]) -> None:
+    """Add the counts of a :func:`_read_stream` loop to ``fi.counts``."""
+    if fi.counts is None:
+        fi.counts = (Counter(), Counter())
+    types, sizes = fi.counts
+    for tc in seen:
+        types[tc] += counts[tc]
+    for tc in bseen:
+        sizes[tc] += nbytes[tc]
 
 
 def _stream_format(st: _StreamState, decoders: dict[int, Any]

@@ -48,7 +48,7 @@ class RowCounter:
     that could not be walked.
     """
 
-    __slots__ = ("_defs", "_core", "_structs", "_layouts", "_maps", "counted")
+    __slots__ = ("_defs", "_core", "_structs", "_layouts", "_maps", "_bodies", "counted")
 
     def __init__(self, tables: dict[int, Any] | None = None) -> None:
         """``tables``: the :attr:`tables` of a read this one continues."""
@@ -60,6 +60,10 @@ class RowCounter:
         #: Table_map bytes -> (table id, TableDef or None) (:meth:`table_map_data`)
         self._layouts: dict[int, dict[bytes, Any]] = {t: {} for t in _COUNTED_ROWS}
         self._maps: dict[bytes, Any] = {}
+        #: id(Table_map body) -> (the body, its table id, its TableDef or None): the
+        #: decoders hand out one body per distinct Table_map (fastdecode's cache), so
+        #: a table's next statements cost a lookup, not a hash of the body's fields
+        self._bodies: dict[int, tuple[TableMapBody, int, TableDef | None]] = {}
         #: Rows events counted by the layout cache (:meth:`rows_bytes`), not by the
         #: general decode and walk
         self.counted = 0
@@ -85,12 +89,21 @@ class RowCounter:
 
     def table_map(self, body: object) -> None:
         """A Table_map body (anything else: nothing is learnt)."""
+        hit = self._bodies.get(id(body))
+        if hit is not None and hit[0] is body:
+            self._defs[hit[1]] = hit[2]
+            return
         if not isinstance(body, TableMapBody):
             return
+        td: TableDef | None
         try:
-            self._defs[body.table_id] = decode_table_map(body)
+            td = decode_table_map(body)
         except ReplToolError:
-            self._defs[body.table_id] = None
+            td = None
+        self._defs[body.table_id] = td
+        if len(self._bodies) >= 4096:
+            self._bodies.clear()
+        self._bodies[id(body)] = (body, body.table_id, td)
 
     def table_map_bytes(self, data: bytes) -> None:
         """A Table_map body's bytes (after the common header, without the checksum)."""

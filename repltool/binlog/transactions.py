@@ -351,8 +351,8 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
     seg = state.segments.copy() if state is not None else Segments()
     plain = _PLAIN
     for ev in events:
-        tc = ev.type_code
-        inner = ev.pos.payload_offset is not None
+        pos, _, tc, _, size, _, _, body, crc, raw = ev      # (the fields read below)
+        inner = pos.payload_offset is not None
         if tc not in plain:         # (the common types pass none of these tests)
             if tc in SEGMENT_EVENTS:
                 seg.see(ev)
@@ -388,15 +388,13 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
         group.last = ev
         group.count += 1
         if not inner:
-            size = ev.event_size
             group.size += size
-            group.end_offset = ev.pos.offset + size         # ev.end_pos
+            group.end_offset = pos.offset + size            # ev.end_pos
         if keep_events:
             group.events.append(ev)
         if tap is not None:
             tap(ev, group.count == 1)
         if tc == _TMAP:
-            body = ev.body
             if isinstance(body, TableMapBody):      # _table_name / _table_id, inlined
                 name = f"{body.db}.{body.table}"
                 table_names[body.table_id] = name
@@ -405,16 +403,20 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
                 counter.table_map(body)
             continue
         if tc in _ROWS:
-            body = ev.body                          # _table_id, inlined
-            if isinstance(body, TableMapBody):
-                tid = body.table_id
-            else:
-                raw = ev.raw
+            # _table_id and _rows_body, inlined
+            if body is None or not isinstance(body, TableMapBody):
                 tid = int.from_bytes(raw[19:25], "little") if len(raw) >= 25 else -1
+            else:
+                tid = body.table_id
             name = table_names.get(tid, "?")
-            group.rows[name] = group.rows.get(name, 0) + 1
+            rows = group.rows
+            rows[name] = rows.get(name, 0) + 1
             if counter is not None:
-                k, n = counter.rows(tc, _rows_body(ev))
+                if body is None:
+                    k, n = counter.rows_bytes(
+                        tc, raw[19:len(raw) - 4 if crc is not None else len(raw)])
+                else:
+                    k, n = counter.rows(tc, body)
                 counts = group.row_counts.get(name)
                 if counts is None:
                     counts = group.row_counts[name] = [0, 0, 0, 0]
@@ -423,6 +425,10 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
         if tc == _PAYLOAD:
             group.compressed = True
             group.state = "open"
+            continue
+        if tc == _XID:                  # _advance's first case, inlined
+            yield _finish(group, truncated=False)
+            group = None
             continue
         ended = _advance(group, ev)
         if ended:
@@ -508,32 +514,6 @@ def is_atomic_ctas(query: bytes) -> bool:
     """
     return (query[:32].lstrip().upper().startswith(b"CREATE")
             and query.rstrip().upper().endswith(b"START TRANSACTION"))
-
-
-def _table_id(ev: Event) -> int:
-    body = ev.body
-    if isinstance(body, TableMapBody):
-        return body.table_id
-    raw = ev.raw
-    if len(raw) >= 25:
-        return int.from_bytes(raw[19:25], "little")
-    return -1
-
-
-def _rows_body(ev: Event) -> object:
-    """A Rows event's decoded body, else its body's bytes (``Event.raw`` without the
-    header and checksum; ``b""`` when the reader kept no bytes)."""
-    if ev.body is not None:
-        return ev.body
-    raw = ev.raw
-    return raw[19:len(raw) - 4 if ev.crc is not None else len(raw)]
-
-
-def _table_name(ev: Event) -> str | None:
-    body = ev.body
-    if isinstance(body, TableMapBody):
-        return f"{body.db}.{body.table}"
-    return None
 
 
 def gtid_fields(g: GtidBody) -> tuple[int | None, int | None, dict[str, object]]:
