@@ -27,7 +27,6 @@ from .decode import (
 from .events import (
     Body, GtidBody, MariaGtidBody, QueryBody, RowsBody, TableMapBody, XidBody, slot_builder,
 )
-from .structs import PACKED_INT_WIDTH
 
 _GTID_HEAD = struct.Struct("<B16sqBqq")      # flags, sid, gno, lt_type, lc, sn
 _QUERY_HEAD = struct.Struct("<IIBHH")        # thread_id, exec_time, db_len, error_code, status_len
@@ -73,7 +72,7 @@ def fast_gtid(data: bytes, ctx: DecodeContext) -> GtidBody:
         trx_len = first
         p += 1
     else:
-        width = PACKED_INT_WIDTH.get(first)
+        width = {252: 2, 253: 3, 254: 8}.get(first)
         if width is None or n < p + 1 + width:
             return decode_gtid(data, ctx)
         trx_len = int.from_bytes(data[p + 1:p + 1 + width], "little")

@@ -19,7 +19,6 @@ from .fastdecode import (
     FAST_DECODERS, decoder_for, fast_gtid, fast_maria_gtid, fast_query, fast_rows,
     fast_table_map, fast_xid,
 )
-from .structs import PACKED_INT_WIDTH
 from .reader import (
     CHUNK, HEADER, FileInfo, ReadOptions, check_magic, first_event, handle_fde, open_log,
     structs_for,
@@ -503,7 +502,7 @@ def _plain_gtid(data: bytes) -> tuple | None:  # type: ignore[type-arg]
             if first < 251:
                 p += 1
             else:
-                width = PACKED_INT_WIDTH.get(first)
+                width = _PACKED_WIDTH.get(first)
                 if width is None or n < p + 1 + width:
                     return None
                 p += 1 + width
@@ -515,6 +514,7 @@ def _plain_gtid(data: bytes) -> tuple | None:  # type: ignore[type-arg]
     return _GTID_HEAD.unpack_from(data)
 
 
+_PACKED_WIDTH = {252: 2, 253: 3, 254: 8}
 
 
 def _plain_text(sid_raw: bytes, gno: int) -> str:

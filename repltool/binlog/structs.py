@@ -28,15 +28,10 @@ from .constants import (
     SERVER_VERSION_FLAG, EventType,
 )
 
-__all__ = ["PACKED_INT_WIDTH", "PackedInt", "SerialVarint", "SignedSerialVarint", "common_header", "BinlogStructs"]
+__all__ = ["PackedInt", "SerialVarint", "SignedSerialVarint", "common_header", "BinlogStructs"]
 
 
 # ---- primitive codecs ----
-
-#: a packed integer's first byte (>= 251) -> how many bytes follow it (251, SQL NULL,
-#: and 255 are not lengths); what :data:`PackedInt` reads, for byte-level walkers
-PACKED_INT_WIDTH = {252: 2, 253: 3, 254: 8}
-
 
 class _PackedInt(Construct):
     """MySQL's length-encoded integer (``net_field_length``, mysys/pack.cc).
@@ -56,7 +51,7 @@ class _PackedInt(Construct):
         first = stream_read(stream, 1, path)[0]
         if first < 251:
             return first
-        width = PACKED_INT_WIDTH.get(first)
+        width = {252: 2, 253: 3, 254: 8}.get(first)
         if width is None:
             from construct import ExplicitError
             raise ExplicitError(f"invalid packed integer prefix 0x{first:02x}", path=path)

@@ -66,6 +66,7 @@ FDE_FREE_STRUCTS = S.BinlogStructs(b"")
 _HEADER = struct.Struct("<IBIIIH")   # S.common_header, for the per-event hot path
 _CLOCK = struct.Struct("<qq")        # S.gtid_timestamps with typecode 2
 _INT64_MAX = (1 << 63) - 1
+_PACKED_WIDTH = {252: 2, 253: 3, 254: 8}   # S.PackedInt: bytes after the first
 _CLOCK_D16 = struct.Struct("<qH")    # S.gtid_timestamps with typecode 3
 #: bytes of ``S.gtid_timestamps`` per typecode (taken from the declaration)
 _CLOCK_SIZE = {tc: S.gtid_timestamps.sizeof(lt_type=tc)
@@ -493,7 +494,7 @@ def _plain_clock_body(raw: bytes, start: int, end: int) -> bool:
             p += 14 if raw[p + 6] & 0x80 else 7
         elif part == 1:                   # transaction_length, net_store_length
             first = raw[p]
-            width = 0 if first < 251 else S.PACKED_INT_WIDTH.get(first)
+            width = 0 if first < 251 else _PACKED_WIDTH.get(first)
             if width is None:
                 return False
             p += 1 + width
@@ -558,7 +559,7 @@ def _gtid_parts(raw: bytes, start: int, end: int) -> tuple[int, int, int, int | 
     if p == end:
         return lt, clock_end, p, None, p    # type: ignore[return-value]
     first = raw[p]
-    tl_width = 0 if first < 251 else S.PACKED_INT_WIDTH.get(first)
+    tl_width = 0 if first < 251 else _PACKED_WIDTH.get(first)
     if tl_width is None or end - p < 1 + tl_width:
         return None
     tl = first if not tl_width else int.from_bytes(raw[p + 1:p + 1 + tl_width], "little")
