@@ -457,6 +457,13 @@ def _patch_clock(raw_event: bytes, last_committed: int, sequence_number: int, en
     data = _reserialize(tc, new_body, other, crc, encoding)
     delta = HEADER_LEN + len(data) + (CHECKSUM_LEN if crc else 0) - len(raw_event)
     log_pos = header.log_pos if relay_log or header.log_pos == 0 else header.log_pos + delta
+    if log_pos < 0:
+        raise MalformedEvent(f"log_pos {header.log_pos} is below the GTID event's own size "
+                             f"({len(raw_event)} bytes): it cannot move by {delta}", pos=pos,
+                             event_type=name)
+    if log_pos > 0xFFFFFFFF:
+        raise UnsupportedLog(f"log_pos {header.log_pos} cannot move by {delta}: it would leave "
+                             "the 32-bit range", pos=pos, event_type=name)
     return frame_event(header.timestamp, tc, header.server_id, header.flags, data, crc=crc,
                        log_pos=log_pos), delta
 
