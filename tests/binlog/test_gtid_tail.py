@@ -1,0 +1,161 @@
+"""The one Python walk of an untagged GTID body's tail (:mod:`repltool.binlog.gtidtail`)
+against construct's ``S.gtid_body``, and the compiled core's copies against it.
+
+* ``gtid_tail`` gives construct's values field by field and ends where construct's
+  ``rest`` begins, on every body it does not hand back (and hands back few whole ones);
+* its callers are the walk: ``fast_gtid``'s fields, ``writer._plain_clock_body`` and
+  ``writer._gtid_parts`` follow from it;
+* the core's ``_retagcore.pxi`` ``_plain_clock_body`` (reached through ``retag_walk``)
+  patches in place exactly the bodies ``writer._plain_clock_body`` accepts.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from repltool.binlog import structs as S
+from repltool.binlog.constants import (
+    COMMIT_TIMESTAMP_FLAG, LOGICAL_TIMESTAMP_TYPECODE, SERVER_VERSION_FLAG, EventType,
+)
+from repltool.binlog.decode import DecodeContext, parse_at
+from repltool.binlog.fastdecode import fast_gtid
+from repltool.binlog.gtidtail import gtid_tail
+from repltool.binlog.writer import _gtid_parts, _plain_clock_body, frame_event
+from repltool.errors import ReplToolError
+from repltool.positions import Position
+
+CTX = DecodeContext(S.BinlogStructs(b""), Position("test", 0), int(EventType.GTID_LOG_EVENT))
+HEAD = bytes([1]) + bytes(range(16)) + (7).to_bytes(8, "little") + bytes(
+    [LOGICAL_TIMESTAMP_TYPECODE]) + (3).to_bytes(8, "little") + (9).to_bytes(8, "little")
+
+
+@st.composite
+def tails(draw: st.DrawFn) -> bytes:
+    """What MySQL writes after the clock, cut at any era, with damage and trailing bytes."""
+    ict = draw(st.integers(0, (1 << 55) - 1))
+    flagged = draw(st.booleans())
+    ts = (ict | (COMMIT_TIMESTAMP_FLAG if flagged else 0)).to_bytes(7, "little")
+    if flagged:
+        ts += draw(st.sampled_from([ict, draw(st.integers(0, (1 << 56) - 1))])).to_bytes(
+            7, "little")
+    tl = draw(st.one_of(
+        st.integers(0, 250).map(lambda v: bytes([v])),
+        st.integers(251, (1 << 16) - 1).map(lambda v: b"\xfc" + v.to_bytes(2, "little")),
+        st.integers(0, (1 << 24) - 1).map(lambda v: b"\xfd" + v.to_bytes(3, "little")),
+        st.integers(0, (1 << 64) - 1).map(lambda v: b"\xfe" + v.to_bytes(8, "little")),
+        st.sampled_from([b"\xfb", b"\xff", b"\xfc\x01", b"\xfe\x01\x02"])))
+    isv = draw(st.integers(0, (1 << 31) - 1))
+    sflag = draw(st.booleans())
+    sv = (isv | (SERVER_VERSION_FLAG if sflag else 0)).to_bytes(4, "little")
+    if sflag:
+        sv += draw(st.sampled_from([isv, draw(st.integers(0, (1 << 32) - 1))])).to_bytes(
+            4, "little")
+    ticket = draw(st.sampled_from([b"", bytes(8), (9).to_bytes(8, "little")]))
+    whole = [b"", ts, ts + tl, ts + tl + sv, ts + tl + sv + ticket][draw(st.integers(0, 4))]
+    if draw(st.integers(0, 3)) == 0:                       # cut anywhere
+        whole = whole[:draw(st.integers(0, len(whole)))]
+    return whole + draw(st.sampled_from([b"", b"", b"", b"\x01", b"\x01\x02\x03",
+                                         bytes(range(1, 10))]))
+
+
+def _construct(body: bytes):  # type: ignore[no-untyped-def]
+    try:
+        return parse_at(S.gtid_body, body, CTX)
+    except ReplToolError:
+        return None
+
+
+def test_tail_is_constructs_parse() -> None:
+    @settings(max_examples=800, derandomize=True, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(tail=tails())
+    def run(tally: Counter[str], tail: bytes) -> None:
+        body = HEAD + tail
+        t = gtid_tail(body, len(HEAD), len(body))
+        c = _construct(body)
+        if t is None:
+            tally["construct"] += 1
+            return
+        tally["walk"] += 1
+        assert c is not None, body.hex()
+        ict, oct_, tl, isv, osv, ticket, ts_end, tl_end, sv_end, stop = t
+        want_ict = c.immediate_commit_timestamp
+        want_isv = c.immediate_server_version
+        assert ict == (None if want_ict is None else want_ict & ~COMMIT_TIMESTAMP_FLAG)
+        assert oct_ == (c.original_commit_timestamp if c.original_commit_timestamp is not None
+                        else ict)
+        assert isv == (None if want_isv is None else want_isv & ~SERVER_VERSION_FLAG)
+        assert osv == (c.original_server_version if c.original_server_version is not None
+                       else isv)
+        assert (tl, ticket) == (c.transaction_length, c.commit_group_ticket)
+        assert body[stop:] == c.rest
+        # the offsets: each part's end, an original part stored exactly when flagged
+        assert ts_end - len(HEAD) == (0 if ict is None else 14 if c.original_commit_timestamp
+                                      is not None else 7)
+        assert ts_end <= tl_end <= sv_end <= stop
+        assert sv_end - tl_end == (0 if isv is None else 8 if c.original_server_version
+                                   is not None else 4)
+        assert stop - sv_end == (0 if ticket is None else 8)
+        # the callers: fast_gtid's values, the writer's exact-end verdicts
+        got = fast_gtid(body, CTX)
+        assert (got.immediate_commit_timestamp, got.original_commit_timestamp,
+                got.transaction_length, got.immediate_server_version,
+                got.original_server_version, got.commit_group_ticket) == t[:6]
+        assert _plain_clock_body(body, 0, len(body)) == (stop == len(body))
+        parts = _gtid_parts(body, 0, len(body))
+        if parts is not None:
+            assert stop == len(body) and parts[1:] == (len(HEAD), ts_end, tl, tl_end)
+
+    tally: Counter[str] = Counter()
+    run(tally)
+    assert tally["walk"] > tally["construct"] > 0, tally
+
+
+def test_tail_hands_back_what_it_cannot_read() -> None:
+    """Cut parts and a NULL / invalid transaction_length first byte: construct decides."""
+    full = HEAD + (1 | COMMIT_TIMESTAMP_FLAG).to_bytes(7, "little") + (2).to_bytes(7, "little") \
+        + b"\xfc\x10\x01" + (80034 | SERVER_VERSION_FLAG).to_bytes(4, "little") \
+        + (50700).to_bytes(4, "little") + (9).to_bytes(8, "little")
+    n = len(HEAD)
+    assert gtid_tail(full, n, len(full))[:6] == (1, 2, 0x110, 80034, 50700, 9)  # type: ignore[index]
+    cut = {n + k for k in (1, 6, 7 + 1, 7 + 6, 14 + 1, 14 + 2, 17 + 1, 17 + 3, 17 + 5, 17 + 7)}
+    for end in cut:
+        assert gtid_tail(full, n, end) is None, end
+    for first in (0xFB, 0xFF):
+        assert gtid_tail(full[:n + 14] + bytes([first]) + full[n + 15:], n, len(full)) is None
+    # whole eras end where they end; a partial ticket is left to construct's rest
+    for end in (n, n + 14, n + 17, n + 25, n + 25 + 3, len(full)):
+        t = gtid_tail(full, n, end)
+        assert t is not None and t[9] == (n + 25 if end == n + 28 else end)
+
+
+def _core_patches(core, body: bytes, crc: bool) -> bool:  # type: ignore[no-untyped-def]
+    """Whether ``retag_walk`` patched the event's clock itself (else it handed it back)."""
+    ev = bytearray(frame_event(1, 33, 1, 0, body, crc=crc, log_pos=0))
+    status, q, ci, events, *_ = core.retag_walk(
+        ev, len(ev), 0, len(ev), array("q", [0]), array("q", [100]), array("q", [200]), 0,
+        crc, True, False, 0)
+    if status == core.RETAG_PYTHON:
+        assert (q, ci, events) == (0, 0, 0)
+        return False
+    assert (status, q, ci, events) == (core.RETAG_DONE, len(ev), 1, 1)
+    return True
+
+
+def test_core_retag_walk_patches_what_the_writer_patches_in_place(core) -> None:  # type: ignore[no-untyped-def]
+    @settings(max_examples=400, derandomize=True, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(tail=tails(), crc=st.booleans())
+    def run(tally: Counter[bool], tail: bytes, crc: bool) -> None:
+        body = HEAD + tail
+        want = _plain_clock_body(body, 0, len(body))
+        assert _core_patches(core, body, crc) == want, body.hex()
+        tally[want] += 1
+
+    tally: Counter[bool] = Counter()
+    run(tally)
+    assert min(tally[True], tally[False]) > 100, tally
