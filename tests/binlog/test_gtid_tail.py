@@ -5,8 +5,10 @@ against construct's ``S.gtid_body``, and the compiled core's copies against it.
   ``rest`` begins, on every body it does not hand back (and hands back few whole ones);
 * its callers are the walk: ``fast_gtid``'s fields, ``writer._plain_clock_body`` and
   ``writer._gtid_parts`` follow from it;
-* the core's ``_retagcore.pxi`` ``_plain_clock_body`` (reached through ``retag_walk``)
-  patches in place exactly the bodies ``writer._plain_clock_body`` accepts.
+* the core's copies: ``_retagcore.pxi`` ``_plain_clock_body`` (through ``retag_walk``)
+  patches in place exactly the bodies ``writer._plain_clock_body`` accepts; the scanner's
+  ``_mysql_gtid`` and the text printer's ``gtid`` take exactly the bodies ``gtid_tail``
+  reads (one GTID body spliced into a synth log), with the general reader's results.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from repltool.binlog.constants import (
 from repltool.binlog.decode import DecodeContext, parse_at
 from repltool.binlog.fastdecode import fast_gtid
 from repltool.binlog.gtidtail import gtid_tail
-from repltool.binlog.writer import _gtid_parts, _plain_clock_body, frame_event
+from repltool.binlog.writer import _gtid_parts, _plain_clock_body, frame_event, set_log_pos
 from repltool.errors import ReplToolError
 from repltool.positions import Position
 
@@ -159,3 +161,121 @@ def test_core_retag_walk_patches_what_the_writer_patches_in_place(core) -> None:
     tally: Counter[bool] = Counter()
     run(tally)
     assert min(tally[True], tally[False]) > 100, tally
+
+
+def _spliced(src: bytes, body: bytes) -> bytes:
+    """``src`` (a CRC32 binlog) with its first GTID event's body replaced by ``body`` and
+    its first transaction after it (log_pos values follow the new size)."""
+    out = bytearray()
+    p, seen = 4, 0
+    while p < len(src):
+        size = int.from_bytes(src[p + 9:p + 13], "little")
+        raw = src[p:p + size]
+        if raw[4] == EventType.GTID_LOG_EVENT:
+            seen += 1
+            if seen == 2:
+                break
+            raw = frame_event(int.from_bytes(raw[:4], "little"), raw[4],
+                              int.from_bytes(raw[5:9], "little"), 0, body, crc=True, log_pos=0)
+        out += set_log_pos(raw, 4 + len(out) + len(raw), crc=True) if seen else raw
+        p += size
+    return b"\xfebin" + bytes(out)
+
+
+def test_core_scanner_reads_what_gtid_tail_reads(core, tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
+    """The scanner's ``_mysql_gtid`` decodes a GTID body itself exactly where
+    ``gtid_tail`` reads it (but a transaction_length past int64, which it leaves to the
+    driver), and the summaries are the general reader's either way (where construct
+    refuses the body, the core stops at it: ``Unsupported``)."""
+    from unittest import mock
+
+    from repltool.binlog import corescan
+    from repltool.synth import SynthOptions, generate
+
+    from .test_core import _compiled, _general
+    work = tmp_path_factory.mktemp("gtidtail")
+    src = generate(SynthOptions(out=work / "src", transactions=3, ground_truth=False)).files[0]
+    data = src.read_bytes()
+    path = work / "binlog.000001"
+    decoded: list[int] = []
+    fast = corescan.FAST_DECODERS[EventType.GTID_LOG_EVENT]
+
+    def counted(body, ctx):  # type: ignore[no-untyped-def]
+        decoded.append(1)
+        return fast(body, ctx)
+
+    @settings(max_examples=150, derandomize=True, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(tail=tails())
+    def run(tally: Counter[bool], tail: bytes) -> None:
+        body = HEAD + tail
+        path.write_bytes(_spliced(data, body))
+        t = gtid_tail(body, len(HEAD), len(body))
+        want = t is not None and (t[2] is None or t[2] < 1 << 63)
+        decoded.clear()
+        with mock.patch.dict(corescan.FAST_DECODERS, {EventType.GTID_LOG_EVENT: counted}):
+            got = _compiled(core, [path])
+        if got is None:                 # a body construct refuses: the core stops there
+            assert not want and _general([path])[0] == "error", body.hex()
+            tally["refused"] += 1
+            return
+        assert got == _general([path]), body.hex()
+        assert (not decoded) == want, body.hex()
+        tally[want] += 1
+
+    tally: Counter[object] = Counter()
+    run(tally)
+    assert min(tally[True], tally[False], tally["refused"]) > 5, tally
+
+
+def test_core_text_printer_prints_what_gtid_tail_reads(core, tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
+    """``dump -v``'s compiled printer (``_textcore.pxi`` ``gtid``) prints a GTID event
+    itself exactly where ``gtid_tail`` reads its body, and prints the general printer's
+    bytes (or stops with its error) either way."""
+    import io
+
+    from repltool.binlog import ReadOptions, read_events
+    from repltool.cli.render_replay import ReplayPrinter, print_events, print_logs
+    from repltool.cli.render_rows import RowsRenderer
+    from repltool.synth import SynthOptions, generate
+
+    work = tmp_path_factory.mktemp("gtidtext")
+    src = generate(SynthOptions(out=work / "src", transactions=3, ground_truth=False)).files[0]
+    data = src.read_bytes()
+    path = work / "binlog.000001"
+
+    def printed(compiled: bool) -> tuple[bytes, object, int]:
+        out = io.BytesIO()
+        printer = ReplayPrinter(out, base64_output="decode-rows", rows=RowsRenderer(1))
+        error = None
+        try:
+            if compiled:
+                print_logs(printer, [str(path)], ReadOptions())
+            else:
+                print_events(printer, read_events([str(path)], ReadOptions()))
+        except ReplToolError as exc:
+            error = (type(exc).__name__, str(exc))
+        return out.getvalue(), error, printer.core_events
+
+    path.write_bytes(_spliced(data, HEAD))          # 5.7's 42 bytes: the core prints it
+    every = printed(True)[2]
+    assert every > 1
+
+    @settings(max_examples=150, derandomize=True, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(tail=tails())
+    def run(tally: Counter[object], tail: bytes) -> None:
+        body = HEAD + tail
+        path.write_bytes(_spliced(data, body))
+        got, want = printed(True), printed(False)
+        assert got[:2] == want[:2], body.hex()
+        if got[1] is not None:                       # construct refuses the body
+            tally["refused"] += 1
+            return
+        reads = gtid_tail(body, len(HEAD), len(body)) is not None
+        assert got[2] == (every if reads else every - 1), body.hex()
+        tally[reads] += 1
+
+    tally: Counter[object] = Counter()
+    run(tally)
+    assert min(tally[True], tally[False], tally["refused"]) > 2, tally
