@@ -36,26 +36,27 @@ HEAD = bytes([1]) + bytes(range(16)) + (7).to_bytes(8, "little") + bytes(
 
 
 @st.composite
+def _flagged(draw: st.DrawFn, width: int, flag: int) -> bytes:
+    """An immediate part of ``width`` bytes; with its ``flag`` set, the original one
+    follows (sometimes equal to it)."""
+    value = draw(st.integers(0, flag - 1))
+    if not draw(st.booleans()):
+        return value.to_bytes(width, "little")
+    original = draw(st.sampled_from([value, draw(st.integers(0, (1 << 8 * width) - 1))]))
+    return (value | flag).to_bytes(width, "little") + original.to_bytes(width, "little")
+
+
+@st.composite
 def tails(draw: st.DrawFn) -> bytes:
     """What MySQL writes after the clock, cut at any era, with damage and trailing bytes."""
-    ict = draw(st.integers(0, (1 << 55) - 1))
-    flagged = draw(st.booleans())
-    ts = (ict | (COMMIT_TIMESTAMP_FLAG if flagged else 0)).to_bytes(7, "little")
-    if flagged:
-        ts += draw(st.sampled_from([ict, draw(st.integers(0, (1 << 56) - 1))])).to_bytes(
-            7, "little")
+    ts = draw(_flagged(7, COMMIT_TIMESTAMP_FLAG))
     tl = draw(st.one_of(
         st.integers(0, 250).map(lambda v: bytes([v])),
         st.integers(251, (1 << 16) - 1).map(lambda v: b"\xfc" + v.to_bytes(2, "little")),
         st.integers(0, (1 << 24) - 1).map(lambda v: b"\xfd" + v.to_bytes(3, "little")),
         st.integers(0, (1 << 64) - 1).map(lambda v: b"\xfe" + v.to_bytes(8, "little")),
         st.sampled_from([b"\xfb", b"\xff", b"\xfc\x01", b"\xfe\x01\x02"])))
-    isv = draw(st.integers(0, (1 << 31) - 1))
-    sflag = draw(st.booleans())
-    sv = (isv | (SERVER_VERSION_FLAG if sflag else 0)).to_bytes(4, "little")
-    if sflag:
-        sv += draw(st.sampled_from([isv, draw(st.integers(0, (1 << 32) - 1))])).to_bytes(
-            4, "little")
+    sv = draw(_flagged(4, SERVER_VERSION_FLAG))
     ticket = draw(st.sampled_from([b"", bytes(8), (9).to_bytes(8, "little")]))
     whole = [b"", ts, ts + tl, ts + tl + sv, ts + tl + sv + ticket][draw(st.integers(0, 4))]
     if draw(st.integers(0, 3)) == 0:                       # cut anywhere
