@@ -56,7 +56,8 @@ def gtid_tail(data: bytes, p: int, end: int, _ct: int = COMMIT_TS_LEN,  # type: 
         transaction_length of first byte 251 or 255): construct gives the verdict.
 
     The keyword parameters are the layout's constants bound as locals (this runs once
-    per GTID event); pass only the first three.
+    per GTID event); pass only the first three.  The immediate / original step is
+    written out for both flagged parts rather than called twice, for the same reason.
     """
     if p >= end:
         return (*_NONE, p, p, p, p) if p == end else None
