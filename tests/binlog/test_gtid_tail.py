@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -73,8 +74,7 @@ def _construct(body: bytes):  # type: ignore[no-untyped-def]
 
 
 def test_tail_is_constructs_parse() -> None:
-    @settings(max_examples=800, derandomize=True, deadline=None,
-              suppress_health_check=[HealthCheck.too_slow])
+    @_examples(800)
     @given(tail=tails())
     def run(tally: Counter[str], tail: bytes) -> None:
         body = HEAD + tail
@@ -150,8 +150,7 @@ def _core_patches(core, body: bytes, crc: bool) -> bool:  # type: ignore[no-unty
 
 
 def test_core_retag_walk_patches_what_the_writer_patches_in_place(core) -> None:  # type: ignore[no-untyped-def]
-    @settings(max_examples=400, derandomize=True, deadline=None,
-              suppress_health_check=[HealthCheck.too_slow])
+    @_examples(400)
     @given(tail=tails(), crc=st.booleans())
     def run(tally: Counter[bool], tail: bytes, crc: bool) -> None:
         body = HEAD + tail
@@ -162,6 +161,19 @@ def test_core_retag_walk_patches_what_the_writer_patches_in_place(core) -> None:
     tally: Counter[bool] = Counter()
     run(tally)
     assert min(tally[True], tally[False]) > 100, tally
+
+
+def _examples(n: int) -> settings:
+    """``n`` hypothesis examples, the same ones every run."""
+    return settings(max_examples=n, derandomize=True, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def _splice(path: Path, src: bytes, tail: bytes) -> bytes:
+    """Writes ``src`` with the GTID body ``HEAD + tail`` to ``path``; returns the body."""
+    body = HEAD + tail
+    path.write_bytes(_spliced(src, body))
+    return body
 
 
 def _spliced(src: bytes, body: bytes) -> bytes:
@@ -205,12 +217,10 @@ def test_core_scanner_reads_what_gtid_tail_reads(core, tmp_path_factory) -> None
         decoded.append(1)
         return fast(body, ctx)
 
-    @settings(max_examples=150, derandomize=True, deadline=None,
-              suppress_health_check=[HealthCheck.too_slow])
+    @_examples(150)
     @given(tail=tails())
     def run(tally: Counter[bool], tail: bytes) -> None:
-        body = HEAD + tail
-        path.write_bytes(_spliced(data, body))
+        body = _splice(path, data, tail)
         t = gtid_tail(body, len(HEAD), len(body))
         want = t is not None and (t[2] is None or t[2] < 1 << 63)
         decoded.clear()
@@ -226,7 +236,7 @@ def test_core_scanner_reads_what_gtid_tail_reads(core, tmp_path_factory) -> None
 
     tally: Counter[object] = Counter()
     run(tally)
-    assert min(tally[True], tally[False], tally["refused"]) > 5, tally
+    assert min(tally[True], tally[False]) > 20 and tally["refused"] > 0, tally
 
 
 def test_core_text_printer_prints_what_gtid_tail_reads(core, tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
@@ -262,12 +272,10 @@ def test_core_text_printer_prints_what_gtid_tail_reads(core, tmp_path_factory) -
     every = printed(True)[2]
     assert every > 1
 
-    @settings(max_examples=150, derandomize=True, deadline=None,
-              suppress_health_check=[HealthCheck.too_slow])
+    @_examples(150)
     @given(tail=tails())
     def run(tally: Counter[object], tail: bytes) -> None:
-        body = HEAD + tail
-        path.write_bytes(_spliced(data, body))
+        body = _splice(path, data, tail)
         got, want = printed(True), printed(False)
         assert got[:2] == want[:2], body.hex()
         if got[1] is not None:                       # construct refuses the body
@@ -279,4 +287,4 @@ def test_core_text_printer_prints_what_gtid_tail_reads(core, tmp_path_factory) -
 
     tally: Counter[object] = Counter()
     run(tally)
-    assert min(tally[True], tally[False], tally["refused"]) > 2, tally
+    assert min(tally[True], tally[False]) > 20 and tally["refused"] > 0, tally
