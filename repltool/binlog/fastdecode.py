@@ -25,6 +25,7 @@ from .events import (
     Body, GtidBody, MariaGtidBody, QueryBody, RowsBody, TableMapBody, XidBody, slot_builder,
 )
 from .gtidtail import gtid_tail
+from .structs import read_packed_int
 
 _GTID_HEAD = struct.Struct("<B16sqBqq")      # flags, sid, gno, lt_type, lc, sn
 _QUERY_HEAD = struct.Struct("<IIBHH")        # thread_id, exec_time, db_len, error_code, status_len
@@ -76,14 +77,11 @@ def fast_xid(data: bytes, ctx: DecodeContext) -> XidBody:
 
 
 def _packed(data: bytes, p: int) -> tuple[int, int]:
-    """(value, next offset) of a packed integer at ``p``; raises IndexError/ValueError."""
-    first = data[p]
-    if first < 251:
-        return first, p + 1
-    width = (0, 2, 3, 8)[first - 251] if first != 255 else 0
-    if width == 0 or p + 1 + width > len(data):
+    """(value, next offset) of a packed integer at ``p``; raises ValueError."""
+    got = read_packed_int(data, p)
+    if got is None:
         raise ValueError("bad packed integer")
-    return int.from_bytes(data[p + 1:p + 1 + width], "little"), p + 1 + width
+    return got
 
 
 #: decoded Table_map bodies by their bytes: at most 4096 of them and 16 MiB of keys

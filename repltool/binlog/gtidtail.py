@@ -32,8 +32,6 @@ def _width(name: str) -> int:
 COMMIT_TS_LEN = _width("immediate_commit_timestamp")
 SERVER_VERSION_LEN = _width("immediate_server_version")
 TICKET_LEN = _width("commit_group_ticket")
-#: S.PackedInt: bytes after a first byte >= 251 (251 is NULL and 255 invalid here)
-PACKED_WIDTH = {252: 2, 253: 3, 254: 8}
 
 _NONE = (None, None, None, None, None, None)
 
@@ -41,7 +39,7 @@ _NONE = (None, None, None, None, None, None)
 def gtid_tail(data: bytes, p: int, end: int, _ct: int = COMMIT_TS_LEN,  # type: ignore[type-arg]
               _sv: int = SERVER_VERSION_LEN, _tk: int = TICKET_LEN,
               _ct_flag: int = COMMIT_TIMESTAMP_FLAG, _sv_flag: int = SERVER_VERSION_FLAG,
-              _widths: dict[int, int] = PACKED_WIDTH, _from: Any = int.from_bytes) -> tuple | None:
+              _widths: dict[int, int] = S.PACKED_INT_WIDTHS, _from: Any = int.from_bytes) -> tuple | None:
     """The parts of ``data[p:end]``, the bytes after an untagged GTID body's clock.
 
     :returns: ``(ict, oct, transaction_length, isv, osv, ticket, ts_end, tl_end, sv_end,
