@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import io
 import os
-import struct
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator
@@ -38,9 +37,9 @@ from .events import (
     TransactionPayloadBody,
 )
 from .fastdecode import FAST_DECODERS
-from .structs import BinlogStructs
+from .structs import COMMON_HEADER, BinlogStructs
 
-HEADER = struct.Struct("<IBIIIH")
+HEADER = COMMON_HEADER
 CHUNK = 1 << 20
 MAX_EVENT_SIZE = 1 << 30 + 1          # 1 GiB max_allowed_packet plus headroom
 MAX_PAYLOAD_PLAINTEXT = 1 << 30       # MySQL's binlog_transaction_compression cap

@@ -13,6 +13,7 @@ footer, when present, has already been cut off.
 
 from __future__ import annotations
 
+import struct
 from functools import lru_cache
 from typing import Any
 
@@ -173,6 +174,10 @@ common_header = Struct(
     "log_pos" / Int32ul,
     "flags" / Int16ul,
 )
+#: ``common_header`` as a ``struct.Struct`` (its format built from the declaration's
+#: fields), for the readers' and writers' per-event paths
+COMMON_HEADER = struct.Struct("<" + "".join(sc.subcon.fmtstr.lstrip("<")
+                                            for sc in common_header.subcons))
 
 # ---- START_EVENT_V3 (1): Start_event_v3, pre-v4 files ----
 

@@ -64,7 +64,7 @@ MAX_FDE_SIZE = 4096
 #: Structs for decoding the events whose layout no FDE changes (GTID, FDE itself):
 #: what the rewriter decodes them with before any FDE of the file is known.
 FDE_FREE_STRUCTS = S.BinlogStructs(b"")
-_HEADER = struct.Struct("<IBIIIH")   # S.common_header, for the per-event hot path
+_HEADER = S.COMMON_HEADER
 _CLOCK = struct.Struct("<qq")        # S.gtid_timestamps with typecode 2
 _INT64_MAX = (1 << 63) - 1
 _CLOCK_D16 = struct.Struct("<qH")    # S.gtid_timestamps with typecode 3

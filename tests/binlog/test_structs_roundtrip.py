@@ -375,3 +375,14 @@ def test_corpus_roundtrip_covers_the_brief(corpus: Path) -> None:
               T.UPDATE_ROWS_EVENT, T.XA_PREPARE_LOG_EVENT, T.MARIADB_GTID_EVENT,
               T.GTID_LIST_EVENT, T.BINLOG_CHECKPOINT_EVENT, T.FORMAT_DESCRIPTION_EVENT}
     assert needed <= total.keys(), needed - total.keys()
+
+
+@given(st.binary(min_size=19, max_size=19))
+def test_common_header_struct_is_the_declaration(raw: bytes) -> None:
+    """``COMMON_HEADER`` (the readers' and writers' struct) reads and writes the bytes as
+    ``common_header`` does."""
+    c = S.common_header.parse(raw)
+    fields = S.COMMON_HEADER.unpack(raw)
+    assert fields == tuple(c[sc.name] for sc in S.common_header.subcons)
+    assert S.COMMON_HEADER.pack(*fields) == raw == S.common_header.build(c)
+    assert S.COMMON_HEADER.size == S.common_header.sizeof()
