@@ -15,10 +15,7 @@ from uuid import UUID
 
 from .bounded import BoundedCache
 from .coltypes import TABLE_CACHE_PER_TABLE
-from .constants import (
-    COMMIT_TIMESTAMP_FLAG, LOGICAL_TIMESTAMP_TYPECODE, MAX_COLUMNS, SERVER_VERSION_FLAG,
-    EventType,
-)
+from .constants import LOGICAL_TIMESTAMP_TYPECODE, MAX_COLUMNS, EventType
 from ..positions import Position
 from .decode import (
     DECODERS, DecodeContext, decode_gtid, decode_maria_gtid, decode_query, decode_rows,
@@ -27,11 +24,12 @@ from .decode import (
 from .events import (
     Body, GtidBody, MariaGtidBody, QueryBody, RowsBody, TableMapBody, XidBody, slot_builder,
 )
+from .gtidtail import gtid_tail
+from .structs import read_packed_int
 
 _GTID_HEAD = struct.Struct("<B16sqBqq")      # flags, sid, gno, lt_type, lc, sn
 _QUERY_HEAD = struct.Struct("<IIBHH")        # thread_id, exec_time, db_len, error_code, status_len
 _U64 = struct.Struct("<Q")
-_U32 = struct.Struct("<I")
 _UUID_CACHE: dict[bytes, UUID] = {}
 # the bodies built through their slots (events.slot_builder: the same records, in
 # about half the time; these decoders run once per event)
@@ -52,49 +50,10 @@ def fast_gtid(data: bytes, ctx: DecodeContext) -> GtidBody:
         sid = _UUID_CACHE[sid_raw] = UUID(bytes=sid_raw)
     if n == 42:
         return _Gtid(flags, sid, gno, None, 2, lc, sn)
-    p = 42
-    if n < p + 7:
+    t = gtid_tail(data, 42, n)
+    if t is None:
         return decode_gtid(data, ctx)
-    ict = int.from_bytes(data[p:p + 7], "little")
-    p += 7
-    if ict & COMMIT_TIMESTAMP_FLAG:
-        if n < p + 7:
-            return decode_gtid(data, ctx)
-        ict &= ~COMMIT_TIMESTAMP_FLAG
-        oct_ = int.from_bytes(data[p:p + 7], "little")
-        p += 7
-    else:
-        oct_ = ict
-    if p >= n:
-        return _Gtid(flags, sid, gno, None, 2, lc, sn, ict, oct_)
-    first = data[p]
-    if first < 251:
-        trx_len = first
-        p += 1
-    else:
-        width = {252: 2, 253: 3, 254: 8}.get(first)
-        if width is None or n < p + 1 + width:
-            return decode_gtid(data, ctx)
-        trx_len = int.from_bytes(data[p + 1:p + 1 + width], "little")
-        p += 1 + width
-    if n < p + 4:
-        if p != n:
-            return decode_gtid(data, ctx)
-        return _Gtid(flags, sid, gno, None, 2, lc, sn, ict, oct_, trx_len)
-    isv = _U32.unpack_from(data, p)[0]
-    p += 4
-    if isv & SERVER_VERSION_FLAG:
-        if n < p + 4:
-            return decode_gtid(data, ctx)
-        isv &= ~SERVER_VERSION_FLAG
-        osv = _U32.unpack_from(data, p)[0]
-        p += 4
-    else:
-        osv = isv
-    ticket = None
-    if n >= p + 8:
-        ticket = _U64.unpack_from(data, p)[0]
-    return _Gtid(flags, sid, gno, None, 2, lc, sn, ict, oct_, trx_len, isv, osv, ticket)
+    return _Gtid(flags, sid, gno, None, 2, lc, sn, t[0], t[1], t[2], t[3], t[4], t[5])
 
 
 def fast_query(data: bytes, ctx: DecodeContext) -> QueryBody:
@@ -118,14 +77,11 @@ def fast_xid(data: bytes, ctx: DecodeContext) -> XidBody:
 
 
 def _packed(data: bytes, p: int) -> tuple[int, int]:
-    """(value, next offset) of a packed integer at ``p``; raises IndexError/ValueError."""
-    first = data[p]
-    if first < 251:
-        return first, p + 1
-    width = (0, 2, 3, 8)[first - 251] if first != 255 else 0
-    if width == 0 or p + 1 + width > len(data):
+    """(value, next offset) of a packed integer at ``p``; raises ValueError."""
+    got = read_packed_int(data, p)
+    if got is None:
         raise ValueError("bad packed integer")
-    return int.from_bytes(data[p + 1:p + 1 + width], "little"), p + 1 + width
+    return got
 
 
 #: decoded Table_map bodies by their bytes: at most 4096 of them and 16 MiB of keys

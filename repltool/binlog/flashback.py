@@ -39,6 +39,7 @@ from .events import (
     XaPrepareBody, XidBody,
 )
 from .rows import RowImage, iter_row_changes
+from .structs import encode_packed_int
 
 __all__ = ["NotInvertible", "InvertedTransaction", "invert_window", "invert_rows_event",
            "query_xid", "xid_key"]
@@ -83,10 +84,6 @@ class InvertedTransaction:
 
     gtid: str | None
     statements: list[tuple[bytes, bytes]] = field(default_factory=list)
-
-
-def _packed_len(n: int) -> int:
-    return 1 if n < 251 else 3 if n < 1 << 16 else 4 if n < 1 << 24 else 9
 
 
 def _image_len(img: RowImage, n_present: int) -> int:
@@ -143,7 +140,7 @@ def invert_rows_event(ev: Event, table: TableDef, post_header_len: int, *,
     if tc in _V2 and post_header_len >= 10:
         prefix_len += 2 + len(b.extra_info)
     nbitmaps = 2 if tc in _UPDATES else 1
-    prefix_len += _packed_len(width) + nbitmaps * ((width + 7) >> 3)
+    prefix_len += len(encode_packed_int(width)) + nbitmaps * ((width + 7) >> 3)
     head = bytearray(ev.raw[:prefix_len])
     if len(head) != prefix_len:
         raise NotInvertible("rows event shorter than its header", pos=ev.pos,

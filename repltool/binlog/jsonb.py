@@ -26,6 +26,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from .structs import read_packed_int
 from .temporal import (
     BadValue, datetime_from_packed, decimal_size, decode_decimal, format_time, time_from_packed,
 )
@@ -259,13 +260,10 @@ def _packed(data: bytes, p: int) -> tuple[int, int]:
     """net_field_length: a packed integer at ``data[p]`` -> (value, next position)."""
     if p >= len(data):
         raise JsonError("packed integer runs past the end")
-    first = data[p]
-    if first < 251:
-        return first, p + 1
-    width = {252: 2, 253: 3, 254: 8}.get(first)
-    if width is None or p + 1 + width > len(data):
-        raise JsonError(f"bad packed integer prefix 0x{first:02x}")
-    return int.from_bytes(data[p + 1:p + 1 + width], "little"), p + 1 + width
+    got = read_packed_int(data, p)
+    if got is None:
+        raise JsonError(f"bad packed integer prefix 0x{data[p]:02x}")
+    return got
 
 
 def opaque_value(ftype: int, data: bytes) -> Any:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import io
 import os
-import struct
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -39,10 +38,9 @@ from .events import (
     TransactionPayloadBody,
 )
 from .fastdecode import FAST_DECODERS
-from .structs import BinlogStructs
+from .structs import COMMON_HEADER, BinlogStructs
 
-HEADER = struct.Struct("<IBIIIH")
-_U32 = struct.Struct("<I")
+HEADER = COMMON_HEADER
 CHUNK = 1 << 20
 #: ``zlib.crc32(data + crc32(data).to_bytes(4, "little"))`` of any ``data``: the bytes
 #: of an event whose CRC32 footer is right (the footer is the only one that gives it)
@@ -353,7 +351,6 @@ def _read_stream(fi: FileInfo, fh: BinaryIO | None, opts: ReadOptions, start: in
         unpack = HEADER.unpack_from
         new_pos = new_event = new_ctx = tuple.__new__
         crc32 = zlib.crc32
-        crc_at = _U32.unpack_from
         buf, off, base = b"", 0, start        # buf[0] is at file offset `base`
         # st's format (structs, checksums) changes only in st.special: kept in locals,
         # taken again after it; `fast`: the decoders st.decode would call straight away
@@ -417,7 +414,7 @@ def _read_stream(fi: FileInfo, fh: BinaryIO | None, opts: ReadOptions, start: in
                     raise MalformedEvent(f"event_size {size} leaves no room for the CRC32",
                                          pos=pos, event_type=type_name(tc))
                 body_end = size - CHECKSUM_LEN
-                crc = crc_at(raw, body_end)[0]
+                crc = int.from_bytes(raw[body_end:], "little")
                 # the CRC32 of the bytes and their right CRC32 is a constant: no copy
                 if verify and crc32(raw) != CRC32_RESIDUE:
                     raise ChecksumMismatch(

@@ -135,12 +135,12 @@ class RowCounter:
 
     def rows(self, type_code: int, body: object) -> tuple[int, int]:
         """The rows of one Rows event: its :class:`RowsBody` or its body's bytes (after
-        the common header, without the checksum)."""
+        the common header, without the checksum: :meth:`rows_bytes`)."""
+        if type(body) is bytes:
+            return self.rows_bytes(type_code, body)
         kind = ROW_KINDS.get(type_code)
         if kind is None:
             return _UNWALKED, 1
-        if type(body) is bytes and type_code in _COUNTED_ROWS and self._core is None:
-            return self.rows_bytes(type_code, body)
         return self._rows(type_code, kind, body)
 
     def _rows(self, type_code: int, kind: str, body: object) -> tuple[int, int]:
@@ -192,7 +192,8 @@ class RowCounter:
         found by the bytes before the rows (table id, flags, extra row info, width,
         bitmaps); anything else takes the general route (decode, then walk)."""
         if type_code not in _COUNTED_ROWS or self._core is not None:
-            return self.rows(type_code, data)
+            kind = ROW_KINDS.get(type_code)
+            return (_UNWALKED, 1) if kind is None else self._rows(type_code, kind, data)
         n = len(data)
         if n < 10:
             return self._rows(type_code, ROW_KINDS[type_code], data)

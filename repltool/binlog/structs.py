@@ -13,6 +13,7 @@ footer, when present, has already been cut off.
 
 from __future__ import annotations
 
+import struct
 from functools import lru_cache
 from typing import Any
 
@@ -33,6 +34,11 @@ __all__ = ["PackedInt", "SerialVarint", "SignedSerialVarint", "common_header", "
 
 # ---- primitive codecs ----
 
+#: bytes after a packed integer's first byte when it is >= 251 (251, SQL NULL, and 255
+#: are not lengths): net_field_length's layout, for every reader of packed integers
+PACKED_INT_WIDTHS = {252: 2, 253: 3, 254: 8}
+
+
 class _PackedInt(Construct):
     """MySQL's length-encoded integer (``net_field_length``, mysys/pack.cc).
 
@@ -51,7 +57,7 @@ class _PackedInt(Construct):
         first = stream_read(stream, 1, path)[0]
         if first < 251:
             return first
-        width = {252: 2, 253: 3, 254: 8}.get(first)
+        width = PACKED_INT_WIDTHS.get(first)
         if width is None:
             from construct import ExplicitError
             raise ExplicitError(f"invalid packed integer prefix 0x{first:02x}", path=path)
@@ -64,6 +70,20 @@ class _PackedInt(Construct):
 
     def _sizeof(self, context: Any, path: str) -> int:
         raise SizeofError("packed integers have a variable size", path=path)
+
+
+def read_packed_int(data: bytes, p: int) -> tuple[int, int] | None:
+    """``(value, next offset)`` of the packed integer at ``data[p]`` (:data:`PackedInt`'s
+    layout, on bytes); None when it runs past the end or its first byte is 251 or 255."""
+    if p >= len(data):
+        return None
+    first = data[p]
+    if first < 251:
+        return first, p + 1
+    width = PACKED_INT_WIDTHS.get(first)
+    if width is None or p + 1 + width > len(data):
+        return None
+    return int.from_bytes(data[p + 1:p + 1 + width], "little"), p + 1 + width
 
 
 def encode_packed_int(value: int) -> bytes:
@@ -154,6 +174,10 @@ common_header = Struct(
     "log_pos" / Int32ul,
     "flags" / Int16ul,
 )
+#: ``common_header`` as a ``struct.Struct`` (its format built from the declaration's
+#: fields), for the readers' and writers' per-event paths
+COMMON_HEADER = struct.Struct("<" + "".join(sc.subcon.fmtstr.lstrip("<")
+                                            for sc in common_header.subcons))
 
 # ---- START_EVENT_V3 (1): Start_event_v3, pre-v4 files ----
 

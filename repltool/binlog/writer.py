@@ -44,6 +44,7 @@ from .constants import (
 )
 from .decode import DecodeContext, decode_gtid, decode_gtid_tagged, parse_at
 from .events import GtidBody
+from .gtidtail import COMMIT_TS_LEN, SERVER_VERSION_LEN, gtid_tail
 
 __all__ = [
     "ENCODINGS", "FDE_FREE_STRUCTS", "Header", "crc_ok", "delta16_encodable", "encode_gtid_body",
@@ -63,17 +64,13 @@ MAX_FDE_SIZE = 4096
 #: Structs for decoding the events whose layout no FDE changes (GTID, FDE itself):
 #: what the rewriter decodes them with before any FDE of the file is known.
 FDE_FREE_STRUCTS = S.BinlogStructs(b"")
-_HEADER = struct.Struct("<IBIIIH")   # S.common_header, for the per-event hot path
+_HEADER = S.COMMON_HEADER
 _CLOCK = struct.Struct("<qq")        # S.gtid_timestamps with typecode 2
 _INT64_MAX = (1 << 63) - 1
-_PACKED_WIDTH = {252: 2, 253: 3, 254: 8}   # S.PackedInt: bytes after the first
 _CLOCK_D16 = struct.Struct("<qH")    # S.gtid_timestamps with typecode 3
 #: bytes of ``S.gtid_timestamps`` per typecode (taken from the declaration)
 _CLOCK_SIZE = {tc: S.gtid_timestamps.sizeof(lt_type=tc)
                for tc in (LOGICAL_TIMESTAMP_TYPECODE, LOGICAL_TIMESTAMP_DELTA16_TYPECODE)}
-_COMMIT_TS = 7                       # S.gtid_body: Int56ul commit timestamps
-_SERVER_VERSION = 4                  # S.gtid_body: Int32ul server versions
-_TICKET = 8                          # S.gtid_body: Int64ul commit_group_ticket
 _byte_patches = 0                    # GTID events re-serialized by _patch_resized
 
 
@@ -457,6 +454,13 @@ def _patch_clock(raw_event: bytes, last_committed: int, sequence_number: int, en
     data = _reserialize(tc, new_body, other, crc, encoding)
     delta = HEADER_LEN + len(data) + (CHECKSUM_LEN if crc else 0) - len(raw_event)
     log_pos = header.log_pos if relay_log or header.log_pos == 0 else header.log_pos + delta
+    if log_pos < 0:
+        raise MalformedEvent(f"log_pos {header.log_pos} is below the GTID event's own size "
+                             f"({len(raw_event)} bytes): it cannot move by {delta}", pos=pos,
+                             event_type=name)
+    if log_pos > 0xFFFFFFFF:
+        raise UnsupportedLog(f"log_pos {header.log_pos} cannot move by {delta}: it would leave "
+                             "the 32-bit range", pos=pos, event_type=name)
     return frame_event(header.timestamp, tc, header.server_id, header.flags, data, crc=crc,
                        log_pos=log_pos), delta
 
@@ -477,34 +481,17 @@ def _check_patch(raw_event: bytes, last_committed: int, sequence_number: int, cr
 def _plain_clock_body(raw: bytes, start: int, end: int) -> bool:
     """Whether ``raw[start:end]`` is an untagged GTID body with typecode 2 and no unknown bytes.
 
-    Walks the presence-detected parts of ``S.gtid_body`` (commit timestamps
-    7/14, transaction_length packed, server versions 4/8, ticket 8) and says
-    True only when they end exactly at ``end``; on any doubt False, and the
-    caller decodes with construct (which then gives the precise verdict).
+    The presence-detected parts of ``S.gtid_body`` after the clock (commit timestamps
+    7/14, transaction_length packed, server versions 4/8, ticket 8) are walked by
+    :func:`~repltool.binlog.gtidtail.gtid_tail`; True only when they end exactly at
+    ``end``.  On any doubt False, and the caller decodes with construct (which then
+    gives the precise verdict).
     """
-    p = start + 42
-    if p > end or raw[start + 25] != LOGICAL_TIMESTAMP_TYPECODE:
+    p = start + CLOCK_OFFSET + _CLOCK.size
+    if p > end or raw[start + CLOCK_OFFSET - 1] != LOGICAL_TIMESTAMP_TYPECODE:
         return False
-    for part in range(4):
-        if p >= end:
-            return p == end
-        if part == 0:                     # immediate (+ original) commit timestamp
-            if end - p < 7:
-                return False
-            p += 14 if raw[p + 6] & 0x80 else 7
-        elif part == 1:                   # transaction_length, net_store_length
-            first = raw[p]
-            width = 0 if first < 251 else _PACKED_WIDTH.get(first)
-            if width is None:
-                return False
-            p += 1 + width
-        elif part == 2:                   # immediate (+ original) server version
-            if end - p < 4:
-                return False
-            p += 8 if raw[p + 3] & 0x80 else 4
-        else:                             # commit_group_ticket
-            p += 8
-    return p == end
+    tail = gtid_tail(raw, p, end)
+    return tail is not None and tail[9] == end
 
 
 def _patch_in_place(raw_event: bytes, last_committed: int, sequence_number: int, *, crc: bool,
@@ -536,51 +523,25 @@ def _gtid_parts(raw: bytes, start: int, end: int) -> tuple[int, int, int, int | 
     None (decode with construct instead) for anything else: another typecode, unknown
     trailing bytes, or a part :func:`encode_gtid_body` would write differently (an
     original commit timestamp / server version equal to the immediate one, a zero
-    commit_group_ticket).
+    commit_group_ticket).  The parts after the clock are walked by
+    :func:`~repltool.binlog.gtidtail.gtid_tail`.
     """
     lt = raw[start + CLOCK_OFFSET - 1] if end > start + CLOCK_OFFSET - 1 else None
     width = _CLOCK_SIZE.get(lt)   # type: ignore[arg-type]
     if width is None:
         return None
-    clock_end = p = start + CLOCK_OFFSET + width
-    if p > end:
+    clock_end = start + CLOCK_OFFSET + width
+    if clock_end > end:
         return None
-    if p == end:                                       # 5.7: nothing after the clock
-        return lt, p, p, None, p            # type: ignore[return-value]
-    if end - p < _COMMIT_TS:
+    tail = gtid_tail(raw, clock_end, end)
+    if tail is None or tail[9] != end:
         return None
-    ict = int.from_bytes(raw[p:p + _COMMIT_TS], "little")
-    p += _COMMIT_TS
-    if ict & COMMIT_TIMESTAMP_FLAG:
-        if end - p < _COMMIT_TS or int.from_bytes(raw[p:p + _COMMIT_TS], "little") == \
-                ict & ~COMMIT_TIMESTAMP_FLAG:
-            return None
-        p += _COMMIT_TS
-    if p == end:
-        return lt, clock_end, p, None, p    # type: ignore[return-value]
-    first = raw[p]
-    tl_width = 0 if first < 251 else _PACKED_WIDTH.get(first)
-    if tl_width is None or end - p < 1 + tl_width:
+    ict, oct_, tl, isv, osv, ticket, ts_end, tl_end, sv_end, _ = tail
+    if (ts_end - clock_end == 2 * COMMIT_TS_LEN and oct_ == ict
+            or sv_end - tl_end == 2 * SERVER_VERSION_LEN and osv == isv
+            or ticket == 0):                          # a zero ticket is not written
         return None
-    tl = first if not tl_width else int.from_bytes(raw[p + 1:p + 1 + tl_width], "little")
-    tl_at, tl_end = p, p + 1 + tl_width
-    p = tl_end
-    if p == end:
-        return lt, clock_end, tl_at, tl, p  # type: ignore[return-value]
-    if end - p < _SERVER_VERSION:
-        return None
-    isv = int.from_bytes(raw[p:p + _SERVER_VERSION], "little")
-    p += _SERVER_VERSION
-    if isv & SERVER_VERSION_FLAG:
-        if end - p < _SERVER_VERSION or int.from_bytes(raw[p:p + _SERVER_VERSION], "little") \
-                == isv & ~SERVER_VERSION_FLAG:
-            return None
-        p += _SERVER_VERSION
-    if p == end:
-        return lt, clock_end, tl_at, tl, tl_end  # type: ignore[return-value]
-    if end - p != _TICKET or not any(raw[p:end]):     # a zero ticket is not written
-        return None
-    return lt, clock_end, tl_at, tl, tl_end     # type: ignore[return-value]
+    return lt, clock_end, ts_end, tl, tl_end    # type: ignore[return-value]
 
 
 def _patch_resized(raw_event: bytes, last_committed: int, sequence_number: int, encoding: str,

@@ -35,7 +35,7 @@ from ..binlog.events import GtidBody
 from ..binlog.writer import encode_gtid_body, encode_gtid_tagged_body, transaction_length_for
 from .formats import ServerFormat
 
-_HDR = struct.Struct("<IBIIIH")
+_HDR = S.COMMON_HEADER
 _U32 = struct.Struct("<I")
 _GTID_HEAD = struct.Struct("<B16sqBqq")
 _crc32 = zlib.crc32

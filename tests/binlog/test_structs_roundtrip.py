@@ -77,6 +77,25 @@ def test_packed_int_property(value: int) -> None:
     assert len(data) == width                      # always the shortest form
 
 
+@given(st.one_of(st.binary(max_size=12), st.tuples(
+    st.binary(max_size=2), st.integers(250, 255), st.binary(max_size=9)).map(
+        lambda t: t[0] + bytes([t[1]]) + t[2])), st.integers(0, 12))
+def test_read_packed_int_is_packed_ints_parse(data: bytes, p: int) -> None:
+    """``read_packed_int`` (the byte readers' packed integer) reads what ``PackedInt``
+    parses at ``data[p:]``, ending where it ends; None exactly where construct fails."""
+    import io
+
+    from construct import ConstructError
+
+    from repltool.binlog.structs import read_packed_int
+    stream = io.BytesIO(data[p:])
+    try:
+        want: Any = (PackedInt.parse_stream(stream), p + stream.tell())
+    except ConstructError:
+        want = None
+    assert read_packed_int(data, p) == want
+
+
 @given(st.integers(0, 2**64 - 1))
 def test_serial_varint_property(value: int) -> None:
     data = SerialVarint.build(value)
@@ -356,3 +375,14 @@ def test_corpus_roundtrip_covers_the_brief(corpus: Path) -> None:
               T.UPDATE_ROWS_EVENT, T.XA_PREPARE_LOG_EVENT, T.MARIADB_GTID_EVENT,
               T.GTID_LIST_EVENT, T.BINLOG_CHECKPOINT_EVENT, T.FORMAT_DESCRIPTION_EVENT}
     assert needed <= total.keys(), needed - total.keys()
+
+
+@given(st.binary(min_size=19, max_size=19))
+def test_common_header_struct_is_the_declaration(raw: bytes) -> None:
+    """``COMMON_HEADER`` (the readers' and writers' struct) reads and writes the bytes as
+    ``common_header`` does."""
+    c = S.common_header.parse(raw)
+    fields = S.COMMON_HEADER.unpack(raw)
+    assert fields == tuple(c[sc.name] for sc in S.common_header.subcons)
+    assert S.COMMON_HEADER.pack(*fields) == raw == S.common_header.build(c)
+    assert S.COMMON_HEADER.size == S.common_header.sizeof()

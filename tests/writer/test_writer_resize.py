@@ -132,3 +132,19 @@ def test_random_clocks(shape, src, enc, crc, old, lc, step, tl, log_pos, relay) 
         assert got == _outcome(patch_clock_reference, raw, *clock, **kw)
         if got[0] == "ok" and got[1][1] != 0:
             assert patched_on_bytes() > before
+
+
+def test_log_pos_below_the_size_change_is_refused_alike() -> None:
+    """A binlog GTID event whose log_pos would go below 0 when it shrinks (log_pos 1 is
+    impossible: it is the event's end offset): one MalformedEvent line from both routes,
+    not construct's build error (hypothesis found it in test_random_clocks)."""
+    body = replace(gtid(immediate_commit_timestamp=None, original_commit_timestamp=None,
+                        transaction_length=None, immediate_server_version=None,
+                        original_server_version=None), sequence_number=0, last_committed=0)
+    raw = frame_event(1, 34, 2, 0, encode_gtid_body(body), crc=False, log_pos=1)
+    for clock in ((0, 0), (0, 1)):
+        kw = dict(encoding="delta16", crc=False)
+        got = _outcome(patch_clock, raw, *clock, **kw)
+        assert got == _outcome(patch_clock_reference, raw, *clock, **kw)
+        assert got[0] == "error" and got[1] == "MalformedEvent" and "log_pos 1" in got[2]
+    assert patch_clock(raw, 0, 1, encoding="delta16", crc=False, relay_log=True)[1] == -6
