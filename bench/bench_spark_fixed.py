@@ -12,10 +12,12 @@ Two modes:
     is not seen: it is reaped by a subshell), the driver JVM and the Python workers.
 
 ``rounds FILE TREE...``
-    Interleaved rounds of the CLI run as a subprocess for each TREE (a directory put
-    first on ``PYTHONPATH``: e.g. a checkout of main and this one): wall seconds,
-    CPU seconds of the whole process tree (``wait4``) and its driver / JVM /
-    workers split (sampled from /proc, as bench_spark_e2e.py does).
+    Interleaved rounds of the CLI run as a subprocess for each TREE (a directory
+    holding a ``repltool`` package, run from there and put on ``PYTHONPATH``: e.g. a
+    copy of main's and this checkout): wall seconds and the CPU seconds of the
+    driver, the JVM and the Python workers (sampled from /proc every 0.1 s, as
+    bench_spark_e2e.py does; the JVM outlives the driver by a moment, so ``wait4``
+    would miss it).
 """
 
 from __future__ import annotations
@@ -152,15 +154,16 @@ def rounds(path: str, trees: list[str], n: int, extra: list[str]) -> None:
             env = dict(os.environ, PYTHONPATH=tree)
             load = os.getloadavg()[0]
             t = time.perf_counter()
+            # run from the tree: ``-m`` puts the working directory first on sys.path
             proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                    env=env)
+                                    env=env, cwd=tree)
             sampler = Tree(proc.pid)
-            _, status, ru = os.wait4(proc.pid, 0)
+            status = proc.wait()
             wall = time.perf_counter() - t
             split = sampler.stop()
             if status != 0:
                 raise SystemExit(f"{tree}: exit status {status}")
-            total = ru.ru_utime + ru.ru_stime
+            total = sum(split.values())
             rows[tree].append((wall, total, split))
             print(f"round {i + 1} {tree}: load {load:.2f} wall {wall:.2f} s, CPU {total:.2f} s "
                   f"(driver {split['driver']:.2f}, JVM {split['jvm']:.2f}, "

@@ -417,7 +417,7 @@ def spark_session(options: SparkOptions | None = None) -> Iterator[Any]:
         for key, value in conf.items():
             spark_conf.set(key, value)
         try:
-            with _jvm_notice_dropped(not _under_spark_submit()):
+            with _jvm_notice_dropped(not _under_spark_submit()), _spark_home_given():
                 context = SparkContext.getOrCreate(spark_conf)
         except Exception as exc:                # PySparkRuntimeError JAVA_GATEWAY_EXITED, ...
             raise SparkUnavailable(f"Spark did not start: {spark_error_line(exc)}") from exc
@@ -434,6 +434,26 @@ def spark_session(options: SparkOptions | None = None) -> Iterator[Any]:
             spark.stop()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextmanager
+def _spark_home_given() -> Iterator[None]:
+    """``$SPARK_HOME`` set while the embedded gateway starts, when it is not set already.
+
+    Without it ``bin/spark-submit`` finds it by running ``python3 find_spark_home.py``
+    (the ``python3`` of ``PATH``: 0.4 s of wall time when that is a pyenv shim) to
+    get what PySpark found the same way a moment before to run that script; it is
+    that value.
+    """
+    if "SPARK_HOME" in os.environ or _under_spark_submit():
+        yield
+        return
+    from pyspark.find_spark_home import _find_spark_home
+    os.environ["SPARK_HOME"] = _find_spark_home()
+    try:
+        yield
+    finally:
+        os.environ.pop("SPARK_HOME", None)
 
 
 #: What the driver JVM prints first on Java 17+: Spark's launcher always adds

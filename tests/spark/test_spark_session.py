@@ -7,7 +7,8 @@ session's shared one could not show what a fresh start sets), with its own
 the SparkContext at once, the SQL SparkSession only when first used, so an
 RDD-only command (``stats``) never creates one; the executors' probe also imports
 repltool in the workers (no second warm-up job); the accumulator server is shut
-down in the background.  repltool's defaults (no Spark UI, a C1-only JIT and the
+down in the background; ``$SPARK_HOME`` is given to spark-submit's scripts while the
+gateway starts.  repltool's defaults (no Spark UI, a C1-only JIT and the
 serial collector for the embedded driver JVM) lose to ``spark-defaults.conf``, and
 both lose to the caller's settings (``--spark-conf``).
 """
@@ -29,7 +30,8 @@ pytestmark = pytest.mark.spark
 TREE = Path(__file__).resolve().parents[2]
 
 DRIVER = r"""
-import contextlib, io, json, sys, threading
+import contextlib, io, json, os, sys, threading
+import pyspark
 from pyspark.sql import SparkSession
 from repltool.cli import run
 from repltool.distributed import SPLIT_CONF, SparkOptions, session
@@ -46,6 +48,7 @@ with spark_session(SparkOptions(master="local[2]", conf=tuple(map(tuple, spec["c
     out["handle"] = isinstance(s, SparkHandle)
     out["jvm_args"] = [str(a) for a in args]
     out["ui"] = sc.uiWebUrl
+    out["jvm_spark_home"] = sc._jvm.java.lang.System.getenv("SPARK_HOME")
     out["warm_ups"] = len(warm_ups)
     text = io.StringIO()
     with contextlib.redirect_stdout(text):
@@ -69,6 +72,8 @@ for t in stoppers:
 out["accumulator_stopped"] = bool(stoppers) and server.server_shutdown and \
     not any(t.is_alive() for t in stoppers)
 out["stopped"] = sc._jsc is None
+out["spark_home_after"] = os.environ.get("SPARK_HOME")
+out["pyspark_home"] = os.path.dirname(os.path.abspath(pyspark.__file__))
 print(json.dumps(out))
 """
 
@@ -113,6 +118,10 @@ def test_fresh_session_has_no_sql_session_until_used_and_equals_single_process(
     assert got["split_conf"] is None and got["outer_split_conf_after"] is None
     assert got["inner_split_conf"] == "64M" and got["inner_context_same"] is True
     assert got["accumulator_stopped"] is True and got["stopped"] is True
+    # $SPARK_HOME, unset here, was given to spark-submit's scripts (they would run
+    # python3 to find it) and unset again
+    assert os.path.realpath(got["jvm_spark_home"]) == os.path.realpath(got["pyspark_home"])
+    assert got["spark_home_after"] is None
 
 
 def test_spark_defaults_file_wins_over_repltool_defaults(rotated: list[Path],
