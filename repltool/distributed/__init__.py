@@ -89,7 +89,9 @@ repltool: their Python is ``spark.pyspark.python`` (this interpreter for a
 local master), a probe task per core checks what they import, and repltool
 (with its missing pure-Python dependencies) is shipped as a zip when theirs
 is missing or differs; Spark's own errors become one-line :class:`SparkFailed`
-errors (exit status 8).
+errors (exit status 8).  A session it starts is a :class:`.session.SparkHandle`:
+the SparkContext at once, the SQL SparkSession on first use (only Parquet
+output needs it).
 
 *Failures.*  A file that fails to parse fails the job with the library's
 message (``FILE:OFFSET EVENT: reason``) and its exit status, the first

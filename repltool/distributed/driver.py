@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .inputs import is_uri
+from .session import setting
 from .units import (FileFailure, UnitResult, run_uri_records, run_uri_unit, Task, Unit,
                     run_local_unit)
 
@@ -119,7 +120,7 @@ def parse_size(text: str) -> int:
 
 def split_size(spark: Any) -> int:
     """The part size the session asks for (:data:`SPLIT_CONF`, else :data:`DEFAULT_SPLIT_SIZE`)."""
-    value = spark.conf.get(SPLIT_CONF, None)
+    value = setting(spark, SPLIT_CONF)
     return DEFAULT_SPLIT_SIZE if value is None else parse_size(str(value))
 
 
@@ -214,7 +215,7 @@ def _plan(spark: Any, names: Sequence[str], task: Task) -> list[Unit]:
             return split_spans(names[i], size)
         except (ReplToolError, OSError):
             return [WHOLE]                  # the task reports it, reading the whole file
-    if spark.conf.get(SPLIT_CONF, None) is not None:
+    if setting(spark, SPLIT_CONF) is not None:
         plan = {i: spans for i in range(len(names)) if len(spans := spans_of(i)) > 1}
     else:
         plan = balance_splits([_local_size(n) for n in names],

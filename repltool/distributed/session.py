@@ -74,7 +74,8 @@ class SparkOptions:
     :param master: a master URL; ``None``: ``spark.master`` of ``conf``, else the
         one ``spark-submit`` gives, else ``$MASTER``, else ``spark.master`` of
         ``spark-defaults.conf``, else the embedded ``local[*]``.
-    :param conf: ``spark.*`` settings, applied after repltool's defaults.
+    :param conf: ``spark.*`` settings, applied after repltool's defaults
+        (:func:`default_conf`) and ``spark-defaults.conf``.
     :param quiet: the JVM logs errors only (``spark.log.level=ERROR``, no
         progress bar) unless ``conf`` sets ``spark.log.level``.
     """
@@ -210,6 +211,8 @@ def default_conf(master: str, quiet: bool = False) -> dict[str, str]:
 
 
 _FAST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto"
+#: what ``quiet`` sets (over spark-defaults.conf; the caller's ``conf`` still wins)
+_QUIET_KEYS = ("spark.log.level", "spark.ui.showConsoleProgress")
 
 
 def executor_python(conf: dict[str, str], local: bool) -> str:
@@ -279,11 +282,89 @@ def settle_worker() -> bool:
     return True
 
 
+class SparkHandle:
+    """The session :func:`spark_session` yields when it starts Spark itself.
+
+    Its ``sparkContext`` (the RDDs every command runs on) exists at once; the SQL
+    :class:`~pyspark.sql.SparkSession` (``createDataFrame``, ``read``, ``conf``,
+    ``sql``, ...: any other attribute) is created on first use.  Creating it costs
+    the driver JVM ~2 CPU s and ~3 s of start-up (bench/results/sparkfixed.md),
+    which only ``--output-parquet`` needs.
+
+    :param settings: ``spark.*`` settings of this use that the running context
+        did not start with (a reused context): read by :func:`setting`, and set
+        on the SQL session when it is created.
+    """
+
+    def __init__(self, context: Any, settings: dict[str, str] | None = None) -> None:
+        self.sparkContext = context
+        self.settings = dict(settings or {})
+        self.sql_session: Any = None
+
+    @property
+    def session(self) -> Any:
+        """The SQL session (created on first use, the active one when there is one)."""
+        if self.sql_session is None:
+            from pyspark.sql import SparkSession
+            self.sql_session = SparkSession.builder.getOrCreate()
+            for key, value in self.settings.items():
+                try:
+                    self.sql_session.conf.set(key, value)
+                except Exception:           # static settings cannot change: keep going
+                    pass
+        return self.sql_session
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.session, name)
+
+    def stop(self) -> None:
+        """Stop the SQL session if it was created, else the context.
+
+        PySpark's stop then shuts its accumulator server down, which waits for the
+        server's connection handler to end its 1 s poll: up to 1 s of wall time at
+        the end of every run, nothing to wait for.  That server is shut down in a
+        daemon thread instead (a process that exits first loses nothing).
+        """
+        context = self.sparkContext
+        server = getattr(context, "_accumulatorServer", None)
+        if server is not None:
+            context._accumulatorServer = None
+        if self.sql_session is not None:
+            self.sql_session.stop()
+        else:
+            context.stop()
+        if server is not None:
+            import threading
+            threading.Thread(target=server.shutdown, name="repltool-accumulator-stop",
+                             daemon=True).start()
+
+
+def setting(spark: Any, key: str) -> str | None:
+    """A ``spark.*`` setting of the session (``None`` when unset): without creating the
+    SQL session of a :class:`SparkHandle` that has none yet."""
+    if isinstance(spark, SparkHandle):
+        if key in spark.settings:
+            return spark.settings[key]
+        if spark.sql_session is None:
+            value = spark.sparkContext.getConf().get(key)
+            return None if value is None else str(value)
+    value = spark.conf.get(key, None)
+    return None if value is None else str(value)
+
+
+#: the handle of the context :func:`spark_session` started and has not stopped yet
+_running: list[SparkHandle] = []
+
+
 @contextmanager
 def spark_session(options: SparkOptions | None = None) -> Iterator[Any]:
-    """A SparkSession for the duration of the block; stopped afterwards if created here.
+    """A Spark session for the duration of the block; stopped afterwards if created here.
 
-    An active session (a notebook, a caller's) is reused and left running.
+    An active session (a notebook's, a caller's, an enclosing ``spark_session``'s) is
+    reused and left running.  A session started here is a :class:`SparkHandle`: the
+    SparkContext at once, the SQL ``SparkSession`` when first used.
     Before the block, the executors are checked (:func:`prepare_executors`):
     they run the right Python and import this repltool and its dependencies,
     repltool being shipped to them when they do not.  Errors of Spark (a failed
@@ -297,6 +378,7 @@ def spark_session(options: SparkOptions | None = None) -> Iterator[Any]:
     """
     options = options or SparkOptions()
     require_pyspark()
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
     active = SparkSession.getActiveSession()
     if active is not None:
@@ -308,34 +390,70 @@ def spark_session(options: SparkOptions | None = None) -> Iterator[Any]:
         with spark_errors():
             yield active
         return
+    if _running:
+        with spark_errors():
+            yield SparkHandle(_running[-1].sparkContext,
+                              {**_running[-1].settings, **dict(options.conf)})
+        return
     master = effective_master(options)
     if not _under_spark_submit():
         check_java()
     if master is not None:
         check_master_reachable(master)
-    builder = SparkSession.builder.appName(options.app_name)
-    if master is not None:
-        builder = builder.master(master)
-    conf = {**default_conf(master or "", options.quiet), **dict(options.conf)}
+    # repltool's defaults, then spark-defaults.conf (spark-submit would read it after
+    # the --conf settings given to it: they would win), then the caller's settings
+    from_file = {} if _under_spark_submit() else defaults_file_conf()
+    if options.quiet:                           # asked for on this run: over the file
+        from_file = {k: v for k, v in from_file.items() if k not in _QUIET_KEYS}
+    conf = {"spark.app.name": options.app_name, **default_conf(master or "", options.quiet),
+            **from_file, **dict(options.conf)}
+    if master is not None and "spark.master" not in dict(options.conf):
+        conf["spark.master"] = master
     tmp = tempfile.mkdtemp(prefix="repltool-spark-")
     try:
         if not _under_spark_submit():
             _quiet_log4j(conf, tmp)
+        spark_conf = SparkConf()
         for key, value in conf.items():
-            builder = builder.config(key, value)
+            spark_conf.set(key, value)
         try:
-            with _jvm_notice_dropped(not _under_spark_submit()):
-                spark = builder.getOrCreate()
+            with _jvm_notice_dropped(not _under_spark_submit()), _spark_home_given():
+                context = SparkContext.getOrCreate(spark_conf)
         except Exception as exc:                # PySparkRuntimeError JAVA_GATEWAY_EXITED, ...
             raise SparkUnavailable(f"Spark did not start: {spark_error_line(exc)}") from exc
+        from pyspark.errors.exceptions.captured import install_exception_handler
+        install_exception_handler()             # as a SparkSession would: Java errors as PySpark's
+        spark = SparkHandle(context)
+        _running.append(spark)
         try:
             with spark_errors():
                 prepare_executors(spark, tmp)
                 yield spark
         finally:
+            _running.remove(spark)
             spark.stop()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextmanager
+def _spark_home_given() -> Iterator[None]:
+    """``$SPARK_HOME`` set while the embedded gateway starts, when it is not set already.
+
+    Without it ``bin/spark-submit`` finds it by running ``python3 find_spark_home.py``
+    (the ``python3`` of ``PATH``: 0.4 s of wall time when that is a pyenv shim) to
+    get what PySpark found the same way a moment before to run that script; it is
+    that value.
+    """
+    if "SPARK_HOME" in os.environ or _under_spark_submit():
+        yield
+        return
+    from pyspark.find_spark_home import _find_spark_home
+    os.environ["SPARK_HOME"] = _find_spark_home()
+    try:
+        yield
+    finally:
+        os.environ.pop("SPARK_HOME", None)
 
 
 #: What the driver JVM prints first on Java 17+: Spark's launcher always adds
@@ -496,14 +614,20 @@ def probe(_):
     except Exception:
         spec = None
     origin = spec.origin if spec is not None else None
+    digest = fingerprint(origin) if origin else None
+    settled = False
+    if not missing and digest == WANT:
+        # the right repltool: this task is the warm-up too
+        from repltool.distributed.session import settle_worker
+        settled = settle_worker()
     return (socket.gethostname(), sys.executable, sys.version.split()[0], missing,
-            origin, fingerprint(origin) if origin else None)
+            origin, digest, settled)
 """
 
 
-def _probe_functions() -> dict[str, Any]:
+def _probe_functions(want: str | None = None) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": "repltool_spark_probe",
-                                 "DEPENDENCIES": EXECUTOR_DEPENDENCIES}
+                                 "DEPENDENCIES": EXECUTOR_DEPENDENCIES, "WANT": want}
     exec(compile(_PROBE_SOURCE, "<repltool executor probe>", "exec"), namespace)
     return namespace
 
@@ -514,9 +638,9 @@ def repltool_fingerprint() -> str:
     return str(_probe_functions()["fingerprint"](os.path.abspath(repltool.__file__)))
 
 
-def _probe(spark: Any) -> list[tuple[Any, ...]]:
+def _probe(spark: Any, want: str) -> list[tuple[Any, ...]]:
     sc = spark.sparkContext
-    probe = _probe_functions()["probe"]
+    probe = _probe_functions(want)["probe"]
     n = max(1, sc.defaultParallelism)
     try:
         return sc.parallelize(range(n), n).map(probe).collect()
@@ -544,7 +668,8 @@ def prepare_executors(spark: Any, tmp: str | None = None) -> None:
     (``addPyFile`` of a zip, an absolute path) together with the pure-Python
     dependencies they lack; compiled ones (``xxhash``, ``zstandard``) cannot
     be shipped that way and must be in their environment.  Then the workers
-    import repltool (start-up, not the first job's time).
+    import repltool (start-up, not the first job's time): the probe's own tasks
+    do, when they find this repltool (one job, not two), else :func:`warm_up`.
 
     :param tmp: where to write the zip (the caller removes it after the session).
     :raises SparkUnavailable: the executors still cannot import what they need.
@@ -559,19 +684,20 @@ def prepare_executors(spark: Any, tmp: str | None = None) -> None:
         given = conf.get("spark.executorEnv.PYTHONPATH")
         sc.environment["PYTHONPATH"] = os.pathsep.join(([given] if given else []) + paths)
     want = repltool_fingerprint()
-    found = _probe(spark)
+    found = _probe(spark, want)
     if not all(_ready(f, want) for f in found):
         missing = sorted({m.split(" ", 1)[0] for f in found for m in f[3]})
         _ship_package(spark, want, missing, tmp or tempfile.mkdtemp(prefix="repltool-spark-"))
-        found = _probe(spark)
-    for host, exe, version, missing, origin, fp in found:
+        found = _probe(spark, want)
+    for host, exe, version, missing, origin, fp, _ in found:
         if missing:
             raise SparkUnavailable(f"Spark executor {host} ({exe}, Python {version}) cannot "
                                    f"import {', '.join(missing)}; {_ENV_ADVICE}")
         if fp != want:
             raise SparkUnavailable(f"Spark executor {host} ({exe}) imports another repltool "
                                    f"({origin}) than this one, even with it shipped")
-    warm_up(spark)
+    if not all(f[6] for f in found):
+        warm_up(spark)
 
 
 def _ready(found: tuple[Any, ...], want: str) -> bool:
