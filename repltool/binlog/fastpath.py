@@ -19,6 +19,7 @@ from .fastdecode import (
     FAST_DECODERS, decoder_for, fast_gtid, fast_maria_gtid, fast_query, fast_rows,
     fast_table_map, fast_xid,
 )
+from .gtidtail import gtid_tail
 from .reader import (
     CHUNK, HEADER, FileInfo, ReadOptions, check_magic, first_event, handle_fde, open_log,
     structs_for,
@@ -484,37 +485,18 @@ def _plain_gtid(data: bytes) -> tuple | None:  # type: ignore[type-arg]
     """(flags, sid, gno, 2, last_committed, sequence_number) of an untagged GTID body
     that :func:`fast_gtid` decodes without deferring to construct, else ``None``.
 
-    The same acceptance rules as :func:`fast_gtid` (the property test in
+    The same acceptance rule as :func:`fast_gtid` (the tail walked by the same
+    :func:`~repltool.binlog.gtidtail.gtid_tail`; the property test in
     ``tests/binlog/test_fastpath.py`` holds them together), without building a
     :class:`GtidBody`: ``stats`` needs only the clock and the GTID's text.
     """
     n = len(data)
-    if n < 42 or data[25] != LOGICAL_TIMESTAMP_TYPECODE:
+    if n < 42 or data[25] != LOGICAL_TIMESTAMP_TYPECODE or (
+            n > 42 and gtid_tail(data, 42, n) is None):
         return None
-    if n > 42:
-        if n < 49:
-            return None
-        p = 56 if data[48] & 0x80 else 49
-        if n < p:
-            return None
-        if p < n:
-            first = data[p]
-            if first < 251:
-                p += 1
-            else:
-                width = _PACKED_WIDTH.get(first)
-                if width is None or n < p + 1 + width:
-                    return None
-                p += 1 + width
-            if n < p + 4:
-                if p != n:
-                    return None
-            elif data[p + 3] & 0x80 and n < p + 8:
-                return None
     return _GTID_HEAD.unpack_from(data)
 
 
-_PACKED_WIDTH = {252: 2, 253: 3, 254: 8}
 
 
 def _plain_text(sid_raw: bytes, gno: int) -> str:
