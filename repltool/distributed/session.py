@@ -305,12 +305,13 @@ class SparkHandle:
     def session(self) -> Any:
         """The SQL session (created on first use, the active one when there is one)."""
         if self.sql_session is None:
+            from pyspark.errors import PySparkException
             from pyspark.sql import SparkSession
             self.sql_session = SparkSession.builder.getOrCreate()
             for key, value in self.settings.items():
                 try:
                     self.sql_session.conf.set(key, value)
-                except Exception:           # static settings cannot change: keep going
+                except PySparkException:    # a static setting cannot change: keep going
                     pass
         return self.sql_session
 
@@ -448,8 +449,13 @@ def _spark_home_given() -> Iterator[None]:
     if "SPARK_HOME" in os.environ or _under_spark_submit():
         yield
         return
-    from pyspark.find_spark_home import _find_spark_home
-    os.environ["SPARK_HOME"] = _find_spark_home()
+    try:
+        from pyspark.find_spark_home import _find_spark_home
+        home = _find_spark_home()
+    except (ImportError, SystemExit):   # another PySpark: its scripts find it themselves
+        yield
+        return
+    os.environ["SPARK_HOME"] = home
     try:
         yield
     finally:
