@@ -25,11 +25,16 @@ from .events import (
     Body, GtidBody, MariaGtidBody, QueryBody, RowsBody, TableMapBody, XidBody, slot_builder,
 )
 from .gtidtail import gtid_tail
+from . import structs as S
 from .structs import read_packed_int
 
-_GTID_HEAD = struct.Struct("<B16sqBqq")      # flags, sid, gno, lt_type, lc, sn
-_QUERY_HEAD = struct.Struct("<IIBHH")        # thread_id, exec_time, db_len, error_code, status_len
-_U64 = struct.Struct("<Q")
+# the layouts, derived from the construct declarations (structs.fixed_head)
+_GTID_HEAD = S.GTID_HEAD.struct              # flags, sid, gno, lt_type, lc, sn
+_GTID_LEN = S.GTID_HEAD.size                 # the 42-byte post-header of 5.7+
+_LT_AT = S.GTID_HEAD.offsets["lt_type"]
+_QUERY_HEAD = S.QUERY_HEAD.struct            # thread_id, exec_time, db_len, error_code, status_len
+_QUERY_LEN = S.QUERY_HEAD.size
+_XID_BODY = S.XID
 _UUID_CACHE: dict[bytes, UUID] = {}
 # the bodies built through their slots (events.slot_builder: the same records, in
 # about half the time; these decoders run once per event)
@@ -40,7 +45,7 @@ _Gtid, _Query, _Xid, _TableMap, _Rows, _MariaGtid = map(slot_builder, (
 def fast_gtid(data: bytes, ctx: DecodeContext) -> GtidBody:
     """GTID / Anonymous GTID with lt_type 2 (5.7 and later); other layouts go to construct."""
     n = len(data)
-    if n < 42 or data[25] != LOGICAL_TIMESTAMP_TYPECODE:
+    if n < _GTID_LEN or data[_LT_AT] != LOGICAL_TIMESTAMP_TYPECODE:
         return decode_gtid(data, ctx)
     flags, sid_raw, gno, _, lc, sn = _GTID_HEAD.unpack_from(data)
     sid = _UUID_CACHE.get(sid_raw)
@@ -48,9 +53,9 @@ def fast_gtid(data: bytes, ctx: DecodeContext) -> GtidBody:
         if len(_UUID_CACHE) > 4096:
             _UUID_CACHE.clear()
         sid = _UUID_CACHE[sid_raw] = UUID(bytes=sid_raw)
-    if n == 42:
+    if n == _GTID_LEN:
         return _Gtid(flags, sid, gno, None, 2, lc, sn)
-    t = gtid_tail(data, 42, n)
+    t = gtid_tail(data, _GTID_LEN, n)
     if t is None:
         return decode_gtid(data, ctx)
     return _Gtid(flags, sid, gno, None, 2, lc, sn, t[0], t[1], t[2], t[3], t[4], t[5])
@@ -58,22 +63,23 @@ def fast_gtid(data: bytes, ctx: DecodeContext) -> GtidBody:
 
 def fast_query(data: bytes, ctx: DecodeContext) -> QueryBody:
     """QUERY_EVENT with the common 13-byte post-header."""
-    if ctx.structs.post_header(EventType.QUERY_EVENT, 13) != 13 or len(data) < 13:
+    if ctx.structs.post_header(EventType.QUERY_EVENT, _QUERY_LEN) != _QUERY_LEN \
+            or len(data) < _QUERY_LEN:
         return decode_query(data, ctx)
     thread_id, exec_time, db_len, error_code, status_len = _QUERY_HEAD.unpack_from(data)
-    db_start = 13 + status_len
+    db_start = _QUERY_LEN + status_len
     db_end = db_start + db_len
     if db_end >= len(data) or data[db_end] != 0:
         return decode_query(data, ctx)
     return _Query(thread_id, exec_time, error_code,
                      data[db_start:db_end].decode("utf-8", "replace"),
-                     bytes(data[13:db_start]), bytes(data[db_end + 1:]))
+                     bytes(data[_QUERY_LEN:db_start]), bytes(data[db_end + 1:]))
 
 
 def fast_xid(data: bytes, ctx: DecodeContext) -> XidBody:
-    if len(data) != 8:
+    if len(data) != _XID_BODY.size:
         return decode_xid(data, ctx)
-    return _Xid(_U64.unpack_from(data)[0])
+    return _Xid(_XID_BODY.unpack_from(data)[0])
 
 
 def _packed(data: bytes, p: int) -> tuple[int, int]:
@@ -91,6 +97,10 @@ _TABLE_MAP_CACHE: BoundedCache[bytes, TableMapBody] = BoundedCache(
     lambda _data, body: (body.db, body.table), TABLE_CACHE_PER_TABLE)
 
 
+_TM_HEAD = S.TABLE_MAP_HEAD.struct           # table id low 32, high 16, flags
+_TM_LEN = S.TABLE_MAP_HEAD.size
+
+
 def fast_table_map(data: bytes, ctx: DecodeContext) -> TableMapBody:
     """TABLE_MAP_EVENT with the 8-byte post-header; anything odd goes to construct.
 
@@ -100,7 +110,7 @@ def fast_table_map(data: bytes, ctx: DecodeContext) -> TableMapBody:
     hit = _TABLE_MAP_CACHE.get(data)
     if hit is not None:
         return hit
-    if ctx.structs.post_header(EventType.TABLE_MAP_EVENT, 8) != 8:
+    if ctx.structs.post_header(EventType.TABLE_MAP_EVENT, _TM_LEN) != _TM_LEN:
         return decode_table_map(data, ctx)
     body = _parse_table_map(data, ctx)
     _TABLE_MAP_CACHE[bytes(data)] = body
@@ -110,10 +120,9 @@ def fast_table_map(data: bytes, ctx: DecodeContext) -> TableMapBody:
 def _parse_table_map(data: bytes, ctx: DecodeContext) -> TableMapBody:
     try:
         n = len(data)
-        table_id = int.from_bytes(data[0:6], "little")
-        flags = data[6] | data[7] << 8
-        dl = data[8]
-        db_end = 9 + dl
+        lo, hi, flags = _TM_HEAD.unpack_from(data)
+        dl = data[_TM_LEN]
+        db_end = _TM_LEN + 1 + dl
         if data[db_end] != 0:
             raise ValueError
         tl = data[db_end + 1]
@@ -145,9 +154,9 @@ def _parse_table_map(data: bytes, ctx: DecodeContext) -> TableMapBody:
                 raise ValueError
             opt.append((kind, bytes(data[q:q + vlen])))
             p = q + vlen
-    except (IndexError, ValueError):
+    except (IndexError, ValueError, struct.error):
         return decode_table_map(data, ctx)
-    return _TableMap(table_id, flags, data[9:db_end].decode("utf-8", "replace"),
+    return _TableMap(lo | hi << 32, flags, data[_TM_LEN + 1:db_end].decode("utf-8", "replace"),
                         data[t_start:t_end].decode("utf-8", "replace"), count, bytes(types),
                         bytes(metadata), bytes(null_bitmap), tuple(opt))
 
@@ -158,7 +167,10 @@ _ROWS_V2_ALL = frozenset({EventType.WRITE_ROWS_EVENT, EventType.UPDATE_ROWS_EVEN
                           EventType.DELETE_ROWS_EVENT, EventType.PARTIAL_UPDATE_ROWS_EVENT})
 _ROWS_UPDATE = frozenset({EventType.UPDATE_ROWS_EVENT_V1, EventType.UPDATE_ROWS_EVENT,
                           EventType.PARTIAL_UPDATE_ROWS_EVENT})
-_ROWS_HEAD = struct.Struct("<IHHH")          # table id low 32, high 16, flags, var_header_len
+_ROWS_HEAD = S.ROWS_V2_HEAD.struct           # table id low 32, high 16, flags, var_header_len
+_ROWS_V2_LEN = S.ROWS_V2_HEAD.size
+_ROWS_V1_LEN = S.ROWS_V1_HEAD.size
+_EXTRA_AT = S.ROWS_V2_HEAD.offsets["extra_info"]
 
 
 def fast_rows(data: bytes, ctx: DecodeContext) -> RowsBody:
@@ -169,19 +181,20 @@ def fast_rows(data: bytes, ctx: DecodeContext) -> RowsBody:
     """
     tc = ctx.type_code
     v2 = tc in _ROWS_V2_ALL
-    if ctx.structs.post_header(tc, 10 if v2 else 8) != (10 if v2 else 8) or len(data) < 10:
+    ph = _ROWS_V2_LEN if v2 else _ROWS_V1_LEN
+    if ctx.structs.post_header(tc, ph) != ph or len(data) < _ROWS_V2_LEN:
         return decode_rows(data, ctx)
     lo, hi, flags, var_len = _ROWS_HEAD.unpack_from(data)
     n = len(data)
     if v2:
-        p = 8 + var_len
-        if var_len < 2 or p > n:
+        p = _EXTRA_AT + var_len
+        if var_len < _ROWS_V2_LEN - _EXTRA_AT or p > n:
             return decode_rows(data, ctx)
         # as decode_rows: construct's Prefixed(includelength=True) already drops the
         # length field, and decode_rows then slices off two more bytes ([2:])
-        extra = bytes(data[10:p])
+        extra = bytes(data[_ROWS_V2_LEN:p])
     else:
-        p, extra = 8, b""
+        p, extra = _ROWS_V1_LEN, b""
     if p >= n:
         return decode_rows(data, ctx)
     width = data[p]
@@ -200,22 +213,25 @@ def fast_rows(data: bytes, ctx: DecodeContext) -> RowsBody:
     return _Rows(lo | hi << 32, flags, extra, width, bytes(before), after, bytes(data[p:]))
 
 
-_MARIA_HEAD = struct.Struct("<QIB")
+_MARIA_HEAD = S.MARIA_GTID_HEAD.struct       # seq_no, domain_id, flags2
+_MARIA_LEN = S.MARIA_GTID_HEAD.size
+_MARIA_COMMIT = S.MARIA_GTID_COMMIT.struct   # ... then commit_id
+_FLAGS2_AT = S.MARIA_GTID_HEAD.offsets["flags2"]
 
 
 def fast_maria_gtid(data: bytes, ctx: DecodeContext) -> MariaGtidBody:
     """MariaDB GTID_EVENT without XA fields; XA GTIDs go to construct."""
     n = len(data)
-    if n < 13 or data[12] & 0xC0:
+    if n < _MARIA_LEN or data[_FLAGS2_AT] & 0xC0:
         return decode_maria_gtid(data, ctx)
     seq_no, domain_id, flags2 = _MARIA_HEAD.unpack_from(data)
-    p = 13
+    p = _MARIA_LEN
     commit_id = None
     if flags2 & 0x02:
-        if n < 21:
+        if n < _MARIA_COMMIT.size:
             return decode_maria_gtid(data, ctx)
-        commit_id = _U64.unpack_from(data, 13)[0]
-        p = 21
+        commit_id = _MARIA_COMMIT.unpack_from(data)[3]
+        p = _MARIA_COMMIT.size
     flags_extra = data[p] if p < n else None
     if flags_extra:
         return decode_maria_gtid(data, ctx)

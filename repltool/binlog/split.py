@@ -30,7 +30,8 @@ from typing import Iterable, Iterator
 
 from ..errors import MalformedEvent
 from ..positions import Position
-from .constants import HEADER_LEN, ChecksumAlg, EventType
+from . import structs as S
+from .constants import HEADER_LEN, LOGICAL_TIMESTAMP_TYPECODE, ChecksumAlg, EventType
 from .events import Event
 from .reader import FileInfo, ReadOptions, open_log, read_events, resume_events
 from .transactions import GroupingState, Segments
@@ -40,8 +41,13 @@ SCAN_WINDOW = 4 << 20
 #: events whose headers must chain after a candidate
 _CHAIN = 8
 _GTIDS = (int(EventType.GTID_LOG_EVENT), int(EventType.ANONYMOUS_GTID_LOG_EVENT))
-_GTID_CLOCK_LEN = 42        # flags, sid, gno, lt_type, last_committed, sequence_number
-_LOGICAL_TIMESTAMP = 2
+# the layouts, from the construct declarations
+_GTID_CLOCK_LEN = S.GTID_HEAD.size      # flags, sid, gno, lt_type, last_committed, sequence_number
+_LT_AT = S.GTID_HEAD.offsets["lt_type"]
+_LC_AT, _LC_END = S.GTID_HEAD.offsets["clock.last_committed"], S.GTID_HEAD.ends["clock.last_committed"]
+_TYPE_AT = S.HEADER.offsets["type_code"]
+_SIZE_AT, _SIZE_END = S.HEADER.offsets["event_size"], S.HEADER.ends["event_size"]
+_POS_AT, _POS_END = S.HEADER.offsets["log_pos"], S.HEADER.ends["log_pos"]
 
 
 class SplitMismatch(MalformedEvent):
@@ -135,10 +141,10 @@ def _new_window(data: bytes, p: int, base: int, crc: bool) -> tuple[int, int] | 
     n = len(data)
     q = p
     while lc is not None:
-        q += int.from_bytes(data[q + 9:q + 13], "little")
+        q += int.from_bytes(data[q + _SIZE_AT:q + _SIZE_END], "little")
         if q + HEADER_LEN > n or not _event_at(data, q, base, crc):
             return None
-        if data[q + 4] in _GTIDS:
+        if data[q + _TYPE_AT] in _GTIDS:
             nxt = _clock(data, q, crc)
             if nxt is None:
                 return None
@@ -153,8 +159,8 @@ def _event_at(data: bytes, p: int, base: int, crc: bool) -> bool:
     for _ in range(_CHAIN):
         if p + HEADER_LEN > n:
             return True                 # the window ends: the read will tell
-        size = int.from_bytes(data[p + 9:p + 13], "little")
-        log_pos = int.from_bytes(data[p + 13:p + 17], "little")
+        size = int.from_bytes(data[p + _SIZE_AT:p + _SIZE_END], "little")
+        log_pos = int.from_bytes(data[p + _POS_AT:p + _POS_END], "little")
         if size < HEADER_LEN + (4 if crc else 0) or log_pos != (base + p + size) & 0xFFFFFFFF:
             return False
         if p + size > n:
@@ -168,11 +174,11 @@ def _event_at(data: bytes, p: int, base: int, crc: bool) -> bool:
 
 def _clock(data: bytes, p: int, crc: bool) -> int | None:
     """The ``last_committed`` of the GTID event at ``p`` (``None``: no clock)."""
-    size = int.from_bytes(data[p + 9:p + 13], "little")
+    size = int.from_bytes(data[p + _SIZE_AT:p + _SIZE_END], "little")
     body = data[p + HEADER_LEN:p + size - (4 if crc else 0)]
-    if len(body) < _GTID_CLOCK_LEN or body[25] != _LOGICAL_TIMESTAMP:
+    if len(body) < _GTID_CLOCK_LEN or body[_LT_AT] != LOGICAL_TIMESTAMP_TYPECODE:
         return None
-    return int.from_bytes(body[26:34], "little", signed=True)
+    return int.from_bytes(body[_LC_AT:_LC_END], "little", signed=True)
 
 
 def span_events(path: str, span: Span, options: ReadOptions | None = None,

@@ -14,13 +14,14 @@ footer, when present, has already been cut off.
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from construct import (
-    Array, Bytes, BytesInteger, Computed, Construct, Const, CString, GreedyBytes, GreedyRange,
-    If, IfThenElse, Int8ul, Int16ul, Int32sl, Int32ul, Int64sl, Int64ul, Optional,
-    Prefixed, Struct, Switch, this,
+    Array, Bytes, BytesInteger, Computed, Construct, Const, CString, FormatField, GreedyBytes,
+    GreedyRange, If, IfThenElse, Int8ul, Int16ul, Int32sl, Int32ul, Int64sl, Int64ul, Optional,
+    Pass, Prefixed, Renamed, Select, Struct, Switch, this,
 )
 from construct.core import SizeofError, stream_read, stream_write
 
@@ -29,7 +30,8 @@ from .constants import (
     SERVER_VERSION_FLAG, EventType,
 )
 
-__all__ = ["PackedInt", "SerialVarint", "SignedSerialVarint", "common_header", "BinlogStructs"]
+__all__ = ["PackedInt", "SerialVarint", "SignedSerialVarint", "common_header", "BinlogStructs",
+           "FixedLayout", "fixed_head"]
 
 
 # ---- primitive codecs ----
@@ -174,10 +176,6 @@ common_header = Struct(
     "log_pos" / Int32ul,
     "flags" / Int16ul,
 )
-#: ``common_header`` as a ``struct.Struct`` (its format built from the declaration's
-#: fields), for the readers' and writers' per-event paths
-COMMON_HEADER = struct.Struct("<" + "".join(sc.subcon.fmtstr.lstrip("<")
-                                            for sc in common_header.subcons))
 
 # ---- START_EVENT_V3 (1): Start_event_v3, pre-v4 files ----
 
@@ -562,3 +560,133 @@ def _table_map_struct(tm_ph: int) -> Struct:
         "optional_metadata" / GreedyRange(Struct(
             "type" / Int8ul, "value" / Prefixed(PackedInt, GreedyBytes))),
     )
+
+
+# ---- struct.Struct layouts derived from the declarations ----
+
+@dataclass(frozen=True, eq=False)
+class FixedLayout:
+    """The leading fixed-width fields of a declaration as a ``struct.Struct``.
+
+    ``struct`` unpacks one item per field, in declaration order, except a
+    little-endian unsigned :class:`~construct.BytesInteger` (``Int48ul``...), which
+    unpacks as its little-endian pieces of 4, 2 and 1 bytes, low first (a 6-byte
+    table id: ``lo | hi << 32``), and a zero-length ``Bytes``, which unpacks as
+    nothing.  ``offsets`` and ``ends`` map every field walked (nested ones as
+    ``outer.inner``) to where it starts and ends; ``size`` is where the last one ends.
+    """
+
+    struct: struct.Struct
+    offsets: dict[str, int]
+    ends: dict[str, int]
+
+    @property
+    def size(self) -> int:
+        return self.struct.size
+
+
+def _little_pieces(n: int) -> str:
+    """struct codes of the 4-, 2- and 1-byte pieces of an n-byte little-endian integer."""
+    return "I" * (n // 4) + "H" * (n % 4 // 2) + "B" * (n % 2)
+
+
+def fixed_head(decl: Struct, through: str | None = None, *,
+               cases: dict[str, int] | None = None) -> FixedLayout:
+    """The layout of ``decl``'s fields up to and including ``through`` (all of them when
+    None), for the byte-level decoders and writers that mirror the declaration.
+
+    Walked: ``FormatField`` (``Int8ul``... ``Int64sl``), ``Bytes`` of a fixed length,
+    unsigned little-endian ``BytesInteger``, nested ``Struct``; an ``If`` / ``IfThenElse``
+    whose condition is a constant takes its branch (``Pass`` and ``Computed`` take no
+    bytes); an ``If`` with a run-time condition and an ``Optional`` are taken as present
+    (the caller checks presence -- body length, typecode, flag -- before it unpacks); a
+    ``Switch`` takes the case ``cases[name]``; a ``Prefixed`` field, only as ``through``,
+    contributes its length field.  Anything else (packed integers, a length read from
+    the body, greedy fields, a ``Switch`` without a case) raises ``TypeError``.
+    Meant for import time: the result is what the per-event code unpacks with.
+
+    Example::
+
+        >>> fixed_head(gtid_body, "clock", cases={"clock": 2}).struct.format
+        '<B16sqBqq'
+        >>> fixed_head(gtid_body, "clock", cases={"clock": 2}).offsets["lt_type"]
+        25
+    """
+    codes: list[str] = []
+    offsets: dict[str, int] = {}
+    ends: dict[str, int] = {}
+    pos = 0
+    if not isinstance(decl, Struct):
+        raise TypeError(f"{decl!r} is not a Struct")
+    subcons = decl.subcons
+    if through is not None and through not in [sc.name for sc in subcons]:
+        raise ValueError(f"{through!r} is not a field of the declaration")
+
+    def walk(con: Construct, name: str, last: bool) -> None:
+        nonlocal pos
+        while isinstance(con, Renamed):
+            con = con.subcon
+        offsets.setdefault(name, pos)
+        if isinstance(con, FormatField):
+            if con.fmtstr[0] != "<":
+                raise TypeError(f"{name}: {con.fmtstr!r} is not little-endian")
+            codes.append(con.fmtstr[1:])
+            pos += con.length
+        elif isinstance(con, Bytes) and isinstance(con.length, int):
+            if con.length:
+                codes.append(f"{con.length}s")
+                pos += con.length
+        elif (isinstance(con, BytesInteger) and isinstance(con.length, int)
+              and con.swapped is True and not con.signed):
+            codes.append(_little_pieces(con.length))
+            pos += con.length
+        elif isinstance(con, Struct):
+            for sc in con.subcons:
+                walk(sc, f"{name}.{sc.name}", False)
+        elif isinstance(con, IfThenElse):
+            if callable(con.condfunc):
+                walk(con.thensubcon, name, last)
+            else:
+                walk(con.thensubcon if con.condfunc else con.elsesubcon, name, last)
+        elif isinstance(con, Select) and len(con.subcons) == 2 and con.subcons[1] is Pass:
+            walk(con.subcons[0], name, last)                 # Optional(x)
+        elif isinstance(con, Switch) and cases and name in cases:
+            walk(con.cases[cases[name]], name, last)
+        elif isinstance(con, Prefixed) and last:
+            walk(con.lengthfield, name, last)
+        elif con is Pass or isinstance(con, Computed):
+            pass
+        else:
+            raise TypeError(f"{name}: {con!r} has no fixed width")
+        ends[name] = pos
+
+    for sc in subcons:
+        walk(sc, sc.name, sc.name == through)
+        if sc.name == through:
+            break
+    return FixedLayout(struct.Struct("<" + "".join(codes)), offsets, ends)
+
+
+#: ``common_header`` as a ``struct.Struct``, for the readers' and writers' per-event paths
+HEADER = fixed_head(common_header)
+COMMON_HEADER = HEADER.struct
+#: an untagged GTID body through its typecode-2 clock (the 42-byte post-header of 5.7+):
+#: gtid_flags, sid, gno, lt_type, last_committed, sequence_number
+GTID_HEAD = fixed_head(gtid_body, "clock", cases={"clock": LOGICAL_TIMESTAMP_TYPECODE})
+#: ``gtid_timestamps`` per typecode: (last_committed, sequence_number) and (sequence_number,
+#: delta)
+GTID_CLOCKS = {tc: fixed_head(gtid_timestamps.cases[tc]).struct
+               for tc in (LOGICAL_TIMESTAMP_TYPECODE, LOGICAL_TIMESTAMP_DELTA16_TYPECODE)}
+#: the Query post-header of 13 bytes: thread_id, exec_time, db_len, error_code, status_vars_len
+QUERY_HEAD = fixed_head(_query_struct(13), "extra_post_header")
+#: the Rows v2 post-header (10 bytes): table id (low 32, high 16 bits), flags, extra-info length
+ROWS_V2_HEAD = fixed_head(_rows_struct(10, True), "extra_info")
+#: the Rows v1 post-header (8 bytes): table id (low 32, high 16 bits), flags
+ROWS_V1_HEAD = fixed_head(_rows_struct(8, False), "flags")
+#: the Table_map post-header (8 bytes): table id (low 32, high 16 bits), flags
+TABLE_MAP_HEAD = fixed_head(_table_map_struct(8), "skip")
+#: MariaDB's GTID body: seq_no, domain_id, flags2 (then, with FL_GROUP_COMMIT_ID, commit_id)
+MARIA_GTID_HEAD = fixed_head(maria_gtid_body, "flags2")
+MARIA_GTID_COMMIT = fixed_head(maria_gtid_body, "commit_id")
+#: the Xid body
+XID = fixed_head(xid_body).struct

@@ -29,7 +29,6 @@ MySQL's serialization format, whatever ``encoding`` says.
 
 from __future__ import annotations
 
-import struct
 import zlib
 from collections import namedtuple
 from dataclasses import replace
@@ -57,20 +56,21 @@ ENCODINGS = ("mysql", "delta16")
 _TYPECODES = {"mysql": LOGICAL_TIMESTAMP_TYPECODE, "delta16": LOGICAL_TIMESTAMP_DELTA16_TYPECODE}
 _UNTAGGED = frozenset({EventType.GTID_LOG_EVENT, EventType.ANONYMOUS_GTID_LOG_EVENT})
 _TAGGED = EventType.GTID_TAGGED_LOG_EVENT
-# flags(1) + sid(16) + gno(8) + lt_type(1): where the 16 timestamp bytes start.
-CLOCK_OFFSET = 26
+#: where ``S.gtid_body``'s clock starts (after gtid_flags, sid, gno, lt_type)
+CLOCK_OFFSET = S.GTID_HEAD.offsets["clock"]
+_LT_AT = S.GTID_HEAD.offsets["lt_type"]
 MAX_GTID_EVENT_SIZE = 4096       # a GTID event is < 200 bytes; anything bigger is damage
 MAX_FDE_SIZE = 4096
 #: Structs for decoding the events whose layout no FDE changes (GTID, FDE itself):
 #: what the rewriter decodes them with before any FDE of the file is known.
 FDE_FREE_STRUCTS = S.BinlogStructs(b"")
 _HEADER = S.COMMON_HEADER
-_CLOCK = struct.Struct("<qq")        # S.gtid_timestamps with typecode 2
+_CLOCK = S.GTID_CLOCKS[LOGICAL_TIMESTAMP_TYPECODE]             # last_committed, sequence_number
 _INT64_MAX = (1 << 63) - 1
-_CLOCK_D16 = struct.Struct("<qH")    # S.gtid_timestamps with typecode 3
-#: bytes of ``S.gtid_timestamps`` per typecode (taken from the declaration)
-_CLOCK_SIZE = {tc: S.gtid_timestamps.sizeof(lt_type=tc)
-               for tc in (LOGICAL_TIMESTAMP_TYPECODE, LOGICAL_TIMESTAMP_DELTA16_TYPECODE)}
+_CLOCK_D16 = S.GTID_CLOCKS[LOGICAL_TIMESTAMP_DELTA16_TYPECODE]  # sequence_number, delta
+#: bytes of ``S.gtid_timestamps`` per typecode
+_CLOCK_SIZE = {tc: clock.size for tc, clock in S.GTID_CLOCKS.items()}
+_FLAGS_AT, _FLAGS_END = S.HEADER.offsets["flags"], S.HEADER.ends["flags"]
 _byte_patches = 0                    # GTID events re-serialized by _patch_resized
 
 
@@ -308,8 +308,9 @@ def frame_event(timestamp: int, type_code: int, server_id: int, flags: int, body
 
 def _crc(data: bytes, *, fde: bool) -> bytes:
     if fde:
-        flags = int.from_bytes(data[17:19], "little") & ~EventFlag.BINLOG_IN_USE
-        data = data[:17] + flags.to_bytes(2, "little") + data[19:]
+        flags = int.from_bytes(data[_FLAGS_AT:_FLAGS_END], "little") & ~EventFlag.BINLOG_IN_USE
+        data = data[:_FLAGS_AT] + flags.to_bytes(_FLAGS_END - _FLAGS_AT, "little") \
+            + data[_FLAGS_END:]
     return (zlib.crc32(data) & 0xFFFFFFFF).to_bytes(4, "little")
 
 
@@ -488,7 +489,7 @@ def _plain_clock_body(raw: bytes, start: int, end: int) -> bool:
     gives the precise verdict).
     """
     p = start + CLOCK_OFFSET + _CLOCK.size
-    if p > end or raw[start + CLOCK_OFFSET - 1] != LOGICAL_TIMESTAMP_TYPECODE:
+    if p > end or raw[start + _LT_AT] != LOGICAL_TIMESTAMP_TYPECODE:
         return False
     tail = gtid_tail(raw, p, end)
     return tail is not None and tail[9] == end
@@ -526,7 +527,7 @@ def _gtid_parts(raw: bytes, start: int, end: int) -> tuple[int, int, int, int | 
     commit_group_ticket).  The parts after the clock are walked by
     :func:`~repltool.binlog.gtidtail.gtid_tail`.
     """
-    lt = raw[start + CLOCK_OFFSET - 1] if end > start + CLOCK_OFFSET - 1 else None
+    lt = raw[start + _LT_AT] if end > start + _LT_AT else None
     width = _CLOCK_SIZE.get(lt)   # type: ignore[arg-type]
     if width is None:
         return None
@@ -577,7 +578,7 @@ def _patch_resized(raw_event: bytes, last_committed: int, sequence_number: int, 
     else:
         clock = _CLOCK_D16.pack(sequence_number,
                                 min(sequence_number - last_committed, DELTA16_SATURATED))
-    head = b"".join((raw_event[HEADER_LEN:start - 1], bytes((target,)), clock,
+    head = b"".join((raw_event[HEADER_LEN:HEADER_LEN + _LT_AT], bytes((target,)), clock,
                      raw_event[clock_end:tl_at]))
     tail = raw_event[tl_end:end]
     if tl is None:

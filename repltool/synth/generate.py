@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import json
 import random
-import struct
 import time
 import uuid
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
+from ..binlog import structs as S
 from ..binlog.constants import EventType
 from ..errors import UsageError
 from .clock import ClockConfig, GroupCommit
@@ -30,7 +30,7 @@ from .logwriter import BinlogOutput, GtidState, Output, RelayOutput, SourceLog, 
 from .tables import Table, make_tables, schema_sql
 from .workload import Plan, RowOp, Statement, Workload, WorkloadConfig
 
-_QUERY_HEAD = struct.Struct("<IIBHH")
+_QUERY_HEAD = S.QUERY_HEAD.struct    # thread_id, exec_time, db_len, error_code, status_len
 _Q = EventType.QUERY_EVENT
 _TM = EventType.TABLE_MAP_EVENT
 _XID = EventType.XID_EVENT
@@ -390,7 +390,7 @@ def _generate(opts: SynthOptions, fmt: ServerFormat, basename: str, out_dir: Pat
                         events.rows(ts, s.table, ops[0].op, ops, evs)
                     else:
                         _mixed_rows(events, ts, s.table, ops, evs)
-                evs.append((ts, _XID, 0, struct.pack("<Q", xid)))
+                evs.append((ts, _XID, 0, S.XID.pack(xid)))
             start, end = src.transaction(evs, ts=ts, gno=gno, tag=tag, lc=lc, sn=sn,
                                          ict_us=p.flush_us, gtid_flags=flags,
                                          compress=compress)

@@ -37,7 +37,7 @@ from .formats import ServerFormat
 
 _HDR = S.COMMON_HEADER
 _U32 = struct.Struct("<I")
-_GTID_HEAD = struct.Struct("<B16sqBqq")
+_GTID_HEAD = S.GTID_HEAD.struct     # flags, sid, gno, lt_type, lc, sn
 _crc32 = zlib.crc32
 
 ARTIFICIAL = 0x20
