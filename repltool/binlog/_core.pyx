@@ -47,12 +47,19 @@ cdef enum:
     M_DOMAIN = 8
     M_FLAGS2 = 12
     M_COMMIT_ID = 13
+    M_COMMIT_END = 21      # ... with FL_GROUP_COMMIT_ID: where commit_id ends
     Q_THREAD_ID = 0        # query post-header offsets (13-byte post-header)
+    Q_EXEC_TIME = 4
     Q_DB_LEN = 8
+    Q_ERROR_CODE = 9
     Q_STATUS_LEN = 11
     Q_POST_HEADER = 13
     TM_DB_LEN = 8          # table_map_body with the 8-byte post-header
     ROWS_TABLE_ID = 0      # 6-byte table id right after the common header
+    ROWS_FLAGS = 6
+    ROWS_EXTRA = 8         # v2: the extra-info block's length (it counts its own 2 bytes)
+    ROWS_V2_HEAD = 10      # the v2 post-header: where a row image's width follows the
+                           # (empty) extra info
     MAX_COLUMNS = 4096     # MySQL's MAX_FIELDS: a wider Table_map goes to the general reader
 
 # ---- what the driver tells about each type code (configure) ----
@@ -173,8 +180,10 @@ def layout():
                 G_LT_TYPE=G_LT_TYPE, G_LC=G_LC, G_SN=G_SN, G_ICT=G_ICT,
                 G_NO_CLOCK_LEN=G_NO_CLOCK_LEN, LT_TYPECODE=LT_TYPECODE, M_SEQ_NO=M_SEQ_NO,
                 M_DOMAIN=M_DOMAIN, M_FLAGS2=M_FLAGS2, M_COMMIT_ID=M_COMMIT_ID,
-                Q_THREAD_ID=Q_THREAD_ID, Q_DB_LEN=Q_DB_LEN, Q_STATUS_LEN=Q_STATUS_LEN,
+                M_COMMIT_END=M_COMMIT_END, Q_THREAD_ID=Q_THREAD_ID, Q_EXEC_TIME=Q_EXEC_TIME,
+                Q_DB_LEN=Q_DB_LEN, Q_ERROR_CODE=Q_ERROR_CODE, Q_STATUS_LEN=Q_STATUS_LEN,
                 Q_POST_HEADER=Q_POST_HEADER, TM_DB_LEN=TM_DB_LEN, ROWS_TABLE_ID=ROWS_TABLE_ID,
+                ROWS_FLAGS=ROWS_FLAGS, ROWS_EXTRA=ROWS_EXTRA, ROWS_V2_HEAD=ROWS_V2_HEAD,
                 MAX_COLUMNS=MAX_COLUMNS)
 
 
@@ -1018,12 +1027,12 @@ cdef class Scanner:
         for entry in layouts:
             if <int>(<tuple>entry)[0] != tc:
                 continue
-            off = 8
+            off = ROWS_EXTRA
             if (<tuple>entry)[5]:               # the extra row info block: skipped
-                if n < 10:
+                if n < ROWS_V2_HEAD:
                     continue
-                off = 8 + (d[8] | (d[9] << 8))
-                if off < 10:
+                off = ROWS_EXTRA + (d[ROWS_EXTRA] | (d[ROWS_EXTRA + 1] << 8))
+                if off < ROWS_V2_HEAD:
                     continue
             key = <bytes>(<tuple>entry)[1]
             klen = len(key)

@@ -44,7 +44,7 @@ def retag_shifted():
 
 cdef bint _plain_clock_body(const uint8_t* e, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
     """writer._plain_clock_body: an untagged typecode-2 body with no unknown bytes."""
-    cdef Py_ssize_t p = start + 42
+    cdef Py_ssize_t p = start + G_ICT
     cdef int part
     cdef uint8_t first
     if p > end or e[start + G_LT_TYPE] != LT_TYPECODE:

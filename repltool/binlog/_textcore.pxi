@@ -643,16 +643,16 @@ cdef class TextPrinter:
         cdef uint64_t table_id
         cdef int flags, width
         cdef RowText first, second
-        if n < 10:
+        if n < ROWS_V2_HEAD:
             return False
-        table_id = _le(b, 6)
-        flags = b[6] | b[7] << 8
+        table_id = _le(b + ROWS_TABLE_ID, 6)
+        flags = b[ROWS_FLAGS] | b[ROWS_FLAGS + 1] << 8
         if v2:
-            p = 8 + (b[8] | b[9] << 8)
-            if p < 10 or p > n:
+            p = ROWS_EXTRA + (b[ROWS_EXTRA] | b[ROWS_EXTRA + 1] << 8)
+            if p < ROWS_V2_HEAD or p > n:
                 return False
         else:
-            p = 8
+            p = ROWS_EXTRA
         if p >= n:
             return False
         width = b[p]
@@ -725,17 +725,17 @@ cdef class TextPrinter:
         cdef int i
         cdef char w[9]
         cdef bint suppress = e[H_FLAGS] & 0x08
-        if n < 13 or self.q_status is None or self.thread_id < 0:
+        if n < Q_POST_HEADER or self.q_status is None or self.thread_id < 0:
             return False
-        tid = _rd32(b)
-        db_len = b[8]
-        status_len = b[11] | b[12] << 8
-        db_start = 13 + status_len
+        tid = _rd32(b + Q_THREAD_ID)
+        db_len = b[Q_DB_LEN]
+        status_len = b[Q_STATUS_LEN] | b[Q_STATUS_LEN + 1] << 8
+        db_start = Q_POST_HEADER + status_len
         db_end = db_start + db_len
         if db_end >= n or b[db_end] != 0:
             return False
         if status_len != len(self.q_status) or \
-                memcmp(b + 13, PyBytes_AS_STRING(self.q_status), status_len) != 0:
+                memcmp(b + Q_POST_HEADER, PyBytes_AS_STRING(self.q_status), status_len) != 0:
             return False
         q = b + db_end + 1
         qn = n - db_end - 1
@@ -755,9 +755,9 @@ cdef class TextPrinter:
         _putz(o, "Query\tthread_id=")
         _putu(o, tid)
         _putz(o, "\texec_time=")
-        _putu(o, _rd32(b + 4))
+        _putu(o, _rd32(b + Q_EXEC_TIME))
         _putz(o, "\terror_code=")
-        _putu(o, b[9] | b[10] << 8)
+        _putu(o, b[Q_ERROR_CODE] | b[Q_ERROR_CODE + 1] << 8)
         _putz(o, "\nSET TIMESTAMP=")
         _putu(o, _rd32(e))
         _putb(o, self.q_usec)
@@ -783,23 +783,23 @@ cdef class TextPrinter:
                          Py_ssize_t body_end) except -1:
         # fast_maria_gtid's layout (no XA fields, no extra flags); ReplayPrinter._maria_gtid
         cdef const uint8_t* b = e + HEADER_LEN
-        cdef Py_ssize_t n = body_end - HEADER_LEN, p = 13
+        cdef Py_ssize_t n = body_end - HEADER_LEN, p = M_COMMIT_ID
         cdef int flags2
         cdef int64_t skip, domain, server
         cdef uint64_t seq_no, commit_id = 0
         cdef OutBuf* o = &self.o
-        if n < 13 or b[12] & 0xC0:
+        if n < M_COMMIT_ID or b[M_FLAGS2] & 0xC0:
             return False
-        flags2 = b[12]
+        flags2 = b[M_FLAGS2]
         if flags2 & 0x02:
-            if n < 21:
+            if n < M_COMMIT_END:
                 return False
-            commit_id = _le(b + 13, 8)
-            p = 21
+            commit_id = _le(b + M_COMMIT_ID, 8)
+            p = M_COMMIT_END
         if p < n and b[p]:
             return False
-        seq_no = _le(b, 8)
-        domain = _rd32(b + 8)
+        seq_no = _le(b + M_SEQ_NO, 8)
+        domain = _rd32(b + M_DOMAIN)
         server = _rd32(e + H_SERVER_ID)
         self.flush_rows()
         self.header(at, e, size)
@@ -861,16 +861,16 @@ cdef class TextPrinter:
                    Py_ssize_t body_end, int tc) except -1:
         # fast_gtid's layouts (repltool.binlog.fastdecode); any other goes to Python
         cdef const uint8_t* b = e + HEADER_LEN
-        cdef Py_ssize_t n = body_end - HEADER_LEN, p = 42
+        cdef Py_ssize_t n = body_end - HEADER_LEN, p = G_ICT
         cdef uint64_t ict = 0, oct_ = 0, trx_len = 0, isv = 0, osv = 0
         cdef bint has_ts = False, has_len = False, has_sv = False, anon = True
         cdef int first, width, i
         cdef int64_t gno
         cdef char sid[37]
         cdef OutBuf* o = &self.o
-        if n < 42 or b[25] != 2:
+        if n < G_ICT or b[G_LT_TYPE] != LT_TYPECODE:
             return False
-        if n > 42:
+        if n > G_ICT:
             if n < p + 7:
                 return False
             ict = _le(b + p, 7)
@@ -910,18 +910,18 @@ cdef class TextPrinter:
                     else:
                         osv = isv
                     has_sv = True
-        gno = <int64_t>_le(b + 17, 8)
+        gno = <int64_t>_le(b + G_GNO, 8)
         for i in range(16):
-            if b[1 + i]:
+            if b[G_SID + i]:
                 anon = False
         anon = anon and gno == 0
         self.flush_rows()
         self.header(at, e, size)
         _putz(o, "Anonymous_GTID" if anon else "GTID")
         _putz(o, "\tlast_committed=")
-        _puti(o, <int64_t>_le(b + 26, 8))
+        _puti(o, <int64_t>_le(b + G_LC, 8))
         _putz(o, "\tsequence_number=")
-        _puti(o, <int64_t>_le(b + 34, 8))
+        _puti(o, <int64_t>_le(b + G_SN, 8))
         _putz(o, "\trbr_only=no" if b[0] & 1 else "\trbr_only=yes")
         if has_ts:
             _putz(o, "\toriginal_committed_timestamp=")
@@ -957,7 +957,7 @@ cdef class TextPrinter:
         if anon:
             _putz(o, "SET @@SESSION.GTID_NEXT= 'ANONYMOUS'/*!*/;\n")
         else:
-            _uuid_text(b + 1, sid)
+            _uuid_text(b + G_SID, sid)
             _putz(o, "SET @@SESSION.GTID_NEXT= '")
             _put(o, sid, 36)
             _putc(o, 58)

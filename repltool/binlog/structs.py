@@ -572,11 +572,13 @@ class FixedLayout:
     little-endian unsigned :class:`~construct.BytesInteger` (``Int48ul``...), which
     unpacks as its little-endian pieces of 4, 2 and 1 bytes, low first (a 6-byte
     table id: ``lo | hi << 32``), and a zero-length ``Bytes``, which unpacks as
-    nothing.  ``offsets`` and ``ends`` map every field walked (nested ones as
-    ``outer.inner``) to where it starts and ends; ``size`` is where the last one ends.
+    nothing.  ``items`` names the field of each unpacked item; ``offsets`` and ``ends``
+    map every field walked (nested ones as ``outer.inner``) to where it starts and ends;
+    ``size`` is where the last one ends.
     """
 
     struct: struct.Struct
+    items: tuple[str, ...]
     offsets: dict[str, int]
     ends: dict[str, int]
 
@@ -613,6 +615,7 @@ def fixed_head(decl: Struct, through: str | None = None, *,
         25
     """
     codes: list[str] = []
+    items: list[str] = []
     offsets: dict[str, int] = {}
     ends: dict[str, int] = {}
     pos = 0
@@ -631,14 +634,17 @@ def fixed_head(decl: Struct, through: str | None = None, *,
             if con.fmtstr[0] != "<":
                 raise TypeError(f"{name}: {con.fmtstr!r} is not little-endian")
             codes.append(con.fmtstr[1:])
+            items.append(name)
             pos += con.length
         elif isinstance(con, Bytes) and isinstance(con.length, int):
             if con.length:
                 codes.append(f"{con.length}s")
+                items.append(name)
                 pos += con.length
         elif (isinstance(con, BytesInteger) and isinstance(con.length, int)
               and con.swapped is True and not con.signed):
             codes.append(_little_pieces(con.length))
+            items.extend([name] * len(codes[-1]))
             pos += con.length
         elif isinstance(con, Struct):
             for sc in con.subcons:
@@ -664,7 +670,7 @@ def fixed_head(decl: Struct, through: str | None = None, *,
         walk(sc, sc.name, sc.name == through)
         if sc.name == through:
             break
-    return FixedLayout(struct.Struct("<" + "".join(codes)), offsets, ends)
+    return FixedLayout(struct.Struct("<" + "".join(codes)), tuple(items), offsets, ends)
 
 
 #: ``common_header`` as a ``struct.Struct``, for the readers' and writers' per-event paths

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from repltool.binlog import engine
 from repltool.binlog import structs as S
 from repltool.binlog.constants import (
-    CHECKSUM_LEN, LOGICAL_TIMESTAMP_TYPECODE, MAX_COLUMNS, EventType,
+    CHECKSUM_LEN, HEADER_LEN, LOGICAL_TIMESTAMP_TYPECODE, MAX_COLUMNS, EventType,
 )
 from repltool.binlog.corescan import core_roles, scan_summaries
 from repltool.binlog.engine import Unsupported
@@ -40,49 +40,44 @@ from repltool.errors import ReplToolError, UsageError
 FIELDS = TransactionSummary._fields
 
 
-def _offsets(struct) -> dict[str, int]:  # type: ignore[no-untyped-def]
-    """Offsets of a struct's leading fixed-size fields, from the declaration."""
-    out, p = {}, 0
-    for sc in struct.subcons:
-        out[sc.name] = p
-        try:
-            p += sc.sizeof()
-        except Exception:  # noqa: BLE001 - the first variable-size field ends the prefix
-            break
-    return out
-
-
 def test_layout_is_the_construct_declarations(core) -> None:  # type: ignore[no-untyped-def]
+    """The core's layout constants are the layouts ``structs.fixed_head`` derives from the
+    declarations (the ones the Python fast decoders unpack with)."""
     lay = core.layout()
-    head = _offsets(S.common_header)
-    assert lay["HEADER_LEN"] == S.common_header.sizeof()
+    head = S.HEADER.offsets
+    assert lay["HEADER_LEN"] == S.common_header.sizeof() == S.HEADER.size == HEADER_LEN
     assert (lay["H_TIMESTAMP"], lay["H_TYPE"], lay["H_SERVER_ID"], lay["H_EVENT_SIZE"],
             lay["H_LOG_POS"], lay["H_FLAGS"]) == (
         head["timestamp"], head["type_code"], head["server_id"], head["event_size"],
         head["log_pos"], head["flags"])
     assert lay["CHECKSUM_LEN"] == CHECKSUM_LEN
     assert lay["MAX_COLUMNS"] == MAX_COLUMNS
-    gtid = _offsets(S.gtid_body)
-    clock = _offsets(S.gtid_timestamps.cases[LOGICAL_TIMESTAMP_TYPECODE])
-    clock_len = S.gtid_timestamps.cases[LOGICAL_TIMESTAMP_TYPECODE].sizeof()
+    gtid = S.GTID_HEAD.offsets
     assert (lay["G_SID"], lay["G_GNO"], lay["G_LT_TYPE"]) == (gtid["sid"], gtid["gno"],
                                                               gtid["lt_type"])
     assert lay["G_NO_CLOCK_LEN"] == gtid["lt_type"]          # flags, sid, gno only (5.6)
-    assert lay["G_LC"] == gtid["lt_type"] + 1 + clock["last_committed"]
-    assert lay["G_SN"] == gtid["lt_type"] + 1 + clock["sequence_number"]
-    assert lay["G_ICT"] == gtid["lt_type"] + 1 + clock_len
+    assert lay["G_LC"] == gtid["clock.last_committed"]
+    assert lay["G_SN"] == gtid["clock.sequence_number"]
+    assert lay["G_ICT"] == S.GTID_HEAD.size == gtid["clock"] + S.GTID_CLOCKS[
+        LOGICAL_TIMESTAMP_TYPECODE].size                      # the 42-byte post-header
     assert lay["LT_TYPECODE"] == LOGICAL_TIMESTAMP_TYPECODE
-    maria = _offsets(S.maria_gtid_body)
-    assert (lay["M_SEQ_NO"], lay["M_DOMAIN"], lay["M_FLAGS2"], lay["M_COMMIT_ID"]) == (
-        maria["seq_no"], maria["domain_id"], maria["flags2"], maria["commit_id"])
-    query = _offsets(S.BinlogStructs._query(13))
-    assert (lay["Q_THREAD_ID"], lay["Q_DB_LEN"], lay["Q_STATUS_LEN"], lay["Q_POST_HEADER"]) \
-        == (query["thread_id"], query["db_len"], query["status_vars_len"],
-            query["extra_post_header"])
-    tm = _offsets(S.BinlogStructs(bytes(50)).table_map_body)
-    assert lay["TM_DB_LEN"] == tm["db"] - tm["table_id"]
-    rows = _offsets(S.BinlogStructs(bytes(50)).rows_v2_body)
-    assert lay["ROWS_TABLE_ID"] == rows["table_id"]
+    maria = S.MARIA_GTID_COMMIT
+    assert (lay["M_SEQ_NO"], lay["M_DOMAIN"], lay["M_FLAGS2"], lay["M_COMMIT_ID"],
+            lay["M_COMMIT_END"]) == (
+        maria.offsets["seq_no"], maria.offsets["domain_id"], maria.offsets["flags2"],
+        maria.offsets["commit_id"], maria.size)
+    assert lay["M_COMMIT_ID"] == S.MARIA_GTID_HEAD.size
+    query = S.QUERY_HEAD.offsets
+    assert (lay["Q_THREAD_ID"], lay["Q_EXEC_TIME"], lay["Q_DB_LEN"], lay["Q_ERROR_CODE"],
+            lay["Q_STATUS_LEN"], lay["Q_POST_HEADER"]) == (
+        query["thread_id"], query["exec_time"], query["db_len"], query["error_code"],
+        query["status_vars_len"], S.QUERY_HEAD.size)
+    assert lay["TM_DB_LEN"] == S.TABLE_MAP_HEAD.size
+    rows = S.ROWS_V2_HEAD
+    assert (lay["ROWS_TABLE_ID"], lay["ROWS_FLAGS"], lay["ROWS_EXTRA"], lay["ROWS_V2_HEAD"]) \
+        == (rows.offsets["table_id"], rows.offsets["flags"], rows.offsets["extra_info"],
+            rows.size)
+    assert lay["ROWS_EXTRA"] == S.ROWS_V1_HEAD.size          # v1: the width follows the flags
 
 
 def test_type_table_is_the_groupers(core) -> None:  # type: ignore[no-untyped-def]
