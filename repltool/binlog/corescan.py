@@ -28,6 +28,7 @@ from uuid import UUID
 
 from ..errors import ReplToolError
 from ..positions import Position
+from . import structs as S
 from .constants import BINLOG_MAGIC, HEADER_LEN, ChecksumAlg, EventType
 from .decode import DecodeContext
 from .engine import Unsupported, compiled_core
@@ -603,7 +604,7 @@ class _CoreScan:
                     self._prune_snapshots()
                 need = CHUNK
                 if status == 1 and off + HEADER_LEN <= len(win.view):
-                    size = int.from_bytes(win.view[off + 9:off + 13], "little")
+                    size = int.from_bytes(win.view[S.HEADER.span("event_size", off)], "little")
                     if win.base + off + size > fi.size:
                         raise Unsupported("event runs past the end of the file",
                                           Position(path, win.base + off))
@@ -628,9 +629,8 @@ class _CoreScan:
     def python_event(self, fi: FileInfo, raw: bytes, p: int) -> None:
         """An FDE, a Rotate or a GTID the core left to the general code."""
         core = self.core
-        ts, tc, sid, size, log_pos, flags = (
-            int.from_bytes(raw[0:4], "little"), raw[4], int.from_bytes(raw[5:9], "little"),
-            len(raw), int.from_bytes(raw[13:17], "little"), int.from_bytes(raw[17:19], "little"))
+        ts, tc, sid, _, log_pos, flags = S.COMMON_HEADER.unpack_from(raw)
+        size = len(raw)
         pos = Position(fi.path, p, None)
         if tc == EventType.FORMAT_DESCRIPTION_EVENT or tc == EventType.ROTATE_EVENT:
             self.snapshots.append((len(self.infos) - 1, p, self.seg.copy(), copy.copy(fi)))
@@ -1209,6 +1209,10 @@ class _Window:
         self.view = mv[:n]
 
 
+_TYPE_AT = S.HEADER.offsets["type_code"]
+_SIZE_AT, _SIZE_END = S.HEADER.offsets["event_size"], S.HEADER.ends["event_size"]
+
+
 def _headers(path: str, start: int, end: int) -> list[tuple[int, int, int]]:
     """``(type code, events, bytes)`` of the complete events in ``[start, end)`` of a
     file the core walked (headers only)."""
@@ -1220,11 +1224,12 @@ def _headers(path: str, start: int, end: int) -> list[tuple[int, int, int]]:
         data = fh.read(max(0, end - start))
     p = 0
     while p + HEADER_LEN <= len(data):
-        size = int.from_bytes(data[p + 9:p + 13], "little")
+        size = int.from_bytes(data[p + _SIZE_AT:p + _SIZE_END], "little")
         if size < HEADER_LEN or p + size > len(data):
             break
-        types[data[p + 4]] += 1
-        nbytes[data[p + 4]] += size
+        tc = data[p + _TYPE_AT]
+        types[tc] += 1
+        nbytes[tc] += size
         p += size
     return [(tc, n, nbytes[tc]) for tc, n in types.items()]
 

@@ -292,11 +292,11 @@ def decode_gtid_tagged(data: bytes, ctx: DecodeContext) -> GtidBody:
 
 def decode_gtid_set(data: bytes, ctx: DecodeContext) -> GtidSet:
     """An encoded GTID set (Previous_gtids body, Transaction_context snapshot)."""
-    if len(data) >= 8:
-        raw = int.from_bytes(data[:8], "little")
+    if len(data) >= _SET_HEAD.size:
+        raw = _SET_HEAD.unpack_from(data)[0]
         tagged = raw >> 56 == 1 and raw & 0xFF == 1
         count = (raw >> 8) & 0xFFFFFFFFFFFF if tagged else raw
-        if count * 24 > len(data):
+        if count * _SID_HEAD.size > len(data):
             raise malformed(ctx, f"GTID set claims {count} UUIDs but has {len(data)} bytes")
         if not tagged:
             fast = _untagged_gtid_set(data, count, ctx)
@@ -322,18 +322,19 @@ def _untagged_gtid_set(data: bytes, count: int, ctx: DecodeContext) -> GtidSet |
     bytes each: construct builds a Container per interval, ~400 bytes, 430 MB for a
     Previous_gtids of a million intervals).  ``None`` when the bytes run out:
     construct then says where."""
-    p, n_data = 8, len(data)
+    p, n_data = _SET_HEAD.size, len(data)
+    sid_len, iv_len = _SID_HEAD.size, S.GTID_INTERVAL.size
     sids = []
     for _ in range(count):
-        if p + 24 > n_data:
+        if p + sid_len > n_data:
             return None
-        sid = UUID(bytes=bytes(data[p:p + 16]))
-        n = int.from_bytes(data[p + 16:p + 24], "little")
-        p += 24
-        if n * 16 > n_data - p:
+        uuid, n = _SID_HEAD.unpack_from(data, p)
+        sid = UUID(bytes=uuid)
+        p += sid_len
+        if n * iv_len > n_data - p:
             return None
-        flat = array("q")
-        flat.frombytes(data[p:p + 16 * n])
+        flat = array("q")       # GTID_INTERVAL: two int64 a interval
+        flat.frombytes(data[p:p + iv_len * n])
         if _BIG_ENDIAN:
             flat.byteswap()
         for k in range(1, len(flat), 2):
@@ -341,12 +342,15 @@ def _untagged_gtid_set(data: bytes, count: int, ctx: DecodeContext) -> GtidSet |
             if end <= start:
                 raise malformed(ctx, f"GTID interval [{start}, {end}) is empty")
             flat[k] = end - 1           # [start, end) -> closed
-        p += 16 * n
+        p += iv_len * n
         sids.append((sid, None, flat))
     return GtidSet.from_flat(sids)
 
 
 _BIG_ENDIAN = sys.byteorder == "big"
+_SET_HEAD = S.GTID_SET_HEAD.struct      # n_sids_raw
+_SID_HEAD = S.GTID_SET_SID.struct       # an untagged UUID: uuid, n_intervals
+_LIST_HEAD = S.GTID_LIST_HEAD.struct    # count_flags
 
 
 def decode_previous_gtids(data: bytes, ctx: DecodeContext) -> PreviousGtidsBody:
@@ -445,7 +449,8 @@ def decode_maria_gtid(data: bytes, ctx: DecodeContext) -> MariaGtidBody:
 
 
 def decode_gtid_list(data: bytes, ctx: DecodeContext) -> GtidListBody:
-    if len(data) >= 4 and (int.from_bytes(data[:4], "little") & 0x0FFFFFFF) * 16 > len(data):
+    if len(data) >= _LIST_HEAD.size \
+            and (_LIST_HEAD.unpack_from(data)[0] & 0x0FFFFFFF) * S.GTID_LIST_ENTRY.size > len(data):
         raise malformed(ctx, "GTID list count exceeds the event size")
     c = parse_at(S.gtid_list_body, data, ctx)
     return GtidListBody(c.count_flags >> 28,

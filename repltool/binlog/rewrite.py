@@ -57,6 +57,8 @@ __all__ = ["RewriteReport", "rewrite_log", "rewrite_log_reference"]
 
 WALK_BUFFER = 1 << 16     # header skips within the buffer cost no system call
 _UNTAGGED = GTID_TYPES - {EventType.GTID_TAGGED_LOG_EVENT}
+_FLAGS = S.HEADER.span("flags")
+_LOG_POS = S.HEADER.span("log_pos")
 
 
 @dataclass(frozen=True, slots=True)
@@ -374,12 +376,12 @@ class Rewriter:
         has_crc = version >= (5, 6, 1)
         body = raw[HEADER_LEN:len(raw) - (CHECKSUM_LEN if has_crc else 0)]
         fde = decode_fde(body, DecodeContext(FDE_FREE_STRUCTS, pos, EventType.FORMAT_DESCRIPTION_EVENT))
-        flags = int.from_bytes(raw[17:19], "little")
+        flags = int.from_bytes(raw[_FLAGS], "little")
         if not self.seen_fde and self.relay_log is None:
             self.relay_log = bool(flags & EventFlag.RELAY_LOG)
         self.seen_fde = True
         self.crc_on = fde.checksum_alg == ChecksumAlg.CRC32
-        log_pos = int.from_bytes(raw[13:17], "little")
+        log_pos = int.from_bytes(raw[_LOG_POS], "little")
         if self._shifts(log_pos, p + len(raw)):
             if has_crc and not crc_ok(raw, fde=True):
                 raise ChecksumMismatch("stored CRC32 is wrong; refusing to rewrite this event",
@@ -410,8 +412,8 @@ class Rewriter:
             self.rewritten += 1
         if self.encoding == "delta16" and raw[4] in _UNTAGGED and not delta16_encodable(lc, sn):
             self.fallbacks += 1
-        if self._shifts(int.from_bytes(raw[13:17], "little"), p + len(raw), delta):
-            new = set_log_pos(new, int.from_bytes(new[13:17], "little") + self.delta,
+        if self._shifts(int.from_bytes(raw[_LOG_POS], "little"), p + len(raw), delta):
+            new = set_log_pos(new, int.from_bytes(new[_LOG_POS], "little") + self.delta,
                               crc=self.crc_on)
         self.delta += delta
         if new is not raw:

@@ -16,6 +16,7 @@ import zlib
 from typing import Iterator, Mapping
 
 from ..errors import UsageError
+from . import structs as S
 from .constants import CHECKSUM_LEN, HEADER_LEN
 from .events import Event, FormatDescriptionBody, QueryBody, TableMapBody
 
@@ -35,7 +36,8 @@ def rewrite_table_map(raw: bytes, new_db: str, *, post_header_len: int, crc: boo
     end = at + 1 + old_len + 1                 # past the name and its NUL
     body_end = len(raw) - (CHECKSUM_LEN if crc else 0)
     out = bytearray(raw[:at] + bytes([len(name)]) + name + b"\0" + raw[end:body_end])
-    out[9:13] = (len(out) + (CHECKSUM_LEN if crc else 0)).to_bytes(4, "little")
+    size = S.HEADER.span("event_size")
+    out[size] = (len(out) + (CHECKSUM_LEN if crc else 0)).to_bytes(size.stop - size.start, "little")
     if crc:
         out += zlib.crc32(bytes(out)).to_bytes(4, "little")
     return bytes(out)

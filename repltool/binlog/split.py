@@ -44,7 +44,7 @@ _GTIDS = (int(EventType.GTID_LOG_EVENT), int(EventType.ANONYMOUS_GTID_LOG_EVENT)
 # the layouts, from the construct declarations
 _GTID_CLOCK_LEN = S.GTID_HEAD.size      # flags, sid, gno, lt_type, last_committed, sequence_number
 _LT_AT = S.GTID_HEAD.offsets["lt_type"]
-_LC_AT, _LC_END = S.GTID_HEAD.offsets["clock.last_committed"], S.GTID_HEAD.ends["clock.last_committed"]
+_LC = S.GTID_HEAD.span("clock.last_committed")
 _TYPE_AT = S.HEADER.offsets["type_code"]
 _SIZE_AT, _SIZE_END = S.HEADER.offsets["event_size"], S.HEADER.ends["event_size"]
 _POS_AT, _POS_END = S.HEADER.offsets["log_pos"], S.HEADER.ends["log_pos"]
@@ -178,7 +178,7 @@ def _clock(data: bytes, p: int, crc: bool) -> int | None:
     body = data[p + HEADER_LEN:p + size - (4 if crc else 0)]
     if len(body) < _GTID_CLOCK_LEN or body[_LT_AT] != LOGICAL_TIMESTAMP_TYPECODE:
         return None
-    return int.from_bytes(body[_LC_AT:_LC_END], "little", signed=True)
+    return int.from_bytes(body[_LC], "little", signed=True)
 
 
 def span_events(path: str, span: Span, options: ReadOptions | None = None,

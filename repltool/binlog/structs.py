@@ -301,11 +301,12 @@ gtid_tagged_body = Struct(
 # ---- PREVIOUS_GTIDS_LOG_EVENT (35): rpl_gtid_set.cc Gtid_set::encode ----
 # n_sids: untagged format = plain count; tagged format = bytes 01 nn nn nn nn nn nn 01.
 
+gtid_interval = Struct("start" / Int64sl, "end" / Int64sl)     # [start, end)
 gtid_set_sid = Struct(
     "uuid" / Bytes(16),
     "tag" / If(this._.tagged, Prefixed(SerialVarint, GreedyBytes)),
     "n_intervals" / Int64ul,
-    "intervals" / Array(this.n_intervals, Struct("start" / Int64sl, "end" / Int64sl)),
+    "intervals" / Array(this.n_intervals, gtid_interval),
 )
 
 gtid_set_encoding = Struct(
@@ -389,10 +390,10 @@ maria_gtid_body = Struct(
 
 # ---- MariaDB GTID_LIST_EVENT (163), BINLOG_CHECKPOINT_EVENT (161), START_ENCRYPTION (164) ----
 
+gtid_list_entry = Struct("domain_id" / Int32ul, "server_id" / Int32ul, "seq_no" / Int64ul)
 gtid_list_body = Struct(
     "count_flags" / Int32ul,
-    "gtids" / Array(this.count_flags & 0x0FFFFFFF, Struct(
-        "domain_id" / Int32ul, "server_id" / Int32ul, "seq_no" / Int64ul)),
+    "gtids" / Array(this.count_flags & 0x0FFFFFFF, gtid_list_entry),
     "padding" / GreedyBytes,
 )
 binlog_checkpoint_body = Struct("file" / Prefixed(Int32ul, GreedyBytes))
@@ -586,6 +587,10 @@ class FixedLayout:
     def size(self) -> int:
         return self.struct.size
 
+    def span(self, name: str, at: int = 0) -> slice:
+        """The field's bytes in a buffer where the layout starts at ``at``: ``raw[span]``."""
+        return slice(at + self.offsets[name], at + self.ends[name])
+
 
 def _little_pieces(n: int) -> str:
     """struct codes of the 4-, 2- and 1-byte pieces of an n-byte little-endian integer."""
@@ -601,8 +606,9 @@ def fixed_head(decl: Struct, through: str | None = None, *,
     unsigned little-endian ``BytesInteger``, nested ``Struct``; an ``If`` / ``IfThenElse``
     whose condition is a constant takes its branch (``Pass`` and ``Computed`` take no
     bytes); an ``If`` with a run-time condition and an ``Optional`` are taken as present
-    (the caller checks presence -- body length, typecode, flag -- before it unpacks); a
-    ``Switch`` takes the case ``cases[name]``; a ``Prefixed`` field, only as ``through``,
+    (the caller checks presence -- body length, typecode, flag -- before it unpacks),
+    unless ``cases[name]`` says (True: present, False: absent); a ``Switch`` takes the
+    case ``cases[name]``; a ``Prefixed`` field, only as ``through``,
     contributes its length field.  Anything else (packed integers, a length read from
     the body, greedy fields, a ``Switch`` without a case) raises ``TypeError``.
     Meant for import time: the result is what the per-event code unpacks with.
@@ -651,7 +657,8 @@ def fixed_head(decl: Struct, through: str | None = None, *,
                 walk(sc, f"{name}.{sc.name}", False)
         elif isinstance(con, IfThenElse):
             if callable(con.condfunc):
-                walk(con.thensubcon, name, last)
+                present = cases[name] if cases and name in cases else True
+                walk(con.thensubcon if present else con.elsesubcon, name, last)
             else:
                 walk(con.thensubcon if con.condfunc else con.elsesubcon, name, last)
         elif isinstance(con, Select) and len(con.subcons) == 2 and con.subcons[1] is Pass:
@@ -696,3 +703,15 @@ MARIA_GTID_HEAD = fixed_head(maria_gtid_body, "flags2")
 MARIA_GTID_COMMIT = fixed_head(maria_gtid_body, "commit_id")
 #: the Xid body
 XID = fixed_head(xid_body).struct
+#: a Format_description body's fixed part: binlog_version, server_version, create_timestamp,
+#: common_header_len (the post-header lengths follow)
+FDE_HEAD = fixed_head(fde_body, "common_header_len")
+#: a Rotate body's position (the 8-byte post-header); the new file's name follows
+ROTATE_HEAD = fixed_head(_rotate_struct(8), "position")
+#: an encoded GTID set: its count, each untagged UUID's head (uuid, n_intervals), an interval
+GTID_SET_HEAD = fixed_head(gtid_set_encoding, "n_sids_raw")
+GTID_SET_SID = fixed_head(gtid_set_sid, "n_intervals", cases={"tag": False})
+GTID_INTERVAL = fixed_head(gtid_interval)
+#: MariaDB's GTID list: its count and flags, then each entry
+GTID_LIST_HEAD = fixed_head(gtid_list_body, "count_flags")
+GTID_LIST_ENTRY = fixed_head(gtid_list_entry)

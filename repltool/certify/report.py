@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..binlog import ReadOptions, group_transactions, read_events, read_transactions
+from ..binlog import structs as S
 from ..binlog.constants import BINLOG_MAGIC, EventFlag, EventType
 from ..paths import Paths, path_list
 from .gtidset import GtidSet
@@ -64,6 +65,9 @@ def default_mode(first: Transaction | None) -> Mode:
 #: the modes whose trackers drop a write set past the history size (MySQL's
 #: ``add_write_set`` unless Group Replication requires the full write set)
 _DROPPING = frozenset({Mode.WRITESET, Mode.WRITESET_SESSION})
+#: the first event's type code and flags, after the 4-byte magic
+_FDE_TYPE = len(BINLOG_MAGIC) + S.HEADER.offsets["type_code"]
+_FDE_FLAGS = S.HEADER.span("flags", len(BINLOG_MAGIC))
 
 
 def drops_past_limit(mode: Mode | str | None, paths: Sequence[str]) -> bool:
@@ -82,10 +86,10 @@ def drops_past_limit(mode: Mode | str | None, paths: Sequence[str]) -> bool:
             if not stat.S_ISREG(os.stat(path).st_mode):
                 return False
             with open(path, "rb") as fh:
-                head = fh.read(4 + 19)
-            if len(head) < 23 or head[:4] != BINLOG_MAGIC \
-                    or head[4 + 4] != EventType.FORMAT_DESCRIPTION_EVENT \
-                    or int.from_bytes(head[4 + 17:4 + 19], "little") & EventFlag.RELAY_LOG:
+                head = fh.read(_FDE_FLAGS.stop)         # magic + the first header
+            if len(head) < _FDE_FLAGS.stop or head[:len(BINLOG_MAGIC)] != BINLOG_MAGIC \
+                    or head[_FDE_TYPE] != EventType.FORMAT_DESCRIPTION_EVENT \
+                    or int.from_bytes(head[_FDE_FLAGS], "little") & EventFlag.RELAY_LOG:
                 return False
     except OSError:
         return False

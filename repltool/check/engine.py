@@ -28,6 +28,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from ..binlog import EventFlag, EventType, FileInfo, ReadOptions, read_events, type_name
+from ..binlog import structs as S
 from ..binlog.clock import inconsistent, is_barrier
 from ..binlog.corescan import CheckScan, Handover, scan_clock_transactions
 from ..binlog.damage import DamageLog
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 
 _T = EventType
 _KNOWN = frozenset(int(t) for t in EventType)
+_FLAGS = S.HEADER.span("flags")
 _GTID_TYPES = frozenset({_T.GTID_LOG_EVENT, _T.ANONYMOUS_GTID_LOG_EVENT,
                          _T.GTID_TAGGED_LOG_EVENT})
 #: the bodies check reads (START_ENCRYPTION: its S007 names the key version)
@@ -563,7 +565,7 @@ class _Checker:
         if computed == ev.crc:
             return
         if ev.type_code == _T.FORMAT_DESCRIPTION_EVENT:
-            flags = int.from_bytes(raw[17:19], "little") & ~EventFlag.BINLOG_IN_USE
+            flags = int.from_bytes(raw[_FLAGS], "little") & ~EventFlag.BINLOG_IN_USE
             computed = zlib.crc32(raw[:17] + flags.to_bytes(2, "little") + raw[19:-4])
             if computed == ev.crc:
                 return

@@ -38,6 +38,7 @@ import types
 import zlib
 from typing import Any, BinaryIO, Iterable, Mapping
 
+from ..binlog import structs as S
 from ..binlog.constants import (
     CHECKSUM_LEN, HEADER_LEN, MARIA_FL_ALLOW_PARALLEL, MARIA_FL_COMPLETED_XA,
     MARIA_FL_PREPARED_XA, MARIA_FL_STANDALONE, EventType,
@@ -115,9 +116,9 @@ def hexdump_lines(raw: bytes, offset: int, *, mariadb: bool = False) -> str:
     offsets in hexadecimal, as mysqlbinlog prints them."""
     who = ("Master ID", "Master Pos") if mariadb else ("Source ID", "Source Pos")
     h = raw[:HEADER_LEN].hex(" ").split(" ")
+    ts, tc, sid, size, pos, flags = (" ".join(h[S.HEADER.span(f)]) for f in S.HEADER.items)
     out = [f"# Position  Timestamp   Type   {who[0]}        Size      {who[1]}    Flags",
-           f"# {offset:8x} {' '.join(h[0:4])}   {h[4]}   {' '.join(h[5:9])}   "
-           f"{' '.join(h[9:13])}   {' '.join(h[13:17])}   {' '.join(h[17:19])}"]
+           f"# {offset:8x} {ts}   {tc}   {sid}   {size}   {pos}   {flags}"]
     for i in range(HEADER_LEN, len(raw), 16):
         chunk = raw[i:i + 16]
         hx = chunk[:8].hex(" ") + ("  " + chunk[8:].hex(" ") if len(chunk) > 8 else "")
@@ -743,7 +744,7 @@ def _print_file(printer: ReplayPrinter, tp: Any, core: Any, path: str, options: 
             if status == core.TP_REST:
                 _general(printer, tp, resume_events(fi, base + off, options))
                 return
-            size = int.from_bytes(buf[off + 9:off + 13], "little")
+            size = int.from_bytes(buf[S.HEADER.span("event_size", off)], "little")
             _general(printer, tp, events_in(fi, buf[off:off + size], base + off, options))
             tp.take_over()
             off += size

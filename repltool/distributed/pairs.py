@@ -82,8 +82,11 @@ def has_unmapped(trx: Any, mapped: set[int], named: set[str] | None = None) -> b
     :param named: also add ``db.table`` of each Table_map that carries column names
         (``binlog_row_metadata=FULL``) to it (the same pass over the events).
     """
+    from ..binlog import structs as S
+    from ..binlog.constants import HEADER_LEN
     from ..binlog.events import TableMapBody
     rows = _rows_types()
+    tid_span = S.ROWS_V2_HEAD.span("table_id", HEADER_LEN)
     unknown = False
     for ev in trx.events:
         body = ev.body
@@ -95,8 +98,8 @@ def has_unmapped(trx: Any, mapped: set[int], named: set[str] | None = None) -> b
                     named.add(f"{body.db}.{body.table}")
         elif ev.type_code in rows:
             table_id = getattr(ev.body, "table_id", None)
-            if table_id is None and len(ev.raw) >= 25:
-                table_id = int.from_bytes(ev.raw[19:25], "little")
+            if table_id is None and len(ev.raw) >= tid_span.stop:
+                table_id = int.from_bytes(ev.raw[tid_span], "little")
             unknown = unknown or table_id not in mapped
     return unknown
 

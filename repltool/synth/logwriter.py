@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..binlog import structs as S
-from ..binlog.constants import EventType
+from ..binlog.constants import CHECKSUM_LEN, HEADER_LEN, EventType
 from ..binlog.events import GtidBody
 from ..binlog.writer import encode_gtid_body, encode_gtid_tagged_body, transaction_length_for
 from .formats import ServerFormat
@@ -38,6 +38,9 @@ from .formats import ServerFormat
 _HDR = S.COMMON_HEADER
 _U32 = struct.Struct("<I")
 _GTID_HEAD = S.GTID_HEAD.struct     # flags, sid, gno, lt_type, lc, sn
+_ROTATE_POS = S.ROTATE_HEAD.struct  # a Rotate body's position (the file name follows)
+_FLAGS = S.HEADER.span("flags")
+_FRAME = HEADER_LEN + CHECKSUM_LEN  # an event's bytes besides its body
 _crc32 = zlib.crc32
 
 ARTIFICIAL = 0x20
@@ -50,8 +53,8 @@ def frame(ts: int, tc: int, server_id: int, flags: int, body: bytes, log_pos: in
           crc: bool = True) -> bytes:
     """One event: header, body and (``crc``) the CRC32 footer."""
     if not crc:
-        return _HDR.pack(ts, tc, server_id, 19 + len(body), log_pos, flags) + body
-    head = _HDR.pack(ts, tc, server_id, 23 + len(body), log_pos, flags)
+        return _HDR.pack(ts, tc, server_id, HEADER_LEN + len(body), log_pos, flags) + body
+    head = _HDR.pack(ts, tc, server_id, _FRAME + len(body), log_pos, flags)
     return b"".join((head, body, _U32.pack(_crc32(body, _crc32(head)))))
 
 
@@ -59,14 +62,20 @@ def frame_fde(ts: int, server_id: int, flags: int, body: bytes, log_pos: int) ->
     """An FDE: its CRC is computed with LOG_EVENT_BINLOG_IN_USE_F cleared."""
     ev = frame(ts, EventType.FORMAT_DESCRIPTION_EVENT, server_id, flags & ~IN_USE, body, log_pos)
     if flags & IN_USE:
-        ev = ev[:17] + struct.pack("<H", flags) + ev[19:]
+        ev = _with_flags(ev, flags)
     return ev
+
+
+def _with_flags(ev: bytes, flags: int) -> bytes:
+    """``ev`` with the header's flags replaced (its CRC unchanged)."""
+    return ev[:_FLAGS.start] + flags.to_bytes(_FLAGS.stop - _FLAGS.start, "little") \
+        + ev[_FLAGS.stop:]
 
 
 def fde_body(fmt: ServerFormat, server_version: str, create_timestamp: int) -> bytes:
     return S.fde_body.build(
         {"binlog_version": 4, "server_version": server_version.encode().ljust(50, b"\0"),
-         "create_timestamp": create_timestamp, "common_header_len": 19,
+         "create_timestamp": create_timestamp, "common_header_len": HEADER_LEN,
          "post_header_len": fmt.post_header_len, "checksum_alg": 1},
         num_types=len(fmt.post_header_len), has_checksum_alg=True)
 
@@ -164,10 +173,11 @@ class BinlogOutput(Output):
         if in_use and self.files:
             # the active file keeps LOG_EVENT_BINLOG_IN_USE_F (its CRC ignores the flag)
             with open(self.files[-1], "r+b") as fh:
-                fh.seek(4 + 17)
-                flags = struct.unpack("<H", fh.read(2))[0]
-                fh.seek(4 + 17)
-                fh.write(struct.pack("<H", flags | IN_USE))
+                at = S.HEADER.span("flags", 4)          # after the 4-byte magic
+                fh.seek(at.start)
+                flags = int.from_bytes(fh.read(at.stop - at.start), "little")
+                fh.seek(at.start)
+                fh.write((flags | IN_USE).to_bytes(at.stop - at.start, "little"))
         (self.dir / f"{self.basename}.index").write_text(
             "".join(f"./{p.name}\n" for p in self.files))
 
@@ -210,10 +220,10 @@ class RelayOutput(Output):
         self.pos = 0
         self._write(b"\xfebin")
         body = fde_body(self.fmt, self.server_version, 0)
-        self._write(frame_fde(ts, self.server_id, RELAY, body, self.pos + 23 + len(body)))
+        self._write(frame_fde(ts, self.server_id, RELAY, body, self.pos + _FRAME + len(body)))
         prev = self.retrieved.previous_gtids_body()
         self._write(frame(ts, EventType.PREVIOUS_GTIDS_LOG_EVENT, self.server_id,
-                          IGNORABLE | RELAY, prev, self.pos + 23 + len(prev)))
+                          IGNORABLE | RELAY, prev, self.pos + _FRAME + len(prev)))
 
     def source_start(self, name: str, fde: bytes, prev: bytes, ts: int) -> None:
         self.ts = ts
@@ -221,16 +231,15 @@ class RelayOutput(Output):
         if first:
             self._open(ts)
             # the dump thread's fake Rotate: timestamp 0, log_pos 0, artificial
-            body = struct.pack("<Q", 4) + name.encode()
+            body = _ROTATE_POS.pack(4) + name.encode()
             self._write(frame(0, EventType.ROTATE_EVENT, _server_id(fde), ARTIFICIAL, body, 0))
         # the source FDE as the dump thread sends it: IN_USE cleared (same CRC)
-        fde = fde[:17] + struct.pack("<H", struct.unpack_from("<H", fde, 17)[0] & ~IN_USE) \
-            + fde[19:]
+        fde = _with_flags(fde, int.from_bytes(fde[_FLAGS], "little") & ~IN_USE)
         self.source_fde = fde
         self._write(fde)
         # the receiver writes a server_id-0 Rotate instead of the source's Previous_gtids
-        body = struct.pack("<Q", 4 + len(fde) + len(prev)) + name.encode()
-        log_pos = 0 if self.fmt.has_commit_ts else self.pos + 23 + len(body)
+        body = _ROTATE_POS.pack(4 + len(fde) + len(prev)) + name.encode()
+        log_pos = 0 if self.fmt.has_commit_ts else self.pos + _FRAME + len(body)
         self._write(frame(ts, EventType.ROTATE_EVENT, 0, 0, body, log_pos))
         self.source_name = name
 
@@ -241,18 +250,19 @@ class RelayOutput(Output):
 
     def _rotate_relay(self) -> None:
         name = f"{self.basename}.{len(self.files) + 1:06d}"
-        body = struct.pack("<Q", 4) + name.encode()
+        body = _ROTATE_POS.pack(4) + name.encode()
         self._write(frame(self.ts, EventType.ROTATE_EVENT, self.server_id, RELAY, body,
-                          self.pos + 23 + len(body)))
+                          self.pos + _FRAME + len(body)))
         assert self.fh is not None
         self.fh.close()
         self._open(self.ts)
         # a copy of the source's FDE: artificial, created 0, log_pos 0
         assert self.source_fde is not None
         f = self.source_fde
-        body = f[19:71] + bytes(4) + f[75:-4]
-        self._write(frame(_u32(f, 0), EventType.FORMAT_DESCRIPTION_EVENT, _server_id(f),
-                          ARTIFICIAL, body, 0))
+        ct = S.FDE_HEAD.span("create_timestamp", HEADER_LEN)   # zeroed in the relay's copy
+        body = f[HEADER_LEN:ct.start] + bytes(ct.stop - ct.start) + f[ct.stop:-CHECKSUM_LEN]
+        self._write(frame(_u32(f, S.HEADER.offsets["timestamp"]),
+                          EventType.FORMAT_DESCRIPTION_EVENT, _server_id(f), ARTIFICIAL, body, 0))
 
     def source_rotate(self, raw: bytes) -> None:
         self._write(raw)
@@ -273,7 +283,7 @@ class RelayOutput(Output):
 
 
 def _server_id(raw: bytes) -> int:
-    return _u32(raw, 5)
+    return _u32(raw, S.HEADER.offsets["server_id"])
 
 
 def _u32(raw: bytes, at: int) -> int:
@@ -311,11 +321,11 @@ class SourceLog:
         self.file_no += 1
         self.name = f"{self.basename}.{self.file_no:06d}"
         body = fde_body(self.fmt, self.server_version, ts if first else 0)
-        fde = frame_fde(ts, self.server_id, 0, body, 4 + 23 + len(body))
+        fde = frame_fde(ts, self.server_id, 0, body, 4 + _FRAME + len(body))
         self.pos = 4 + len(fde)
         prev = self.gtids.previous_gtids_body()
         pg = frame(ts, EventType.PREVIOUS_GTIDS_LOG_EVENT, self.server_id, IGNORABLE, prev,
-                   self.pos + 23 + len(prev))
+                   self.pos + _FRAME + len(prev))
         self.pos += len(pg)
         self.out.source_start(self.name, fde, pg, ts)
 
@@ -324,9 +334,9 @@ class SourceLog:
         if self.pos < self.max_size:
             return False
         nxt = f"{self.basename}.{self.file_no + 1:06d}"
-        body = struct.pack("<Q", 4) + nxt.encode()
+        body = _ROTATE_POS.pack(4) + nxt.encode()
         self.out.source_rotate(frame(ts, EventType.ROTATE_EVENT, self.server_id, 0, body,
-                                     self.pos + 23 + len(body)))
+                                     self.pos + _FRAME + len(body)))
         self.offset = abs_seq
         self.open(ts, first=False)
         return True
@@ -336,7 +346,7 @@ class SourceLog:
             self.out.close(in_use=True)
             return
         self.out.source_end(frame(ts, EventType.STOP_EVENT, self.server_id, 0, b"",
-                                  self.pos + 23))
+                                  self.pos + _FRAME))
         self.out.close(in_use=False)
 
     def relative(self, lc_abs: int, seq_abs: int) -> tuple[int, int]:
@@ -356,20 +366,20 @@ class SourceLog:
         """
         sid = self.server_id
         if compress is not None:
-            inner = b"".join(_HDR.pack(t, tc, sid, 19 + len(b), 0, fl) + b
+            inner = b"".join(_HDR.pack(t, tc, sid, HEADER_LEN + len(b), 0, fl) + b
                              for t, tc, fl, b in events)
             events = [(ts, EventType.TRANSACTION_PAYLOAD_EVENT, 0,
                        payload_body(inner, compress))]
         others = 0
         for e in events:
-            others += 23 + len(e[3])
+            others += _FRAME + len(e[3])
         gtid = self._gtid(others, gno, tag, lc, sn, ict_us, gtid_flags)
         start = self.pos
-        pos = start + len(gtid) + 23
+        pos = start + len(gtid) + _FRAME
         parts = [frame(ts, self.gtid_type if tag is None else EventType.GTID_TAGGED_LOG_EVENT,
                        sid, 0, gtid, pos)]
         for t, tc, fl, body in events:
-            pos += 23 + len(body)
+            pos += _FRAME + len(body)
             parts.append(frame(t, tc, sid, fl, body, pos))
         self.pos = pos
         self.out.transaction(b"".join(parts))
@@ -390,7 +400,7 @@ class SourceLog:
             body = GtidBody(flags, self.gtids.sid or uuid.UUID(int=0), gno, None, 2, lc, sn,
                             ict, ict, 0, self.version_int, self.version_int)
             probe = encode_gtid_body(body, encoding=self.encoding)
-            length = transaction_length_for(others, 19 + len(probe) - 1 + 4)
+            length = transaction_length_for(others, HEADER_LEN + len(probe) - 1 + CHECKSUM_LEN)
             from dataclasses import replace
             return encode_gtid_body(replace(body, transaction_length=length),
                                     encoding=self.encoding)

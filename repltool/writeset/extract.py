@@ -59,7 +59,8 @@ import xxhash
 
 from ..binlog import ReadOptions, Transaction
 from ..binlog.coltypes import ColumnDef, ColumnType, TableDef, decode_table_map, table_def_cache
-from ..binlog.constants import ROWS_TYPES, EventType
+from ..binlog import structs as S
+from ..binlog.constants import HEADER_LEN, ROWS_TYPES, EventType
 from ..binlog.events import Event, RowsBody, TableMapBody
 from ..binlog.rows import BadValue, iter_row_changes
 from ..binlog.transactions import GROUPING_TYPES, GroupingState, group_transactions
@@ -259,8 +260,8 @@ class WritesetExtractor:
                     raise WritesetError("rows event body not decoded: read the log with "
                                         "repltool.writeset.READ_OPTIONS", pos=ev.pos)
                 table_id = getattr(body, "table_id", None)
-                if table_id is None and len(ev.raw) >= 25:
-                    table_id = int.from_bytes(ev.raw[19:25], "little")
+                if table_id is None and len(ev.raw) >= _TABLE_ID.stop:
+                    table_id = int.from_bytes(ev.raw[_TABLE_ID], "little")
                 acc = self._acc
                 self.rows(ev.type_code, body, table_id, ev.pos, acc)
                 if len(acc.keys) >= SPILL_AT:
@@ -754,6 +755,8 @@ class TextWritesetExtractor(WritesetExtractor):
 
 
 _ROWS = frozenset(int(t) for t in ROWS_TYPES)
+#: a Rows event's table id (from the declaration's post-header)
+_TABLE_ID = S.ROWS_V2_HEAD.span("table_id", HEADER_LEN)
 _KEYED = frozenset({*_ROWS, int(EventType.TABLE_MAP_EVENT)})
 _VIEW_CHANGE = int(EventType.VIEW_CHANGE_EVENT)
 

@@ -106,6 +106,23 @@ def layouts_for(tc: int, structs: S.BinlogStructs,
         if parsed.commit_id is not None:
             out.append(("maria_commit", S.MARIA_GTID_COMMIT, body, parsed))
         return out
+    elif tc == EventType.PREVIOUS_GTIDS_LOG_EVENT:
+        parsed = S.gtid_set_encoding.parse(body)
+        out = [("gtid_set", S.GTID_SET_HEAD, body, parsed)]
+        if parsed.n_sids and not parsed.tagged:           # decode's in-place walk
+            sid = body[S.GTID_SET_HEAD.size:]
+            out.append(("gtid_set_sid", S.GTID_SET_SID, sid, parsed.sids[0]))
+            if parsed.sids[0].n_intervals:
+                out.append(("gtid_interval", S.GTID_INTERVAL, sid[S.GTID_SET_SID.size:],
+                            parsed.sids[0].intervals[0]))
+        return out
+    elif tc == EventType.GTID_LIST_EVENT:
+        parsed = S.gtid_list_body.parse(body)
+        out = [("gtid_list", S.GTID_LIST_HEAD, body, parsed)]
+        if parsed.gtids:
+            out.append(("gtid_list_entry", S.GTID_LIST_ENTRY, body[S.GTID_LIST_HEAD.size:],
+                        parsed.gtids[0]))
+        return out
     elif tc == EventType.XID_EVENT:
         return [("xid", S.fixed_head(S.xid_body), body, S.xid_body.parse(body))]
     return []
@@ -118,8 +135,8 @@ def _maria_log(p: Path) -> bool:
 
 def test_layouts_are_the_declarations_on_the_corpus(corpus: Path) -> None:
     files = [p for p in sorted(corpus.glob("mysql/*/*")) if p.is_file() and is_normal(p)]
-    files += [p for p in sorted(corpus.glob("mariadb/*/*")) + sorted(corpus.glob("mariadb/relay/*/*"))
-              if p.is_file() and _maria_log(p)]
+    maria = sorted(corpus.glob("mariadb/*/*")) + sorted(corpus.glob("mariadb/relay/*/*"))
+    files += [p for p in maria if p.is_file() and _maria_log(p)]
     compared: Counter[str] = Counter()
     for path in files:
         per_file: Counter[int] = Counter()
@@ -144,7 +161,9 @@ def test_layouts_are_the_declarations_on_the_corpus(corpus: Path) -> None:
                 compared[name] += 1
     # every derived layout met real bodies
     assert set(compared) == {"header", "gtid", "clock", "query", "rows_v2", "rows_v1",
-                             "table_map", "maria_gtid", "maria_commit", "xid"}, compared
+                             "table_map", "maria_gtid", "maria_commit", "xid", "gtid_set",
+                             "gtid_set_sid", "gtid_interval", "gtid_list",
+                             "gtid_list_entry"}, compared
 
 
 def test_delta16_clock_is_the_declaration() -> None:
@@ -177,6 +196,7 @@ def test_the_writers_layouts_are_the_declarations() -> None:
     (S.rows_query_body, None),                     # GreedyBytes
     (S.user_var_body, None),                       # a Prefixed field that is not the last
     (S.gtid_tagged_body, None),                    # serialization varints
+    (S.gtid_set_sid, "n_intervals"),               # a tag taken as present: Prefixed
     (Struct("a" / CString("utf8")), None),
     (Struct("a" / Int32ub), None),                 # big-endian
     (Struct("a" / BytesInteger(6, signed=True, swapped=True)), None),
