@@ -214,3 +214,14 @@ def test_refuses_unknown_fields_and_non_structs() -> None:
         S.fixed_head(S.gtid_body, "no_such_field")
     with pytest.raises(TypeError, match="not a Struct"):
         S.fixed_head(Int8ul)    # type: ignore[arg-type]
+
+
+def test_typed_constants_are_the_declarations() -> None:
+    """constants.py cannot import structs (structs imports it): its sizes are held here."""
+    assert HEADER_LEN == S.HEADER.size == S.common_header.sizeof()
+    assert S.EXPECTED_POST_HEADER[EventType.GTID_LOG_EVENT][-1] == S.GTID_HEAD.size
+    assert S.EXPECTED_POST_HEADER[EventType.QUERY_EVENT][-1] == S.QUERY_HEAD.size
+    assert S.EXPECTED_POST_HEADER[EventType.WRITE_ROWS_EVENT] == (S.ROWS_V2_HEAD.size,)
+    assert S.EXPECTED_POST_HEADER[EventType.WRITE_ROWS_EVENT_V1][-1] == S.ROWS_V1_HEAD.size
+    assert S.EXPECTED_POST_HEADER[EventType.TABLE_MAP_EVENT][-1] == S.TABLE_MAP_HEAD.size
+    assert S.EXPECTED_POST_HEADER[EventType.ROTATE_EVENT][-1] == S.ROTATE_HEAD.size
