@@ -272,12 +272,23 @@ def _count_step(layout: tuple[str, Any], i: int, env: dict[str, Any],
         if fb == 1:
             conds.append(f"d[p + {o + head}] > {_FRAC_LIMIT[fb]}")
         elif fb:
-            limit = _FRAC_LIMIT[fb].to_bytes(fb, "big")
-            conds.append(f"d[p + {o + head}:p + {o + size}] > {limit!r}")
+            conds.append(_compare(f"d[p + {o + head}]", f"d[p + {o + head}:p + {o + size}]",
+                                  ">", _FRAC_LIMIT[fb], fb))
         return ([f"if {' or '.join(conds)}: raise BadValue"] if conds else []), o + size
     name = f"dec{i}"
     env[name] = arg
     return [f"p = {name}(d, {at})[1]"], 0
+
+
+def _compare(first: str, raw: str, op: str, value: int, k: int) -> str:
+    """The test ``stored op value`` of a ``k``-byte big-endian number whose first byte is
+    ``first`` and bytes ``raw`` (expressions): a single byte compared as it is; more
+    bytes compared as a byte string only when the first byte allows the test to hold."""
+    if k == 1:
+        return f"{first} {op} {value}"
+    head = value >> 8 * (k - 1)
+    near = f"{first} {'<=' if op == '<=' else '>='} {head}"
+    return f"({near} and {raw} {op} {value.to_bytes(k, 'big')!r})"
 
 
 def _decimal_test(arg: tuple[int, tuple[tuple[int, int, int], ...]], o: int) -> list[str]:
@@ -297,13 +308,14 @@ def _decimal_test(arg: tuple[int, tuple[tuple[int, int, int], ...]], o: int) -> 
         top = 0x80 << 8 * (k - 1) if start == 0 else 0
         ceiling = 1 << 8 * k
         at = f"p + {o + start}" if o + start else "p"
-        raw = ("b" if start == 0 else f"d[{at}]") if k == 1 else f"d[{at}:p + {o + start + k}]"
+        first = "b" if start == 0 else f"d[{at}]"
+        raw = f"d[{at}:p + {o + start + k}]"
         hi = limit + top                    # positive: refused from this stored value up
         lo = ceiling - 1 - top - limit      # negative: refused up to this one
         if hi < ceiling:
-            pos.append(f"{raw} >= {hi if k == 1 else hi.to_bytes(k, 'big')!r}")
+            pos.append(_compare(first, raw, ">=", hi, k))
         if lo >= 0:
-            neg.append(f"{raw} <= {lo if k == 1 else lo.to_bytes(k, 'big')!r}")
+            neg.append(_compare(first, raw, "<=", lo, k))
     lines = [f"b = d[p + {o}]" if o else "b = d[p]"]
     if pos:
         lines += ["if b & 128:", f"    if {' or '.join(pos)}: raise BadValue"]
