@@ -206,15 +206,12 @@ def _count_source(table: TableDef, bitmap: bytes, width: int,
     not converted to integers), and ``p`` moves only where a length is read, a
     column may be NULL or a decoder is called.  Any other NULL bitmap takes
     :func:`image_source`'s walk, line for line."""
-    mask = int.from_bytes(bitmap, "little") & ((1 << width) - 1)
-    present = [i for i in range(width) if mask >> i & 1]
+    present, nb = _image_head(bitmap, width, env)
     if not present:
         return None
-    env.update(BadValue=BadValue, _fb=int.from_bytes)
-    nb = (len(present) + 7) >> 3
     strict = sum(1 << k for k, i in enumerate(present) if not table.columns[i].nullable)
     layouts = [column_layout(table.columns[i], table.decoders[i]) for i in present]
-    lines = ["n = d[p]" if nb == 1 else f"n = _fb(d[p:p + {nb}], 'little')"]
+    lines = [_null_bits(nb)]
     fast: list[str] = []
     o = nb                                  # bytes after p that are stepped over
     for k, i in enumerate(present):
@@ -344,17 +341,28 @@ def image_source(table: TableDef, bitmap: bytes, width: int, wanted: tuple[int, 
     bytes of each wanted column (``None``: absent or NULL).  Names the lines
     use are put in ``env``.  ``None`` when no column is present.
     """
-    mask = int.from_bytes(bitmap, "little") & ((1 << width) - 1)
-    present = [i for i in range(width) if mask >> i & 1]
+    present, nb = _image_head(bitmap, width, env)
     if not present:
         return None
-    env.update(BadValue=BadValue, _fb=int.from_bytes)
-    nb = (len(present) + 7) >> 3
-    lines = ["n = d[p]" if nb == 1 else f"n = _fb(d[p:p + {nb}], 'little')", f"p += {nb}"]
+    lines = [_null_bits(nb), f"p += {nb}"]
     lines += [f"{var}{c} = None" for c in wanted]
     lines += _column_lines(table, present, wanted, var, env)
     lines += ["if p > len(d):", "    raise IndexError"]
     return lines
+
+
+def _image_head(bitmap: bytes, width: int, env: dict[str, Any]) -> tuple[list[int], int]:
+    """The columns present in an image layout and the bytes of its NULL bitmap (the
+    names the walks use put in ``env``)."""
+    mask = int.from_bytes(bitmap, "little") & ((1 << width) - 1)
+    present = [i for i in range(width) if mask >> i & 1]
+    env.update(BadValue=BadValue, _fb=int.from_bytes)
+    return present, (len(present) + 7) >> 3
+
+
+def _null_bits(nb: int) -> str:
+    """The line that reads an image's ``nb`` bytes of NULL bits at ``p`` into ``n``."""
+    return "n = d[p]" if nb == 1 else f"n = _fb(d[p:p + {nb}], 'little')"
 
 
 def _column_lines(table: TableDef, present: list[int], wanted: tuple[int, ...], var: str,
