@@ -48,7 +48,8 @@ class RowCounter:
     that could not be walked.
     """
 
-    __slots__ = ("_defs", "_core", "_structs", "_layouts", "_maps", "_bodies", "counted")
+    __slots__ = ("_defs", "_core", "_structs", "_layouts", "_counted", "_maps", "_bodies",
+                 "counted")
 
     def __init__(self, tables: dict[int, Any] | None = None) -> None:
         """``tables``: the :attr:`tables` of a read this one continues."""
@@ -59,6 +60,8 @@ class RowCounter:
         #: (table id, its TableDef, count index, row counter) (:meth:`rows_bytes`);
         #: Table_map bytes -> (table id, TableDef or None) (:meth:`table_map_data`)
         self._layouts: dict[int, dict[bytes, Any]] = {t: {} for t in _COUNTED_ROWS}
+        #: the caches :meth:`rows_bytes` counts from (none with the compiled core)
+        self._counted = self._layouts if self._core is None else {}
         self._maps: dict[bytes, Any] = {}
         #: id(Table_map body) -> (the body, its table id, its TableDef or None): the
         #: decoders hand out one body per distinct Table_map (fastdecode's cache), so
@@ -191,23 +194,20 @@ class RowCounter:
         is counted by its table's row counter (:func:`~repltool.binlog.rowwalk.row_counter`),
         found by the bytes before the rows (table id, flags, extra row info, width,
         bitmaps); anything else takes the general route (decode, then walk)."""
-        if type_code not in _COUNTED_ROWS or self._core is not None:
+        cache = self._counted.get(type_code)
+        if cache is None:               # not a v1/v2 Rows type, or the compiled core
             kind = ROW_KINDS.get(type_code)
             return (_UNWALKED, 1) if kind is None else self._rows(type_code, kind, data)
-        n = len(data)
-        if n < 10:
+        try:
+            p = 8 + (data[8] | data[9] << 8) if type_code >= 30 else 8
+            width = data[p]
+        except IndexError:
             return self._rows(type_code, ROW_KINDS[type_code], data)
-        p = 8 + (data[8] | data[9] << 8) if type_code >= 30 else 8
-        if p >= n:
-            return self._rows(type_code, ROW_KINDS[type_code], data)
-        width = data[p]
         head = p + 1 + ((width + 7) >> 3) * (2 if type_code in _UPDATES else 1)
-        if head > n:
-            return self._rows(type_code, ROW_KINDS[type_code], data)
-        key = data[:head]
-        hit = self._layouts[type_code].get(key)
+        # (a hit is never cut short: head is read from the bytes the key holds)
+        hit = cache.get(data[:head])
         if hit is None or self._defs.get(hit[0]) is not hit[1]:   # new, or mapped again
-            hit = self._layout(type_code, key, p, width)
+            hit = self._layout(type_code, data[:head], p, width) if head <= len(data) else None
             if hit is None:
                 return self._rows(type_code, ROW_KINDS[type_code], data)
         count = hit[3]

@@ -22,6 +22,11 @@ and a short image raises ``IndexError``; the caller then runs the general
 decoder, which gives the precise :class:`~repltool.errors.MalformedEvent`.
 ``tests/rows/test_rowwalk.py`` holds every layout to its decoder (random
 bytes, every column type) and every walker to the general decoder (corpus).
+
+:func:`row_counter` (``stats``' rows per table, pure Python) walks whole Rows
+bodies the same way but keeps no bytes; where an image's NULL bits leave the
+columns the Table_map declares NOT NULL alone, it steps over those without a
+test and checks content by offset (``tests/rows/test_rowcounter.py``).
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ from typing import Any, Callable
 from .coltypes import BLOB_TYPES, ColumnDef, ColumnType as T, TableDef
 from .temporal import BadValue, decimal_size, decimal_plan as _decimal_plan
 
-__all__ = ["walker", "column_layout", "Walker", "image_program", "row_counter"]
+__all__ = ["walker", "column_layout", "Walker", "image_program", "row_counter",
+           "counter_source"]
 
 #: (row data, offset of the image) -> (offset after it, raw bytes of each wanted column)
 Walker = Callable[[bytes, int], "tuple[Any, ...]"]
@@ -150,10 +156,12 @@ def row_counter(table: TableDef, before: bytes, after: bytes | None,
     """The row counter of one Rows layout, cached on ``table``: ``count(data, p)`` walks
     the images from ``p`` to the end of ``data`` (one per row; two, ``before`` then
     ``after``, per UPDATE row) and returns how many rows they hold.  It is the loop of
-    :func:`walker` with no wanted column, generated as one function: it accepts and
-    rejects (``IndexError``, :class:`~repltool.binlog.rows.BadValue`, a column
-    decoder's error) exactly the images the walkers do.  ``None`` when an image has no
-    present column (the general decoder decides those)."""
+    :func:`walker` with no wanted column, generated as one function (its source:
+    :func:`counter_source`) and laid out for speed where an image's NULL bits spare
+    the NOT NULL columns: it accepts and rejects (``IndexError``,
+    :class:`~repltool.binlog.rows.BadValue`, a column decoder's error) exactly the
+    images the walkers do (``tests/rows/test_rowcounter.py``).  ``None`` when an
+    image has no present column (the general decoder decides those)."""
     return _planned(table, ("count", before, after, width),  # type: ignore[no-any-return]
                     lambda: _compile_counter(table, before, after, width))
 
@@ -161,15 +169,158 @@ def row_counter(table: TableDef, before: bytes, after: bytes | None,
 def _compile_counter(table: TableDef, before: bytes, after: bytes | None,
                      width: int) -> Callable[[bytes, int], int] | None:
     env: dict[str, Any] = {}
-    images = [image_source(table, b, width, (), "r", env)
+    src = counter_source(table, before, after, width, env)
+    if src is None:
+        return None
+    exec(compile("\n".join(src), f"<rowcount {table.db}.{table.table}>", "exec"), env)
+    return env["count"]  # type: ignore[no-any-return]
+
+
+def counter_source(table: TableDef, before: bytes, after: bytes | None, width: int,
+                   env: dict[str, Any]) -> list[str] | None:
+    """The source lines of :func:`row_counter`'s function ``count`` (the names they use
+    put in ``env``); ``None`` when an image has no present column.  Line ``k`` of the
+    list is line ``k + 1`` of the compiled function's code."""
+    images = [_count_source(table, b, width, env)
               for b in ((before,) if after is None else (before, after))]
     if any(body is None for body in images):
         return None
-    src = ["def count(d, p):", "    c = 0", "    end = len(d)", "    while p < end:",
-           *("        " + line for body in images for line in body),   # type: ignore[union-attr]
-           "        c += 1", "    return c"]
-    exec(compile("\n".join(src), f"<rowcount {table.db}.{table.table}>", "exec"), env)
-    return env["count"]  # type: ignore[no-any-return]
+    return ["def count(d, p, _fb=_fb, BadValue=BadValue):", "    c = 0", "    end = len(d)",
+            "    while p < end:",
+            *("        " + line for body in images for line in body),   # type: ignore[union-attr]
+            "        c += 1", "    if p > end:", "        raise IndexError", "    return c"]
+
+
+def _count_source(table: TableDef, bitmap: bytes, width: int,
+                  env: dict[str, Any]) -> list[str] | None:
+    """Source lines that step ``p`` over one image of ``d`` for a row counter (no
+    column's bytes kept; whether the image ends past ``d`` is checked by the caller
+    after the last image: ``p`` only grows, and every image starts by reading
+    ``d[p]``).  ``None`` when no column is present.
+
+    The walk is :func:`image_source`'s, laid out for speed: when no column the
+    Table_map declares NOT NULL has its NULL bit set (what servers write), the
+    NOT NULL columns are stepped over without a test, runs of fixed widths add up
+    to one constant, a column's content is checked at its offset from ``p`` (a
+    DECIMAL's digit groups and a temporal fraction compared as big-endian bytes,
+    not converted to integers), and ``p`` moves only where a length is read, a
+    column may be NULL or a decoder is called.  Any other NULL bitmap takes
+    :func:`image_source`'s walk, line for line."""
+    present, nb = _image_head(bitmap, width, env)
+    if not present:
+        return None
+    strict = sum(1 << k for k, i in enumerate(present) if not table.columns[i].nullable)
+    layouts = [column_layout(table.columns[i], table.decoders[i]) for i in present]
+    lines = [_null_bits(nb)]
+    fast: list[str] = []
+    o = nb                                  # bytes after p that are stepped over
+    for k, i in enumerate(present):
+        if strict >> k & 1:
+            step, o = _count_step(layouts[k], i, env, o)
+            fast += step
+            continue
+        _advance(fast, o)
+        step, o = _count_step(layouts[k], i, env, 0)
+        _advance(step, o)
+        if step:                            # (a NULL-type column has no bytes)
+            fast += [f"if not n & {1 << k}:", *("    " + s for s in step)]
+        o = 0
+    _advance(fast, o)
+    if not strict:
+        return lines + fast
+    general = [f"p += {nb}", *_column_lines(table, present, (), "r", env)]
+    return lines + [f"if n & {strict}:", *("    " + s for s in general),
+                    "else:", *("    " + s for s in fast)]
+
+
+def _advance(lines: list[str], o: int) -> None:
+    """Add ``p += o`` to ``lines``: to the last line's constant when it is a length
+    step (``p += c + ...``, nothing read after it)."""
+    if not o:
+        return
+    last = lines[-1] if lines else ""
+    head, _, rest = last.partition(" + ")
+    if head.startswith("p += ") and head[5:].isdigit() and rest:
+        lines[-1] = f"p += {int(head[5:]) + o} + {rest}"
+    else:
+        lines.append(f"p += {o}")
+
+
+def _count_step(layout: tuple[str, Any], i: int, env: dict[str, Any],
+                o: int) -> tuple[list[str], int]:
+    """Source lines that step over column ``i`` starting at ``p + o`` (checking its
+    content where the decoder would) and the offset from ``p`` after it: the lines
+    move ``p`` only where the column's width is read from the data."""
+    kind, arg = layout
+    at = f"p + {o}" if o else "p"
+    if kind == "fixed":
+        return [], o + arg
+    if kind == "len":
+        if arg == 1:
+            return [f"p += {o + 1} + d[{at}]"], 0
+        if arg == 2:
+            return [f"p += {o + 2} + (d[{at}] | d[p + {o + 1}] << 8)"], 0
+        return [f"p += {o + arg} + _fb(d[{at}:p + {o + arg}], 'little')"], 0
+    if kind == "decimal":
+        return _decimal_test(arg, o), o + arg[0]
+    if kind == "temporal":
+        size, head, fb, signed = arg
+        conds = [f"d[{at}] < 128"] if signed else []
+        if fb == 1:
+            conds.append(f"d[p + {o + head}] > {_FRAC_LIMIT[fb]}")
+        elif fb:
+            conds.append(_compare(f"d[p + {o + head}]", f"d[p + {o + head}:p + {o + size}]",
+                                  ">", _FRAC_LIMIT[fb], fb))
+        return ([f"if {' or '.join(conds)}: raise BadValue"] if conds else []), o + size
+    name = f"dec{i}"
+    env[name] = arg
+    return [f"p = {name}(d, {at})[1]"], 0
+
+
+def _compare(first: str, raw: str, op: str, value: int, k: int) -> str:
+    """The test ``stored op value`` of a ``k``-byte big-endian number whose first byte is
+    ``first`` and bytes ``raw`` (expressions): a single byte compared as it is; more
+    bytes compared as a byte string only when the first byte allows the test to hold."""
+    if k == 1:
+        return f"{first} {op} {value}"
+    head = value >> 8 * (k - 1)
+    near = f"{first} {'<=' if op == '<=' else '>='} {head}"
+    return f"({near} and {raw} {op} {value.to_bytes(k, 'big')!r})"
+
+
+def _decimal_test(arg: tuple[int, tuple[tuple[int, int, int], ...]], o: int) -> list[str]:
+    """:func:`_step`'s DECIMAL check of the ``size`` bytes at ``p + o`` as comparisons
+    of each digit group's stored bytes: a group of ``k`` bytes holds ``v = stored ^
+    x`` (``x``: the top bit of the first byte for a positive value, every other bit
+    for a negative one), and ``v >= limit`` is ``stored >= limit + top`` (positive;
+    ``top``: the sign bit if the group is the first) or ``stored <= 2**(8k) - 1 - top
+    - limit`` (negative); equal-length byte strings compare as big-endian numbers.
+    Where the bytes run past ``d`` the image is refused anyway (it ends past ``d``)."""
+    size, checks = arg
+    pos: list[str] = []
+    neg: list[str] = []
+    for shift, m, limit in checks:
+        k = m.bit_length() // 8
+        start = size - shift // 8 - k
+        top = 0x80 << 8 * (k - 1) if start == 0 else 0
+        ceiling = 1 << 8 * k
+        at = f"p + {o + start}" if o + start else "p"
+        first = "b" if start == 0 else f"d[{at}]"
+        raw = f"d[{at}:p + {o + start + k}]"
+        hi = limit + top                    # positive: refused from this stored value up
+        lo = ceiling - 1 - top - limit      # negative: refused up to this one
+        if hi < ceiling:
+            pos.append(_compare(first, raw, ">=", hi, k))
+        if lo >= 0:
+            neg.append(_compare(first, raw, "<=", lo, k))
+    lines = [f"b = d[p + {o}]" if o else "b = d[p]"]
+    if pos:
+        lines += ["if b & 128:", f"    if {' or '.join(pos)}: raise BadValue"]
+        if neg:
+            lines.append(f"elif {' or '.join(neg)}: raise BadValue")
+    elif neg:
+        lines.append(f"if not b & 128 and ({' or '.join(neg)}): raise BadValue")
+    return lines
 
 
 def _compile(table: TableDef, bitmap: bytes, width: int, wanted: tuple[int, ...]) -> Walker | None:
@@ -190,14 +341,34 @@ def image_source(table: TableDef, bitmap: bytes, width: int, wanted: tuple[int, 
     bytes of each wanted column (``None``: absent or NULL).  Names the lines
     use are put in ``env``.  ``None`` when no column is present.
     """
-    mask = int.from_bytes(bitmap, "little") & ((1 << width) - 1)
-    present = [i for i in range(width) if mask >> i & 1]
+    present, nb = _image_head(bitmap, width, env)
     if not present:
         return None
-    env.update(BadValue=BadValue, _fb=int.from_bytes)
-    nb = (len(present) + 7) >> 3
-    lines = ["n = d[p]" if nb == 1 else f"n = _fb(d[p:p + {nb}], 'little')", f"p += {nb}"]
+    lines = [_null_bits(nb), f"p += {nb}"]
     lines += [f"{var}{c} = None" for c in wanted]
+    lines += _column_lines(table, present, wanted, var, env)
+    lines += ["if p > len(d):", "    raise IndexError"]
+    return lines
+
+
+def _image_head(bitmap: bytes, width: int, env: dict[str, Any]) -> tuple[list[int], int]:
+    """The columns present in an image layout and the bytes of its NULL bitmap (the
+    names the walks use put in ``env``)."""
+    mask = int.from_bytes(bitmap, "little") & ((1 << width) - 1)
+    present = [i for i in range(width) if mask >> i & 1]
+    env.update(BadValue=BadValue, _fb=int.from_bytes)
+    return present, (len(present) + 7) >> 3
+
+
+def _null_bits(nb: int) -> str:
+    """The line that reads an image's ``nb`` bytes of NULL bits at ``p`` into ``n``."""
+    return "n = d[p]" if nb == 1 else f"n = _fb(d[p:p + {nb}], 'little')"
+
+
+def _column_lines(table: TableDef, present: list[int], wanted: tuple[int, ...], var: str,
+                  env: dict[str, Any]) -> list[str]:
+    """:func:`image_source`'s lines for the columns (after the NULL bitmap, in ``n``)."""
+    lines: list[str] = []
     for k, i in enumerate(present):
         step = _step(column_layout(table.columns[i], table.decoders[i]), i, env)
         if i in wanted:
@@ -208,7 +379,6 @@ def image_source(table: TableDef, bitmap: bytes, width: int, wanted: tuple[int, 
         else:
             step.append("p = q")
         lines += [f"if not n & {1 << k}:", *("    " + s for s in step)]
-    lines += ["if p > len(d):", "    raise IndexError"]
     return lines
 
 
