@@ -125,7 +125,7 @@ class _ClockAcc:
         self.n += 1
         if lc == 0:
             self.barriers += 1
-        if inconsistent(lc, sn):
+        if sn <= lc and inconsistent(lc, sn):       # (the rule's first test, as a guard)
             self.bad += 1
         d = sn - lc
         label = _BUCKETS.get(d)
@@ -138,11 +138,14 @@ class _ClockAcc:
             self.saturated += 1
         if lc == self.cur_lc:
             self.cur_len += 1
+            if self.cur_len > self.max_len:
+                self.max_len = self.cur_len
         else:
             self.windows += 1
             self.cur_lc = lc
             self.cur_len = 1
-        self.max_len = max(self.max_len, self.cur_len)
+            if not self.max_len:
+                self.max_len = 1
 
     def result(self) -> ClockStats:
         return ClockStats(self.n, self.barriers, self.barriers / self.n if self.n else 0.0,
@@ -192,27 +195,34 @@ class _FileAcc:
 
     def transaction(self, t: Transaction | TransactionSummary) -> None:
         self.trx += 1
-        self.trx_bytes += t.size
+        size = t.size
+        self.trx_bytes += size
         self._range(t)
         self.kinds[t.kind] += 1
-        if t.truncated:
+        truncated = t.truncated
+        if truncated:
             self.truncated += 1
-        if t.last_committed is not None and t.sequence_number is not None:
-            self.clock.add(t.last_committed, t.sequence_number, t.delta16_saturated)
-        for table, n in t.rows_events:
-            self.tables[table] += n
+        lc, sn = t.last_committed, t.sequence_number
+        if lc is not None and sn is not None:
+            self.clock.add(lc, sn, t.delta16_saturated)
+        if t.rows_events:
+            tables = self.tables
+            for table, n in t.rows_events:
+                tables[table] += n
         if t.row_counts:
             self.add_rows(t.row_counts)
-        self._commit_id(t)
-        self.last_truncated = t.truncated
+        if t.maria_flags is not None:
+            self._commit_id(t)
+        self.last_truncated = truncated
         tie = -next(self.tiebreak)      # earlier transactions win ties
         # (value, tie) decides alone (ties are unique): build the entry only if it gets in
         top = None
-        for heap, value in ((self.biggest, t.size), (self.longest, t.duration)):
+        duration = t.duration
+        for heap, value in ((self.biggest, size), (self.longest, duration)):
             if len(heap) < self.top or (heap and (value, tie) > heap[0][:2]):
                 if top is None:
-                    top = TopTransaction(t.gtid, t.start.file, t.start.offset, t.size,
-                                         t.duration, t.num_events)
+                    top = TopTransaction(t.gtid, t.start.file, t.start.offset, size,
+                                         duration, t.num_events)
                 self._push(heap, (value, tie, top))
 
     def add_rows(self, counts: Iterable[tuple[str, int, int, int, int]]) -> None:
@@ -256,17 +266,21 @@ class _FileAcc:
         """A transaction as ``stats --clock-only`` counts it (no kinds, tables or
         longest list)."""
         self.trx += 1
-        self.trx_bytes += r.size
+        size = r.size
+        self.trx_bytes += size
         self._range(r)
-        if r.last_committed is not None and r.sequence_number is not None:
-            self.clock.add(r.last_committed, r.sequence_number, r.delta16_saturated)
-        top = TopTransaction(r.gtid, r.start.file, r.start.offset, r.size, r.duration,
-                             r.num_events)
-        self._push(self.biggest, (r.size, -next(self.tiebreak), top))
+        lc, sn = r.last_committed, r.sequence_number
+        if lc is not None and sn is not None:
+            self.clock.add(lc, sn, r.delta16_saturated)
+        tie = -next(self.tiebreak)
+        heap = self.biggest
+        # as transaction(): (size, tie) decides alone, the entry is built only if it gets in
+        if len(heap) < self.top or (heap and (size, tie) > heap[0][:2]):
+            self._push(heap, (size, tie, TopTransaction(r.gtid, r.start.file, r.start.offset,
+                                                        size, r.duration, r.num_events)))
 
-    def _commit_id(self, t: Transaction) -> None:
-        if t.maria_flags is None:
-            return
+    def _commit_id(self, t: Transaction | TransactionSummary) -> None:
+        """MariaDB's commit-id runs (``t.maria_flags`` is not None)."""
         cid = t.commit_id
         if cid is not None and cid == self._run_id:
             self._run_len += 1
