@@ -191,6 +191,8 @@ def classify_query(query: bytes) -> str:
         >>> classify_query(b"BEGIN"), classify_query(b"ROLLBACK TO sp1"), classify_query(b"XA COMMIT X'01'")
         ('begin', 'statement', 'xa-commit')
     """
+    if query == b"BEGIN":       # (what nearly every transaction starts with)
+        return "begin"
     head = query[:24].lstrip().upper()
     if head.startswith(b"BEGIN") or head.startswith(b"XA START"):
         return "begin"
