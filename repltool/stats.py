@@ -634,7 +634,8 @@ def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_
             yield ev
 
     trxs = group_transactions(tap(events), keep_events=bool(window), state=state,
-                              count_rows=not clock_only)
+                              count_rows=not clock_only,
+                              count_tables=not clock_only or bool(window))
     for trx in window.select(trxs, paths, cursor) if window else trxs:
         if window:                      # only the events of the window's transactions
             acc = per_file[trx.start.file]
@@ -665,8 +666,10 @@ def _accumulate_plain(paths: list[str], opts: ReadOptions, top: int,
     n = 0
     acc = None
     cur_file = None
+    # --clock-only: no table names (clock_record reads none); every event is still
+    # read, CRC-checked and decoded as without it (the same errors)
     for trx in group_transactions(read_events(paths, opts, infos),
-                                  count_rows=not clock_only):
+                                  count_rows=not clock_only, count_tables=not clock_only):
         file = trx.start.file
         if file != cur_file:
             cur_file = file

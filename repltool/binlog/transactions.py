@@ -326,7 +326,8 @@ class GroupingState:
 def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
                        tap: Tap | None = None,
                        state: GroupingState | None = None,
-                       count_rows: bool = False) -> Iterator[Transaction]:
+                       count_rows: bool = False,
+                       count_tables: bool = True) -> Iterator[Transaction]:
     """Group a stream of events (from one or many files) into transactions.
 
     :param keep_events: keep every event in ``Transaction.events`` (memory then
@@ -339,11 +340,16 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
         them.  A group that is never completed (truncated) is yielded too.
     :param state: the grouper's state at the first event (a read resumed at a
         transaction boundary); the default is the start of a read.
+    :param count_tables: fill ``Transaction.tables`` and ``rows_events`` (off: both
+        empty, Table_map and Rows events only join their group; ``stats --clock-only``
+        needs neither).  ``count_rows`` needs it.
     :param count_rows: fill ``Transaction.row_counts``
         (:class:`repltool.binlog.rowcount.RowCounter`; the reader must decode
         Table_map and Rows bodies, else their events count as not walked).
     """
     counter = None
+    if count_rows and not count_tables:
+        raise ValueError("group_transactions: count_rows counts rows per table (count_tables)")
     if count_rows:
         from .rowcount import RowCounter
         counter = RowCounter(state.row_tables if state is not None else None)
@@ -401,6 +407,8 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
             if tap is not None:
                 tap(ev, group.count == 1)
         if tc == _TMAP:
+            if not count_tables:
+                continue
             if isinstance(body, TableMapBody):      # _table_name / _table_id, inlined
                 name = f"{body.db}.{body.table}"
                 table_names[body.table_id] = name
@@ -409,6 +417,8 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
                 counter.table_map(body)
             continue
         if tc in rows_types:
+            if not count_tables:
+                continue
             # the table id: the first 6 bytes of the body
             if len(raw) >= 25:
                 lo, hi = table_id(raw, 19)
