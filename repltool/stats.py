@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 from .binlog.clock import inconsistent
 from .binlog.constants import EventType, type_name
 from .binlog.events import DAMAGED_TYPE, DamagedBody, Event
-from .binlog.corescan import FileTotals, Handover, scan_summary_batches, scan_totals
+from .binlog.corescan import FileTotals, Handover, scan_totals
 from .binlog.engine import Unsupported
 from .binlog.reader import FileInfo, ReadOptions, read_events
 from .binlog.rowcount import ROW_COUNT_FIELDS
@@ -433,11 +433,11 @@ def accumulate_stats(paths: Paths, *, verify_checksum: bool = True,
                      span: Span | None = None) -> list[FilePart]:
     """Read the logs as one ordered sequence; one unfinished :class:`FilePart` per path.
 
-    Logs of the common shape are read by the fused scan of the active engine
-    (:func:`~repltool.binlog.corescan.scan_summaries`, no per-event objects);
-    anything it does not handle makes it give up, and the logs are then read
-    again by the general reader - the figures are the same either way.  With a
-    ``sink`` the fused Python scan builds whole transactions for it.
+    With the compiled engine the core reads and adds up (no per-event objects) and
+    hands over to the general reader where the logs leave its subset; the pure-Python
+    engine, a ``sink`` and ``keep_going`` read with the general reader
+    (:func:`~repltool.binlog.transactions.group_transactions` over
+    :func:`~repltool.binlog.reader.read_events`) - the figures are the same either way.
 
     :param sink: also called with every transaction, in order.
     :param progress: called now and then with the bytes of input read so far.
@@ -514,53 +514,30 @@ def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
                      sink: Callable[[Transaction], None] | None,
                      progress: Callable[[int], None] | None,
                      clock_only: bool = False, span: Span | None = None) -> list[FilePart]:
+    """The compiled core's figures (it adds them up itself); where it hands over, the
+    general reader goes on.  Raises :class:`Unsupported` with a ``sink`` (it takes whole
+    transactions: the general reader's) and with the pure-Python engine."""
+    if sink is not None:
+        raise Unsupported("a sink takes the general reader's transactions")
     infos: list[FileInfo] = []
     tiebreak = itertools.count()
     per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
     counts: dict[str, tuple[Counter[int], Counter[int]]] = {}
-    held: list[Transaction] = []        # the sink sees nothing until the scan is complete
-    n = 0
-    if sink is None:
-        core = scan_totals(paths, top=top, verify_checksum=verify_checksum, info=infos,
-                           counts=counts, progress=progress, clock_only=clock_only,
-                           count_rows=not clock_only, span=span)
-        if core is not None:            # the compiled core added everything up
-            for path, t in core.totals.items():
-                per_file[path].absorb(t, clock_only)
-            next(itertools.islice(tiebreak, core.transactions, None), None)
-            parts = _parts(paths, per_file, counts, infos, top, tiebreak)
-            if core.rest is None:
-                return parts
-            # the general reader goes on where the core stopped (not from the start)
-            return _accumulate_general(paths, verify_checksum, top, False, None, progress,
-                                       clock_only, resume=(core.rest, per_file, tiebreak,
-                                                           infos), span=span)
-    if span is not None:                # a part: the general reader reads spans
-        raise Unsupported("a span without the compiled core")
-    if sink is None:
-        batches = scan_summary_batches(paths, verify_checksum=verify_checksum, info=infos,
-                                       counts=counts, count_rows=not clock_only)
-    else:
-        from .binlog.fastpath import scan_transactions      # the pure-Python engine's scan
-        batches = ([t] for t in scan_transactions(paths, verify_checksum=verify_checksum,
-                                                  info=infos, counts=counts,
-                                                  count_rows=not clock_only))
-    for batch in batches:
-        for trx in batch:
-            if clock_only:
-                per_file[trx.start.file].clock_record(trx)
-            else:
-                per_file[trx.start.file].transaction(trx)
-        if sink is not None:
-            held.extend(batch)
-        n += len(batch)
-        if progress is not None and n >= 1024:
-            n = 0
-            progress(_done_bytes(infos, batch[-1].start.offset))
-    if sink is not None:
-        for trx in held:
-            sink(trx)
-    return _parts(paths, per_file, counts, infos, top, tiebreak)
+    core = scan_totals(paths, top=top, verify_checksum=verify_checksum, info=infos,
+                       counts=counts, progress=progress, clock_only=clock_only,
+                       count_rows=not clock_only, span=span)
+    if core is None:
+        raise Unsupported("the pure-Python engine reads with the general reader")
+    for path, t in core.totals.items():
+        per_file[path].absorb(t, clock_only)
+    next(itertools.islice(tiebreak, core.transactions, None), None)
+    parts = _parts(paths, per_file, counts, infos, top, tiebreak)
+    if core.rest is None:
+        return parts
+    # the general reader goes on where the core stopped (not from the start)
+    return _accumulate_general(paths, verify_checksum, top, False, None, progress,
+                               clock_only, resume=(core.rest, per_file, tiebreak, infos),
+                               span=span)
 
 
 def _parts(paths: list[str], per_file: dict[str, _FileAcc],

@@ -162,7 +162,7 @@ _new_transaction = slot_builder(Transaction)
 
 class TransactionSummary(NamedTuple):
     """The fields of a :class:`Transaction` that ``stats`` reads, same names and
-    values: what the fused scans (:mod:`repltool.binlog.corescan`) yield, a
+    values: what the compiled core's scans (:mod:`repltool.binlog.corescan`) yield, a
     tuple being built in a tenth of the time of the frozen dataclass."""
 
     start: Position
