@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 from .binlog.clock import inconsistent
 from .binlog.constants import EventType, type_name
 from .binlog.events import DAMAGED_TYPE, DamagedBody, Event
-from .binlog.corescan import FileTotals, Handover, scan_summary_batches, scan_totals
+from .binlog.corescan import FileTotals, Handover, scan_totals
 from .binlog.engine import Unsupported
 from .binlog.reader import FileInfo, ReadOptions, read_events
 from .binlog.rowcount import ROW_COUNT_FIELDS
@@ -125,7 +125,7 @@ class _ClockAcc:
         self.n += 1
         if lc == 0:
             self.barriers += 1
-        if inconsistent(lc, sn):
+        if sn <= lc and inconsistent(lc, sn):       # (the rule's first test, as a guard)
             self.bad += 1
         d = sn - lc
         label = _BUCKETS.get(d)
@@ -138,11 +138,14 @@ class _ClockAcc:
             self.saturated += 1
         if lc == self.cur_lc:
             self.cur_len += 1
+            if self.cur_len > self.max_len:
+                self.max_len = self.cur_len
         else:
             self.windows += 1
             self.cur_lc = lc
             self.cur_len = 1
-        self.max_len = max(self.max_len, self.cur_len)
+            if not self.max_len:
+                self.max_len = 1
 
     def result(self) -> ClockStats:
         return ClockStats(self.n, self.barriers, self.barriers / self.n if self.n else 0.0,
@@ -192,27 +195,34 @@ class _FileAcc:
 
     def transaction(self, t: Transaction | TransactionSummary) -> None:
         self.trx += 1
-        self.trx_bytes += t.size
+        size = t.size
+        self.trx_bytes += size
         self._range(t)
         self.kinds[t.kind] += 1
-        if t.truncated:
+        truncated = t.truncated
+        if truncated:
             self.truncated += 1
-        if t.last_committed is not None and t.sequence_number is not None:
-            self.clock.add(t.last_committed, t.sequence_number, t.delta16_saturated)
-        for table, n in t.rows_events:
-            self.tables[table] += n
+        lc, sn = t.last_committed, t.sequence_number
+        if lc is not None and sn is not None:
+            self.clock.add(lc, sn, t.delta16_saturated)
+        if t.rows_events:
+            tables = self.tables
+            for table, n in t.rows_events:
+                tables[table] += n
         if t.row_counts:
             self.add_rows(t.row_counts)
-        self._commit_id(t)
-        self.last_truncated = t.truncated
+        if t.maria_flags is not None:
+            self._commit_id(t)
+        self.last_truncated = truncated
         tie = -next(self.tiebreak)      # earlier transactions win ties
         # (value, tie) decides alone (ties are unique): build the entry only if it gets in
         top = None
-        for heap, value in ((self.biggest, t.size), (self.longest, t.duration)):
+        duration = t.duration
+        for heap, value in ((self.biggest, size), (self.longest, duration)):
             if len(heap) < self.top or (heap and (value, tie) > heap[0][:2]):
                 if top is None:
-                    top = TopTransaction(t.gtid, t.start.file, t.start.offset, t.size,
-                                         t.duration, t.num_events)
+                    top = TopTransaction(t.gtid, t.start.file, t.start.offset, size,
+                                         duration, t.num_events)
                 self._push(heap, (value, tie, top))
 
     def add_rows(self, counts: Iterable[tuple[str, int, int, int, int]]) -> None:
@@ -256,17 +266,21 @@ class _FileAcc:
         """A transaction as ``stats --clock-only`` counts it (no kinds, tables or
         longest list)."""
         self.trx += 1
-        self.trx_bytes += r.size
+        size = r.size
+        self.trx_bytes += size
         self._range(r)
-        if r.last_committed is not None and r.sequence_number is not None:
-            self.clock.add(r.last_committed, r.sequence_number, r.delta16_saturated)
-        top = TopTransaction(r.gtid, r.start.file, r.start.offset, r.size, r.duration,
-                             r.num_events)
-        self._push(self.biggest, (r.size, -next(self.tiebreak), top))
+        lc, sn = r.last_committed, r.sequence_number
+        if lc is not None and sn is not None:
+            self.clock.add(lc, sn, r.delta16_saturated)
+        tie = -next(self.tiebreak)
+        heap = self.biggest
+        # as transaction(): (size, tie) decides alone, the entry is built only if it gets in
+        if len(heap) < self.top or (heap and (size, tie) > heap[0][:2]):
+            self._push(heap, (size, tie, TopTransaction(r.gtid, r.start.file, r.start.offset,
+                                                        size, r.duration, r.num_events)))
 
-    def _commit_id(self, t: Transaction) -> None:
-        if t.maria_flags is None:
-            return
+    def _commit_id(self, t: Transaction | TransactionSummary) -> None:
+        """MariaDB's commit-id runs (``t.maria_flags`` is not None)."""
         cid = t.commit_id
         if cid is not None and cid == self._run_id:
             self._run_len += 1
@@ -419,11 +433,11 @@ def accumulate_stats(paths: Paths, *, verify_checksum: bool = True,
                      span: Span | None = None) -> list[FilePart]:
     """Read the logs as one ordered sequence; one unfinished :class:`FilePart` per path.
 
-    Logs of the common shape are read by the fused scan of the active engine
-    (:func:`~repltool.binlog.corescan.scan_summaries`, no per-event objects);
-    anything it does not handle makes it give up, and the logs are then read
-    again by the general reader - the figures are the same either way.  With a
-    ``sink`` the fused Python scan builds whole transactions for it.
+    With the compiled engine the core reads and adds up (no per-event objects) and
+    hands over to the general reader where the logs leave its subset; the pure-Python
+    engine, a ``sink`` and ``keep_going`` read with the general reader
+    (:func:`~repltool.binlog.transactions.group_transactions` over
+    :func:`~repltool.binlog.reader.read_events`) - the figures are the same either way.
 
     :param sink: also called with every transaction, in order.
     :param progress: called now and then with the bytes of input read so far.
@@ -500,53 +514,30 @@ def _accumulate_fast(paths: list[str], verify_checksum: bool, top: int,
                      sink: Callable[[Transaction], None] | None,
                      progress: Callable[[int], None] | None,
                      clock_only: bool = False, span: Span | None = None) -> list[FilePart]:
+    """The compiled core's figures (it adds them up itself); where it hands over, the
+    general reader goes on.  Raises :class:`Unsupported` with a ``sink`` (it takes whole
+    transactions: the general reader's) and with the pure-Python engine."""
+    if sink is not None:
+        raise Unsupported("a sink takes the general reader's transactions")
     infos: list[FileInfo] = []
     tiebreak = itertools.count()
     per_file: dict[str, _FileAcc] = {p: _FileAcc(top, tiebreak) for p in paths}
     counts: dict[str, tuple[Counter[int], Counter[int]]] = {}
-    held: list[Transaction] = []        # the sink sees nothing until the scan is complete
-    n = 0
-    if sink is None:
-        core = scan_totals(paths, top=top, verify_checksum=verify_checksum, info=infos,
-                           counts=counts, progress=progress, clock_only=clock_only,
-                           count_rows=not clock_only, span=span)
-        if core is not None:            # the compiled core added everything up
-            for path, t in core.totals.items():
-                per_file[path].absorb(t, clock_only)
-            next(itertools.islice(tiebreak, core.transactions, None), None)
-            parts = _parts(paths, per_file, counts, infos, top, tiebreak)
-            if core.rest is None:
-                return parts
-            # the general reader goes on where the core stopped (not from the start)
-            return _accumulate_general(paths, verify_checksum, top, False, None, progress,
-                                       clock_only, resume=(core.rest, per_file, tiebreak,
-                                                           infos), span=span)
-    if span is not None:                # a part: the general reader reads spans
-        raise Unsupported("a span without the compiled core")
-    if sink is None:
-        batches = scan_summary_batches(paths, verify_checksum=verify_checksum, info=infos,
-                                       counts=counts, count_rows=not clock_only)
-    else:
-        from .binlog.fastpath import scan_transactions      # the pure-Python engine's scan
-        batches = ([t] for t in scan_transactions(paths, verify_checksum=verify_checksum,
-                                                  info=infos, counts=counts,
-                                                  count_rows=not clock_only))
-    for batch in batches:
-        for trx in batch:
-            if clock_only:
-                per_file[trx.start.file].clock_record(trx)
-            else:
-                per_file[trx.start.file].transaction(trx)
-        if sink is not None:
-            held.extend(batch)
-        n += len(batch)
-        if progress is not None and n >= 1024:
-            n = 0
-            progress(_done_bytes(infos, batch[-1].start.offset))
-    if sink is not None:
-        for trx in held:
-            sink(trx)
-    return _parts(paths, per_file, counts, infos, top, tiebreak)
+    core = scan_totals(paths, top=top, verify_checksum=verify_checksum, info=infos,
+                       counts=counts, progress=progress, clock_only=clock_only,
+                       count_rows=not clock_only, span=span)
+    if core is None:
+        raise Unsupported("the pure-Python engine reads with the general reader")
+    for path, t in core.totals.items():
+        per_file[path].absorb(t, clock_only)
+    next(itertools.islice(tiebreak, core.transactions, None), None)
+    parts = _parts(paths, per_file, counts, infos, top, tiebreak)
+    if core.rest is None:
+        return parts
+    # the general reader goes on where the core stopped (not from the start)
+    return _accumulate_general(paths, verify_checksum, top, False, None, progress,
+                               clock_only, resume=(core.rest, per_file, tiebreak, infos),
+                               span=span)
 
 
 def _parts(paths: list[str], per_file: dict[str, _FileAcc],
@@ -620,7 +611,8 @@ def _accumulate_general(paths: list[str], verify_checksum: bool, top: int, keep_
             yield ev
 
     trxs = group_transactions(tap(events), keep_events=bool(window), state=state,
-                              count_rows=not clock_only)
+                              count_rows=not clock_only,
+                              count_tables=not clock_only or bool(window))
     for trx in window.select(trxs, paths, cursor) if window else trxs:
         if window:                      # only the events of the window's transactions
             acc = per_file[trx.start.file]
@@ -651,8 +643,10 @@ def _accumulate_plain(paths: list[str], opts: ReadOptions, top: int,
     n = 0
     acc = None
     cur_file = None
+    # --clock-only: no table names (clock_record reads none); every event is still
+    # read, CRC-checked and decoded as without it (the same errors)
     for trx in group_transactions(read_events(paths, opts, infos),
-                                  count_rows=not clock_only):
+                                  count_rows=not clock_only, count_tables=not clock_only):
         file = trx.start.file
         if file != cur_file:
             cur_file = file

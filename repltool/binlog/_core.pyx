@@ -1104,7 +1104,7 @@ cdef class Scanner:
         cdef Py_ssize_t t_end = db_end + 2 + tl
         if t_end >= n or d[t_end] != 0:
             return 0
-        # the rest as fastpath._parse_table_map checks it (decode_table_map accepts it)
+        # the rest as fastdecode._parse_table_map checks it (decode_table_map accepts it)
         cdef Py_ssize_t p = t_end + 1
         cdef uint64_t count, mlen, vlen
         p = _packed(d, n, p, &count)
@@ -1162,7 +1162,7 @@ cdef class Scanner:
         return idx
 
     cdef int _mysql_gtid(self, const uint8_t* d, Py_ssize_t n, int64_t* g) except -1:
-        """Decode a GTID body as fastpath.fast_gtid accepts it; 0: leave it to the driver."""
+        """Decode a GTID body as fastdecode.fast_gtid accepts it; 0: leave it to the driver."""
         cdef Py_ssize_t p
         cdef uint64_t ict, oct_, tlen, isv
         cdef int first, width
@@ -1457,7 +1457,7 @@ cdef bint _is_atomic_ctas(const uint8_t* q, Py_ssize_t n) noexcept:
 
 
 cdef Py_ssize_t _packed(const uint8_t* d, Py_ssize_t n, Py_ssize_t p, uint64_t* out) noexcept:
-    """A packed integer at ``p`` as fastpath._packed reads it; -1 when it does not fit."""
+    """A packed integer at ``p`` as fastdecode._packed reads it; -1 when it does not fit."""
     if p >= n:
         return -1
     cdef int first = d[p]

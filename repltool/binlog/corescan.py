@@ -7,10 +7,12 @@ by the active engine (:mod:`repltool.binlog.engine`): the compiled core
 C; this module reads the files in chunks, hands it every Format_description and
 Rotate event through the general code (:func:`~repltool.binlog.reader.apply_format_description`,
 :class:`~repltool.binlog.transactions.Segments`) and decodes the GTID layouts the core
-leaves to the general decoders.  With the pure-Python engine the fused Python scan
-(:func:`repltool.binlog.fastpath.scan_light_transactions`) runs instead.
+leaves to the general decoders.  With the pure-Python engine there is no scan here:
+:class:`~repltool.binlog.engine.Unsupported` is raised at once, and the caller reads
+with the general reader (the one grouper,
+:func:`~repltool.binlog.transactions.group_transactions`).
 
-Either engine raises :class:`~repltool.binlog.engine.Unsupported` where the input
+The core raises :class:`~repltool.binlog.engine.Unsupported` where the input
 leaves its subset (another event type, a damaged or truncated event, an unusual
 FDE); the caller then reads the logs with the general reader, which gives the exact
 result or error.
@@ -22,7 +24,6 @@ import copy
 import os
 from collections import Counter
 from dataclasses import dataclass
-from itertools import islice
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple
 from uuid import UUID
 
@@ -140,13 +141,13 @@ def scan_summaries(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[st
                    verify_checksum: bool = True, info: list[FileInfo] | None = None,
                    counts: dict[str, tuple[Counter[int], Counter[int]]] | None = None
                    ) -> Iterator[TransactionSummary]:
-    """A summary per transaction of the logs (one ordered read), by the active engine.
+    """A summary per transaction of the logs (one ordered read), by the compiled core.
 
     :param info: a :class:`~repltool.binlog.reader.FileInfo` is appended per file.
     :param counts: filled with ``path -> (events by type code, bytes by type code)``,
         in first-seen order, as ``stats`` counts them (complete once a file is read).
-    :raises Unsupported: where the logs leave the engine's subset (start over with
-        the general reader).
+    :raises Unsupported: where the logs leave the core's subset, and with the
+        pure-Python engine (start over with the general reader).
     """
     for batch in scan_summary_batches(paths, verify_checksum=verify_checksum, info=info,
                                       counts=counts):
@@ -166,12 +167,7 @@ def scan_summary_batches(paths: str | os.PathLike[str] | Iterable[str | os.PathL
     paths = [os.fspath(p) for p in paths]
     core = compiled_core()
     if core is None:
-        from .fastpath import scan_light_transactions  # the pure-Python engine's scan
-        it = scan_light_transactions(paths, verify_checksum=verify_checksum, info=info,
-                                     counts=counts, count_rows=count_rows)
-        while batch := list(islice(it, 1024)):
-            yield batch
-        return
+        raise Unsupported("the pure-Python engine reads with the general reader")
     if count_rows:
         # the core's records carry Rows events per table, not rows: only its
         # accumulate mode (scan_totals) counts rows

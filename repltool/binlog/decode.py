@@ -5,7 +5,7 @@ Every decoder takes the body bytes (CRC footer already removed) and a
 parsing; :func:`parse_at` is the only place that catches ``ConstructError``
 and turns it into :class:`~repltool.errors.MalformedEvent`.  The hottest
 decoders (GTID, Query, Xid) have hand-written fast paths in
-:mod:`repltool.binlog.fastpath`, checked against these by the test-suite.
+:mod:`repltool.binlog.fastdecode`, checked against these by the test-suite.
 """
 
 from __future__ import annotations

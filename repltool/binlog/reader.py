@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import os
+import struct
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -45,6 +46,9 @@ CHUNK = 1 << 20
 #: ``zlib.crc32(data + crc32(data).to_bytes(4, "little"))`` of any ``data``: the bytes
 #: of an event whose CRC32 footer is right (the footer is the only one that gives it)
 CRC32_RESIDUE = 0x2144DF1C
+#: the CRC32 footer (its CHECKSUM_LEN bytes, little-endian)
+_CRC_FOOTER = struct.Struct("<I")
+assert _CRC_FOOTER.size == CHECKSUM_LEN
 MAX_EVENT_SIZE = 1 << 30 + 1          # 1 GiB max_allowed_packet plus headroom
 MAX_PAYLOAD_PLAINTEXT = 1 << 30       # MySQL's binlog_transaction_compression cap
 _ZSTD_PIECE = 256                     # compressed bytes per call: at most ~8 MiB out
@@ -346,15 +350,15 @@ def _read_stream(fi: FileInfo, fh: BinaryIO | None, opts: ReadOptions, start: in
         st = st or _StreamState(fi, opts)
         path, file_size = fi.path, fi.size
         types, keep_raw, verify = opts.types, opts.keep_raw, opts.verify_checksum
-        special = _SPECIAL
         decoders = FAST_DECODERS if opts.fast else _construct_decoders()
         unpack = HEADER.unpack_from
+        footer = _CRC_FOOTER.unpack_from
         new_pos = new_event = new_ctx = tuple.__new__
         crc32 = zlib.crc32
         buf, off, base = b"", 0, start        # buf[0] is at file offset `base`
         # st's format (structs, checksums) changes only in st.special: kept in locals,
         # taken again after it; `fast`: the decoders st.decode would call straight away
-        structs, crc_on, fast = _stream_format(st, decoders)
+        structs, crc_on, fast, special = _stream_format(st, decoders)
         # ReadOptions.count_types: by type code in lists (a Counter's += costs 6x more),
         # the codes in first-seen order; added to fi.counts when the loop ends
         if opts.count_types:
@@ -390,7 +394,7 @@ def _read_stream(fi: FileInfo, fh: BinaryIO | None, opts: ReadOptions, start: in
             raw = buf[off:end]
             off = end
             pos = new_pos(Position, (path, p, None))
-            if tc in special or structs is None:
+            if tc in special:                 # (every type while there is no format)
                 if counts is None:
                     yield from st.special(pos, raw, ts, tc, sid, size, log_pos, flags)
                 else:
@@ -405,7 +409,7 @@ def _read_stream(fi: FileInfo, fh: BinaryIO | None, opts: ReadOptions, start: in
                             nbytes[t] += ev.event_size      # type: ignore[index]
                         yield ev
                 if st.structs is not structs or st.crc_on != crc_on:
-                    structs, crc_on, fast = _stream_format(st, decoders)
+                    structs, crc_on, fast, special = _stream_format(st, decoders)
                 continue
             crc = None
             body_end = size
@@ -414,7 +418,7 @@ def _read_stream(fi: FileInfo, fh: BinaryIO | None, opts: ReadOptions, start: in
                     raise MalformedEvent(f"event_size {size} leaves no room for the CRC32",
                                          pos=pos, event_type=type_name(tc))
                 body_end = size - CHECKSUM_LEN
-                crc = int.from_bytes(raw[body_end:], "little")
+                crc = footer(raw, body_end)[0]
                 # the CRC32 of the bytes and their right CRC32 is a constant: no copy
                 if verify and crc32(raw) != CRC32_RESIDUE:
                     raise ChecksumMismatch(
@@ -446,6 +450,7 @@ def _read_stream(fi: FileInfo, fh: BinaryIO | None, opts: ReadOptions, start: in
 
 
 _SPECIAL = frozenset({_FDE, _START_V3, _START_ENCRYPTION, _PAYLOAD})
+_ALL_TYPES = frozenset(range(256))
 
 
 def _keep_counts(fi: FileInfo, seen: list[int], bseen: list[int], counts: list[int],
@@ -461,14 +466,19 @@ def _keep_counts(fi: FileInfo, seen: list[int], bseen: list[int], counts: list[i
 
 
 def _stream_format(st: _StreamState, decoders: dict[int, Any]
-                   ) -> tuple[BinlogStructs | None, bool, dict[int, Any]]:
-    """``(structs, crc_on, fast)`` of ``st`` for :func:`_read_stream`'s loop; ``fast``:
-    the decoders :meth:`_StreamState.decode` calls directly (not lenient, not opaque)."""
+                   ) -> tuple[BinlogStructs | None, bool, dict[int, Any], frozenset[int]]:
+    """``(structs, crc_on, fast, special)`` of ``st`` for :func:`_read_stream`'s loop;
+    ``fast``: the decoders :meth:`_StreamState.decode` calls directly (not lenient, not
+    opaque); ``special``: the types :meth:`_StreamState.special` takes (all of them
+    before a format is known)."""
     structs = st.structs
-    if structs is None or structs.lenient:
-        return structs, st.crc_on, {}
+    if structs is None:
+        return structs, st.crc_on, {}, _ALL_TYPES
+    if structs.lenient:
+        return structs, st.crc_on, {}, _SPECIAL
     opaque = structs.opaque
-    return structs, st.crc_on, {tc: d for tc, d in decoders.items() if tc not in opaque}
+    return (structs, st.crc_on, {tc: d for tc, d in decoders.items() if tc not in opaque},
+            _SPECIAL)
 _FATAL = (NotABinlog, EncryptedLog, UnsupportedLog, NoFormatDescription)
 _KNOWN_TYPES = frozenset(int(t) for t in EventType)
 

@@ -20,6 +20,7 @@ Rules (format-spec §1.5, MariaDB notes §6):
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, NamedTuple
 from uuid import UUID
@@ -161,7 +162,7 @@ _new_transaction = slot_builder(Transaction)
 
 class TransactionSummary(NamedTuple):
     """The fields of a :class:`Transaction` that ``stats`` reads, same names and
-    values: what the fused scans (:mod:`repltool.binlog.corescan`) yield, a
+    values: what the compiled core's scans (:mod:`repltool.binlog.corescan`) yield, a
     tuple being built in a tenth of the time of the frozen dataclass."""
 
     start: Position
@@ -190,6 +191,8 @@ def classify_query(query: bytes) -> str:
         >>> classify_query(b"BEGIN"), classify_query(b"ROLLBACK TO sp1"), classify_query(b"XA COMMIT X'01'")
         ('begin', 'statement', 'xa-commit')
     """
+    if query == b"BEGIN":       # (what nearly every transaction starts with)
+        return "begin"
     head = query[:24].lstrip().upper()
     if head.startswith(b"BEGIN") or head.startswith(b"XA START"):
         return "begin"
@@ -323,7 +326,8 @@ class GroupingState:
 def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
                        tap: Tap | None = None,
                        state: GroupingState | None = None,
-                       count_rows: bool = False) -> Iterator[Transaction]:
+                       count_rows: bool = False,
+                       count_tables: bool = True) -> Iterator[Transaction]:
     """Group a stream of events (from one or many files) into transactions.
 
     :param keep_events: keep every event in ``Transaction.events`` (memory then
@@ -336,11 +340,16 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
         them.  A group that is never completed (truncated) is yielded too.
     :param state: the grouper's state at the first event (a read resumed at a
         transaction boundary); the default is the start of a read.
+    :param count_tables: fill ``Transaction.tables`` and ``rows_events`` (off: both
+        empty, Table_map and Rows events only join their group; ``stats --clock-only``
+        needs neither).  ``count_rows`` needs it.
     :param count_rows: fill ``Transaction.row_counts``
         (:class:`repltool.binlog.rowcount.RowCounter`; the reader must decode
         Table_map and Rows bodies, else their events count as not walked).
     """
     counter = None
+    if count_rows and not count_tables:
+        raise ValueError("group_transactions: count_rows counts rows per table (count_tables)")
     if count_rows:
         from .rowcount import RowCounter
         counter = RowCounter(state.row_tables if state is not None else None)
@@ -350,9 +359,11 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
     table_names: dict[int, str] = dict(state.table_names) if state is not None else {}
     seg = state.segments.copy() if state is not None else Segments()
     plain = _PLAIN
+    rows_types = _ROWS
+    slow = keep_events or tap is not None
+    table_id = _TABLE_ID.unpack_from
     for ev in events:
         pos, _, tc, _, size, _, _, body, crc, raw = ev      # (the fields read below)
-        inner = pos.payload_offset is not None
         if tc not in plain:         # (the common types pass none of these tests)
             if tc in SEGMENT_EVENTS:
                 seg.see(ev)
@@ -372,7 +383,7 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
                 group = _Group(ev, keep_events, tap)
                 group.segment, group.relay = seg.current, seg.relay
                 group.has_gtid = True
-                _add(group, ev, inner)
+                _add(group, ev, pos.payload_offset is not None)
                 if tc == _MARIA_GTID:
                     group.maria = ev.body if isinstance(ev.body, MariaGtidBody) else None
                     if group.maria is not None:
@@ -387,14 +398,17 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
         # _add(group, ev, inner), inlined (it runs once per event)
         group.last = ev
         group.count += 1
-        if not inner:
+        if pos[2] is None:                          # (pos.payload_offset: not inner)
             group.size += size
-            group.end_offset = pos.offset + size            # ev.end_pos
-        if keep_events:
-            group.events.append(ev)
-        if tap is not None:
-            tap(ev, group.count == 1)
+            group.end_offset = pos[1] + size        # ev.end_pos
+        if slow:
+            if keep_events:
+                group.events.append(ev)
+            if tap is not None:
+                tap(ev, group.count == 1)
         if tc == _TMAP:
+            if not count_tables:
+                continue
             if isinstance(body, TableMapBody):      # _table_name / _table_id, inlined
                 name = f"{body.db}.{body.table}"
                 table_names[body.table_id] = name
@@ -402,13 +416,15 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
             if counter is not None:
                 counter.table_map(body)
             continue
-        if tc in _ROWS:
-            # _table_id and _rows_body, inlined
-            if body is None or not isinstance(body, TableMapBody):
-                tid = int.from_bytes(raw[19:25], "little") if len(raw) >= 25 else -1
+        if tc in rows_types:
+            if not count_tables:
+                continue
+            # the table id: the first 6 bytes of the body
+            if len(raw) >= 25:
+                lo, hi = table_id(raw, 19)
+                name = table_names.get(lo | hi << 32, "?")
             else:
-                tid = body.table_id
-            name = table_names.get(tid, "?")
+                name = "?"
             rows = group.rows
             rows[name] = rows.get(name, 0) + 1
             if counter is not None:
@@ -439,6 +455,8 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
 
 
 _KNOWN = frozenset(int(t) for t in EventType)
+#: a Rows event's table id (Int48ul, the body's first field), in two parts
+_TABLE_ID = struct.Struct("<IH")
 #: known types that no segment, ignore, damage or GTID test of the grouper takes
 #: (Table_map, Rows, Query, Xid: most events): they skip those tests
 _PLAIN = frozenset(t for t in (_TMAP, _XID, *_ROWS, *_QUERIES)

@@ -275,7 +275,7 @@ def settle_worker() -> bool:
     import gc
 
     from .. import stats  # noqa: F401 - the modules every task imports
-    from ..binlog import corescan, fastpath  # noqa: F401
+    from ..binlog import corescan, fastdecode  # noqa: F401
     gc.collect()
     gc.freeze()
     _settled = True

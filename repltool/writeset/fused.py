@@ -55,7 +55,7 @@ from ..binlog.engine import compiled_core
 from ..binlog.events import TableMapBody
 from ..binlog.fastdecode import FAST_DECODERS
 from ..binlog.fastdecode import fast_table_map
-from ..binlog.fastpath import FastPathUnsupported
+from ..binlog.engine import Unsupported
 from ..errors import ReplToolError
 from ..positions import Position
 from .extract import (
@@ -133,8 +133,7 @@ def read_writeset_summaries(paths: str | os.PathLike[str] | Iterable[str | os.Pa
                             schema: Schema | None = None, *, verify_checksum: bool = True,
                             span: Any = None, **kw: Any) -> Iterator[tuple[Any, TrxWriteset]]:
     """:func:`read_writesets` with, where the fast path reads, a
-    :class:`~repltool.binlog.transactions.TransactionSummary` (or
-    :class:`~repltool.binlog.fastpath.LightTransaction`: the fields ``stats`` reads
+    :class:`~repltool.binlog.transactions.TransactionSummary` (the fields ``stats`` reads
     - ``start``, ``gtid``, the clock, ``kind`` ... - with the general path's values)
     instead of the full transaction: a quarter of the scan's time.  Where the
     general reader reads, the transactions are full ones.
@@ -196,7 +195,7 @@ def _read(paths: Any, schema: Schema | None, options: ReadOptions,
             yield pair
             done += 1
         return
-    except FastPathUnsupported:
+    except Unsupported:
         pass
     rest = fast.rest
     if rest is not None:
@@ -237,7 +236,7 @@ def resume_general(rest: Handover, options: ReadOptions) -> Iterator[Event]:
 
 def iter_fast_writesets(paths: Iterable[str | os.PathLike[str]], schema: Schema | None = None,
                         *, verify_checksum: bool = True, **kw: Any) -> Iterator[Pair]:
-    """The fast path alone: raises :class:`~repltool.binlog.fastpath.FastPathUnsupported`
+    """The fast path alone: raises :class:`~repltool.binlog.engine.Unsupported`
     where :func:`read_writesets` would switch to the general path."""
     return iter(_FastRun([os.fspath(p) for p in paths], schema, verify_checksum, kw))
 
@@ -325,7 +324,7 @@ class _FastRun:
         """A Table_map body the dispatch has not seen: its TableDef (cached)."""
         body = fast_table_map(data, self._ctx(_TMAP))
         if not isinstance(body, TableMapBody):
-            raise FastPathUnsupported("Table_map not decoded")
+            raise Unsupported("Table_map not decoded")
         td = decode_table_map(body, pos=Position(self.files[f], offset, None))
         self._tds[data] = td
         return td
@@ -519,7 +518,7 @@ class _FastRun:
         the core's dispatch in one call.  Where the core stops, or a transaction's
         events cannot be keyed (a damaged Table_map or row image: the general path
         words the error), :attr:`rest` is set to the hand-over at the start of the
-        first transaction not yielded and :class:`FastPathUnsupported` raised."""
+        first transaction not yielded and :class:`Unsupported` raised."""
         files, pair, holder = self.files, self._pair, self.scan
         hashed = self.hashed
         groups = WritesetGroups(files, verify_checksum=self.verify, summaries=self.light,
@@ -534,20 +533,20 @@ class _FastRun:
                 for trx, events in batch:
                     try:
                         run(events, self.acc)
-                    except (ReplToolError, FastPathUnsupported) as exc:
-                        why = exc.reason if isinstance(exc, FastPathUnsupported) else \
+                    except (ReplToolError, Unsupported) as exc:
+                        why = exc.reason if isinstance(exc, Unsupported) else \
                             f"{type(exc).__name__}: {exc}"
                         self.rest = groups.hand_over(trx, events[0][3], why)
-                        raise FastPathUnsupported(why) from exc
+                        raise Unsupported(why) from exc
                     yield self._hash_pair(trx, events) if hashed else pair(trx)
         finally:
             self._count_dispatch()
         if groups.error is not None:
             self.rest = groups.rest
             exc = groups.error
-            if isinstance(exc, FastPathUnsupported):
+            if isinstance(exc, Unsupported):
                 raise exc
-            raise FastPathUnsupported(str(exc)) from exc
+            raise Unsupported(str(exc)) from exc
 
 class _Described(Sequence[Any]):
     """The ``keys`` of a :class:`~repltool.writeset.model.HashedWriteset`: as many as

@@ -1,6 +1,5 @@
-"""Why the fused scanner (:func:`repltool.binlog.fastpath.scan_transactions`) gave up,
-checked against the input: shared by the scanner's tests (``test_fastpath``) and the
-fused writeset reader's (``tests/writeset/test_fused.py``), which rides on it.
+"""Why the compiled core handed a read over to the general reader, checked against the
+input (``tests/writeset/test_fused.py``).
 """
 
 from __future__ import annotations
@@ -21,43 +20,6 @@ def general_transactions(paths: list[Path], verify: bool):  # type: ignore[no-un
                                                                 types=GROUPING_TYPES))))
     except ReplToolError as exc:
         return ("error", type(exc).__name__, str(exc))
-
-
-def refusal_is_true(paths: list[Path], verify: bool, reason: str) -> None:
-    """The scanner's reason for giving up holds for the input."""
-    from repltool.binlog.fastpath import SCAN_TYPES
-    general = general_transactions(paths, verify)
-    m = re.fullmatch(r"event type (\d+)", reason)
-    if m:
-        tc = int(m.group(1))
-        assert tc not in SCAN_TYPES
-        if general[0] == "error":           # e.g. no FDE first: the reader refuses it too
-            return
-        seen = set()
-        try:
-            for ev in read_events(paths, ReadOptions(verify_checksum=False, types=frozenset())):
-                seen.add(ev.type_code)
-        except ReplToolError:               # e.g. encrypted after START_ENCRYPTION (164)
-            pass
-        assert tc in seen, (tc, seen)
-    elif reason == "CRC mismatch":
-        assert verify and general[0] == "error" and general[1] == "ChecksumMismatch", general
-    elif reason in ("truncated tail", "bad event size", "event too small"):
-        assert general[0] == "error" or any(t.truncated for t in general[1]), reason
-    elif reason == "non-standard FDE":
-        # a v1/v3 file, or pre-GA numbering (structs.lenient), or a scanned type kept opaque
-        from repltool.binlog.fastpath import SCAN_TYPES as scanned
-        fdes = []
-        try:
-            for ev in read_events(paths, ReadOptions(verify_checksum=False, types=frozenset(
-                    {EventType.FORMAT_DESCRIPTION_EVENT}))):
-                fdes.append(ev.body)
-        except ReplToolError:               # e.g. encrypted after the FDE
-            pass
-        assert any(f.binlog_version != 4 or structs_for(f).lenient
-                   or structs_for(f).opaque & scanned for f in fdes), fdes
-    else:                                   # the reader's own error, passed through
-        assert general[0] == "error" and general[2] == reason, (reason, general)
 
 
 def core_refusal_is_true(paths: list[Path], verify: bool, reason: str) -> None:

@@ -1,6 +1,6 @@
 """The hand-written fast decoders (GTID, Query, Xid) agree with the construct decoders.
 
-``repltool.binlog.fastpath.FAST_DECODERS`` replaces a few entries of
+``repltool.binlog.fastdecode.FAST_DECODERS`` replaces a few entries of
 ``repltool.binlog.decode.DECODERS``.  For every such event of every decodable
 corpus file (MySQL and MariaDB) both decoders run on the same body and must
 return equal records.  Hypothesis then feeds both arbitrary bodies built around
@@ -9,7 +9,6 @@ the real layouts: results must be equal, or both must raise the same error.
 
 from __future__ import annotations
 
-import re
 import struct
 from collections import Counter
 from contextlib import contextmanager
@@ -24,15 +23,13 @@ from hypothesis import strategies as st
 from repltool.binlog import EventType
 from repltool.binlog.decode import DECODERS, DecodeContext
 from repltool.binlog.events import FormatDescriptionBody
-from repltool.binlog.fastpath import FAST_DECODERS
+from repltool.binlog.fastdecode import FAST_DECODERS
 from repltool.binlog.reader import ReadOptions, read_events, structs_for
 from repltool.binlog.structs import BinlogStructs, encode_packed_int
 from repltool.errors import ReplToolError
 from repltool.positions import Position
 
 from ._corpus import is_normal, read_all
-from ._refusals import general_transactions as _general
-from ._refusals import refusal_is_true as _refusal_is_true
 
 #: the types whose fast decoder is not simply the construct one
 FAST_TYPES = frozenset(t for t, f in FAST_DECODERS.items() if DECODERS.get(t) is not f)
@@ -364,126 +361,116 @@ def test_fast_rows_property() -> None:
         tally[_same(*case)] += 1
     _run_property(run, 0.25)
 
-# ---- the fused scanner (`stats`) against read_events + group_transactions ----
+# ---- `stats` with either engine against the one grouper (read_events + group_transactions) ----
 
-def _scan_agrees(paths: list[Path], verify: bool = True) -> bool:
-    """scan_transactions yields exactly what the general path yields, or gives up for a
-    reason that is true of the input (asserted).
-
-    :returns: whether the scanner handled the input.
-    """
-    from repltool.binlog.fastpath import FastPathUnsupported, scan_light_transactions, scan_transactions
-    counts: dict = {}
-    infos: list = []
-    try:
-        fast = list(scan_transactions(paths, verify_checksum=verify, info=infos,
-                                      counts=counts))
-    except FastPathUnsupported as exc:
-        _refusal_is_true(paths, verify, str(exc))
-        return False
-    general = _general(paths, verify)
-    assert general[0] == "ok", general
-    assert fast == general[1]
-    # and the per-file event counts stats takes from it
-    want: dict = {}
-    for ev in read_events(paths, ReadOptions(verify_checksum=verify, types=frozenset())):
-        types, sizes = want.setdefault(ev.pos.file, (Counter(), Counter()))
-        types[ev.type_code] += 1
-        if ev.pos.payload_offset is None:
-            sizes[ev.type_code] += ev.event_size
-    assert {k: (list(a.items()), list(b.items())) for k, (a, b) in counts.items()} == \
-        {k: (list(a.items()), list(b.items())) for k, (a, b) in want.items()}
-    assert [(i.path, i.size, i.first_fde, i.fde, i.in_use, i.relay_log) for i in infos] == \
-        [(str(p), p.stat().st_size, *_info(p, verify)) for p in paths]
-    return True
-
-
-def _info(path: Path, verify: bool) -> tuple:  # type: ignore[type-arg]
-    from repltool.binlog import FileInfo
-    infos: list[FileInfo] = []
-    for _ in read_events([path], ReadOptions(verify_checksum=verify, types=frozenset()), infos):
-        pass
-    i = infos[0]
-    return (i.first_fde, i.fde, i.in_use, i.relay_log)
-
-
-@pytest.mark.corpus_files("path", "mysql/*/*")
-def test_scan_equals_general_mysql(path: Path) -> None:
-    """Handled: equal to the general path; refused: for a reason true of the file."""
-    _scan_agrees([path], verify=True)
-    _scan_agrees([path], verify=False)
-
-
-def test_scan_handles_most_of_the_mysql_corpus(corpus: Path) -> None:
-    """A floor on what the scanner really covers (50 files with transactions, 20 without)."""
-    from repltool.binlog.fastpath import FastPathUnsupported, scan_light_transactions, scan_transactions
-    files = [p for p in sorted(corpus.glob("mysql/*/*")) if p.is_file()]
-    handled = Counter()
-    for p in files:
-        try:
-            handled[bool(list(scan_transactions([p], verify_checksum=False)))] += 1
-        except FastPathUnsupported:
-            pass
-    assert handled[True] >= 50 and handled[True] + handled[False] >= 70, handled
-
-
-@pytest.mark.corpus_files("path", "mariadb/*/mysql-bin.000001")
-def test_scan_gives_up_on_mariadb(path: Path) -> None:
-    assert not _scan_agrees([path])
-
-
-def test_scan_handles_the_synthetic_shapes(tmp_path: Path) -> None:
+def _synth_shapes(tmp_path: Path) -> dict[str, list[Path]]:
     from repltool.synth import SynthOptions, generate, write_sample
-    handled = []
+    shapes = {}
     for name, kw in {"80": {}, "57": {"server_format": "5.7"}, "relay": {"relay_log": True,
                      "max_relay_log_size": 40_000}, "tagged": {"tagged_gtids": True},
-                     "anon": {"gtids": False}, "d16": {"timestamp_encoding": "delta16"}}.items():
+                     "anon": {"gtids": False}, "d16": {"timestamp_encoding": "delta16"},
+                     "zstd": {"compression": "zstd"}}.items():
         r = generate(SynthOptions(out=tmp_path / name, transactions=400, seed=5,
                                   max_binlog_size=70_000, ground_truth=False, **kw))
-        handled.append(_scan_agrees(r.files))
-        for f in r.files[:2]:
-            assert _scan_agrees([f], verify=False)
-    assert all(handled)
-    z = generate(SynthOptions(out=tmp_path / "z", transactions=50, compression="zstd",
-                              ground_truth=False))
-    assert not _scan_agrees(z.files)              # Transaction_payload: the general path
-    sample = write_sample(tmp_path / "sample")
-    assert not _scan_agrees(sample)               # has a compressed transaction too
+        shapes[name] = list(r.files)
+    shapes["sample"] = list(write_sample(tmp_path / "sample"))
+    return shapes
 
 
-def test_scan_gives_up_on_damage(tmp_path: Path) -> None:
+def test_stats_counts_the_grouper_transactions(tmp_path: Path) -> None:
+    """On every synthetic shape (relay logs, tagged and anonymous GTIDs, 5.7, delta16,
+    compressed transactions), ``stats`` (the active engine) counts exactly the
+    transactions and events of ``read_transactions``/``read_events``."""
+    from repltool.binlog import read_transactions
+    from repltool.binlog.constants import type_name
+    from repltool.stats import compute_stats
+    for name, files in _synth_shapes(tmp_path).items():
+        trxs = list(read_transactions(files))
+        events = list(read_events(files, ReadOptions(types=frozenset())))
+        assert trxs and events, name
+        total = compute_stats(files).total
+        assert total.transactions == len(trxs), name
+        assert total.transaction_bytes == sum(t.size for t in trxs), name
+        assert total.transaction_kinds == dict(Counter(t.kind for t in trxs)), name
+        assert total.truncated_transactions == sum(t.truncated for t in trxs), name
+        assert total.events == len(events), name
+        assert total.event_types == dict(Counter(type_name(e.type_code) for e in events)), name
+        tables = Counter()
+        for t in trxs:
+            for table, n in t.rows_events:
+                tables[table] += n
+        assert total.tables == dict(tables), name
+        clocked = [t for t in trxs if t.last_committed is not None]
+        assert total.clock.transactions == len(clocked), name
+        assert (total.first_gtid, total.last_gtid) == (
+            next((t.gtid for t in trxs if t.gtid), None),
+            next((t.gtid for t in reversed(trxs) if t.gtid), None)), name
+
+
+def test_stats_damage_is_the_readers_error(tmp_path: Path) -> None:
+    """A CRC mismatch, a damaged row image (verified or not) and a cut file: ``stats``
+    raises what the general reader raises, or counts what it reads."""
+    from repltool.binlog import read_transactions
+    from repltool.errors import ChecksumMismatch, TruncatedLog
+    from repltool.stats import compute_stats
     from repltool.synth import SynthOptions, generate
     r = generate(SynthOptions(out=tmp_path / "d", transactions=100, ground_truth=False))
     data = bytearray(r.files[0].read_bytes())
     bad = tmp_path / "crc.bin"
     data[len(data) // 2] ^= 0xFF
     bad.write_bytes(bytes(data))
-    assert not _scan_agrees([bad])                # CRC mismatch somewhere: start over
-    # unverified, a flipped byte inside a row image is data to the scanner: handled
+    with pytest.raises(ChecksumMismatch) as general:
+        list(read_transactions([bad]))
+    with pytest.raises(ChecksumMismatch) as got:
+        compute_stats([bad])
+    assert str(got.value) == str(general.value)
+    # unverified, a flipped byte inside a row image is data: the same transactions
     rows = next(ev for ev in read_events(r.files[0], ReadOptions(types=frozenset()))
                 if ev.type_code in (30, 31, 32) and ev.pos.offset > len(data) // 2)
     in_row = bytearray(r.files[0].read_bytes())
     in_row[rows.pos.offset + rows.event_size - 6] ^= 0xFF
     bad.write_bytes(bytes(in_row))
-    assert not _scan_agrees([bad])
-    assert _scan_agrees([bad], verify=False)
+    with pytest.raises(ChecksumMismatch):
+        compute_stats([bad])
+    stats = compute_stats([bad], verify_checksum=False).total
+    assert stats.transactions == len(list(read_transactions(
+        [bad], ReadOptions(verify_checksum=False)))) == 100
     cut = tmp_path / "cut.bin"
     cut.write_bytes(r.files[0].read_bytes()[:-7])
-    assert not _scan_agrees([cut])
+    with pytest.raises(TruncatedLog) as general:
+        list(read_transactions([cut]))
+    with pytest.raises(TruncatedLog) as got:
+        compute_stats([cut])
+    assert str(got.value) == str(general.value)
 
 
-def test_stats_fast_and_general_paths_agree(tmp_path: Path) -> None:
+def test_stats_engine_and_general_route_agree(tmp_path: Path) -> None:
+    """The active engine's figures are the general route's; the pure-Python engine has
+    no route of its own (``_accumulate_fast`` refuses), and a sink gets the general
+    reader's transactions with either engine."""
     from repltool import stats as S
+    from repltool.binlog import engine, read_transactions
+    from repltool.binlog.engine import Unsupported
     from repltool.synth import SynthOptions, generate
     r = generate(SynthOptions(out=tmp_path / "s", transactions=600, max_binlog_size=60_000,
                               ground_truth=False))
     paths = [str(f) for f in r.files]
-    fast = S.finish_stats(S._accumulate_fast(paths, True, 5, None, None), 5)
+    active = S.finish_stats(S.accumulate_stats(paths), 5)
     slow = S.finish_stats(S._accumulate_general(paths, True, 5, False, None, None), 5)
-    assert S.stats_to_dict(fast) == S.stats_to_dict(slow)
+    assert S.stats_to_dict(active) == S.stats_to_dict(slow)
+    clock = S.compute_clock_stats(paths)
+    assert (clock.total.transactions, clock.total.clock, clock.total.biggest) == \
+        (slow.total.transactions, slow.total.clock, slow.total.biggest)
+    if engine.compiled_core() is None:
+        with pytest.raises(Unsupported):
+            S._accumulate_fast(paths, True, 5, None, None)
+    else:
+        fast = S.finish_stats(S._accumulate_fast(paths, True, 5, None, None), 5)
+        assert S.stats_to_dict(fast) == S.stats_to_dict(slow)
+    with pytest.raises(Unsupported):
+        S._accumulate_fast(paths, True, 5, lambda t: None, None)
     got: list = []
     S.accumulate_stats(paths, sink=got.append)
-    from repltool.binlog import read_transactions
     assert got == list(read_transactions(paths))
 
 
@@ -492,68 +479,8 @@ def test_stats_progress_callbacks(tmp_path: Path) -> None:
     from repltool.synth import SynthOptions, generate
     r = generate(SynthOptions(out=tmp_path / "p", transactions=3000, ground_truth=False))
     paths = [str(f) for f in r.files]
-    for fn in (lambda p: S._accumulate_fast(paths, True, 5, None, p),
+    for fn in (lambda p: S.accumulate_stats(paths, progress=p),
                lambda p: S._accumulate_general(paths, True, 5, False, None, p)):
         seen: list[int] = []
         fn(seen.append)
         assert seen and seen == sorted(seen) and seen[-1] <= r.files[0].stat().st_size
-
-
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
-@given(data=gtid_bodies())
-def test_plain_gtid_agrees_with_fast_gtid(data: bytes) -> None:
-    """Where the light scan skips fast_gtid, fast_gtid would have decoded the same clock."""
-    from repltool.binlog.fastpath import _plain_gtid, _plain_text
-    got = _plain_gtid(data)
-    ctx = _CTX[EventType.GTID_LOG_EVENT]
-    if got is None:                 # left to fast_gtid: which still agrees with construct
-        _same(EventType.GTID_LOG_EVENT, data)
-        return
-    assert fast_gtid_path(data, ctx)
-    body = FAST_DECODERS[EventType.GTID_LOG_EVENT](data, ctx)
-    assert (body.last_committed, body.sequence_number, body.delta16_saturated) == \
-        (got[4], got[5], False)
-    assert _plain_text(got[1], got[2]) == body.gtid_text
-
-
-def fast_gtid_path(data: bytes, ctx: DecodeContext) -> bool:
-    """fast_gtid returns without calling construct's decode_gtid."""
-    from unittest import mock
-
-    from repltool.binlog import fastdecode
-    with mock.patch.object(fastdecode, "decode_gtid", side_effect=AssertionError("fallback")):
-        try:
-            fastdecode.fast_gtid(data, ctx)
-        except AssertionError:
-            return False
-    return True
-
-
-def _light_view(t) -> tuple:  # type: ignore[no-untyped-def, type-arg]
-    return (t.start, t.gtid, t.last_committed, t.sequence_number, t.size, t.num_events,
-            t.kind, t.truncated, t.duration, t.rows_events, t.delta16_saturated,
-            t.maria_flags, t.commit_id)
-
-
-@pytest.mark.corpus_files("path", "mysql/*/*")
-def test_light_scan_equals_full_scan(path: Path) -> None:
-    from repltool.binlog.fastpath import FastPathUnsupported, scan_light_transactions, scan_transactions
-    try:
-        full = [_light_view(t) for t in scan_transactions([path])]
-    except FastPathUnsupported as exc:      # the light scan refuses it for the same reason
-        with pytest.raises(FastPathUnsupported, match=re.escape(str(exc))):
-            list(scan_light_transactions([path]))
-        return
-    assert [_light_view(t) for t in scan_light_transactions([path])] == full
-
-
-def test_light_scan_equals_full_scan_synth(tmp_path: Path) -> None:
-    from repltool.binlog.fastpath import scan_light_transactions, scan_transactions
-    from repltool.synth import SynthOptions, generate
-    for name, kw in {"80": {}, "anon": {"gtids": False}, "57": {"server_format": "5.7"},
-                     "tag": {"tagged_gtids": True}, "d16": {"timestamp_encoding": "delta16"},
-                     "relay": {"relay_log": True, "max_relay_log_size": 30_000}}.items():
-        r = generate(SynthOptions(out=tmp_path / name, transactions=300, ground_truth=False,
-                                  max_binlog_size=50_000, **kw))
-        full = [_light_view(t) for t in scan_transactions(r.files)]
-        assert [_light_view(t) for t in scan_light_transactions(r.files)] == full

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from repltool.binlog import EventType, group_transactions, read_transactions
+from repltool.binlog import EventType, group_transactions, read_events, read_transactions
 from repltool.binlog.constants import MARIA_FL_DDL, MARIA_FL_STANDALONE
 from repltool.binlog.events import Event, GtidBody
 from repltool.binlog.transactions import Transaction
@@ -205,6 +205,28 @@ def test_groups_partition_the_events(path: Path) -> None:
         if t.kind == "ddl" and t.gtid is not None:
             assert len(t.events) == 2 and t.events[1].type_code in (
                 T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT)
+
+
+@pytest.mark.corpus_files("path", "mysql/*/*", select=is_normal)
+def test_without_tables_only_the_tables_differ(path: Path) -> None:
+    """``count_tables=False`` (``stats --clock-only``): the same transactions, field by
+    field, with ``tables`` and ``rows_events`` left empty."""
+    _only_tables_differ(read_all(path).events)
+
+
+@pytest.mark.corpus_files("path", "mariadb/small/mysql-bin.0*", "mariadb/rotation/mysql-bin.0*")
+def test_without_tables_only_the_tables_differ_mariadb(path: Path) -> None:
+    _only_tables_differ(tuple(read_events(path)))
+
+
+def _only_tables_differ(events: tuple[Event, ...]) -> None:
+    import dataclasses
+    full = list(group_transactions(iter(events)))
+    bare = list(group_transactions(iter(events), count_tables=False))
+    assert [dataclasses.replace(t, tables=(), rows_events=()) for t in full] == bare
+    assert all(not t.tables and not t.rows_events for t in bare)
+    with pytest.raises(ValueError):
+        next(group_transactions(iter(events), count_rows=True, count_tables=False))
 
 
 # ---- MariaDB ----

@@ -11,7 +11,7 @@ plus a :class:`~repltool.writeset.WritesetExtractor` that decodes every column
 * :func:`repltool.writeset.read_writesets` (equal transactions - without their
   events where the fused reader produced them - and equal writesets);
 * :func:`repltool.writeset.fused.iter_fast_writesets` alone: the same pairs up to
-  where it gives up (``FastPathUnsupported``);
+  where it gives up (``Unsupported``);
 * :func:`repltool.writeset.fused.read_writeset_lines` (``repltool dump
   --writesets``, keys built as JSON text): ``json.dumps(writeset_record(...))``
   of every general pair, and the same error.
@@ -21,7 +21,7 @@ way): a spy on the fused reader's scan (``fused._FastRun.__iter__``) and on its
 general path (``fused.read_events``, or ``fused.resume_general`` where the compiled
 core hands over) records, for ``read_writesets`` and
 ``read_writeset_lines``, how many pairs the fused scan yielded, why it gave up
-(the ``FastPathUnsupported`` message, or None) and whether the general path was
+(the ``Unsupported`` message, or None) and whether the general path was
 started; :func:`check_paths` asserts they agree with ``iter_fast_writesets``.
 """
 
@@ -38,7 +38,7 @@ import pytest
 
 from repltool.writeset.extract import GeneralWritesetExtractor, TextWritesetExtractor
 from repltool.binlog import read_events, read_transactions
-from repltool.binlog.fastpath import FastPathUnsupported
+from repltool.binlog.engine import Unsupported
 from repltool.errors import ReplToolError
 from repltool.writeset import (
     READ_OPTIONS, Schema, WritesetExtractor, read_writesets, writeset_record,
@@ -63,7 +63,7 @@ class Checked:
     shaped: int = 0                 # Rows events the key-only extractor keyed by a cached shape
     text_shaped: int = 0            # the same, TextWritesetExtractor
     error: str | None = None        # the general path's error, if it raised
-    fast_reason: str | None = None  # why the fused reader gave up (FastPathUnsupported), or None
+    fast_reason: str | None = None  # why the fused reader gave up (Unsupported), or None
     core_events: int = 0            # events the compiled core walked for iter_fast_writesets
 
 
@@ -71,7 +71,7 @@ class Checked:
 class FusedRun:
     """What the spy saw of one ``read_writesets``/``read_writeset_lines`` call."""
     fast_pairs: int = 0             # pairs the fused scan yielded
-    reason: str | None = None       # its FastPathUnsupported message, if it gave up
+    reason: str | None = None       # its Unsupported message, if it gave up
     general: int = 0                # times the general path (read_events) was started
     #: compiled engine: (file index, offset) the general reader resumed at, or None
     resumed_at: tuple[int, int] | None = None
@@ -94,7 +94,7 @@ class FusedSpy:
                 for pair in scan(run):
                     rec.fast_pairs += 1
                     yield pair
-            except FastPathUnsupported as exc:
+            except Unsupported as exc:
                 rec.reason = str(exc)
                 raise
 
@@ -194,7 +194,7 @@ def check_paths(files: Sequence[Path], schema: Schema | None, *,
             for pair in iter_fast_writesets(paths, schema, verify_checksum=verify_checksum):
                 fast.append(pair)
             out.fast_complete = True
-        except FastPathUnsupported as exc:
+        except Unsupported as exc:
             out.fast_reason = str(exc)
         out.fast_pairs = len(fast)
         out.core_events = core.events_walked() - walked if core is not None else 0

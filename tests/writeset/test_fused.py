@@ -28,15 +28,16 @@ import pytest
 
 from repltool.binlog import ReadOptions, read_events
 from repltool.binlog.coltypes import TableDef
-from repltool.binlog.fastpath import FastPathUnsupported, LightTransaction
 from repltool.binlog import Transaction, read_transactions
+from repltool.binlog.engine import Unsupported
+from repltool.binlog.transactions import TransactionSummary
 import repltool.errors
 from repltool.errors import ReplToolError
 from repltool.writeset import READ_OPTIONS, iter_writesets, load_schema, read_writesets
 from repltool.writeset.fused import iter_fast_writesets, read_writeset_summaries
 
 from repltool.binlog import engine
-from tests.binlog._refusals import core_refusal_is_true, refusal_is_true as scan_refusal_is_true
+from tests.binlog._refusals import core_refusal_is_true
 from ._paths import NOT_ACTIVE, Checked, FusedSpy, check_paths
 from .test_corpus import SETS
 
@@ -53,8 +54,8 @@ def _is_binlog(path: Path) -> bool:
 def _refusal_is_true(files: list[Path], verify: bool, got: Checked) -> None:
     """The fused reader handed the input to the general path for a reason true of it:
     the reader's own error, which the general path raises alike (``Type: message``), or
-    one of the fused scanner's refusals (checked as ``tests/binlog/test_fastpath.py``
-    checks them)."""
+    one of the compiled core's hand-overs (``tests/binlog/_refusals.py``); with the
+    pure-Python engine the fast path is not active."""
     reason = got.fast_reason
     assert reason is not None and not got.fast_complete
     if engine.compiled_core() is None:
@@ -64,10 +65,8 @@ def _refusal_is_true(files: list[Path], verify: bool, got: Checked) -> None:
     if m and not reason.startswith("event type"):
         assert isinstance(getattr(repltool.errors, m.group(1), None), type), reason
         assert got.error == reason, (reason, got.error)
-    elif engine.compiled_core() is not None:
-        core_refusal_is_true(files, verify, reason)
     else:
-        scan_refusal_is_true(files, verify, reason)
+        core_refusal_is_true(files, verify, reason)
 
 
 @pytest.mark.parametrize("name", list(SETS))
@@ -180,7 +179,7 @@ def test_fallback_in_the_middle_of_the_stream(synth_logs: dict) -> None:
     packed, _ = synth_logs["zstd"]
     files = [*plain, *packed]
     fast = []
-    with pytest.raises(FastPathUnsupported):
+    with pytest.raises(Unsupported):
         for pair in iter_fast_writesets(files, load_schema(schema)):
             fast.append(pair)
     got = check_paths(files, load_schema(schema))
@@ -261,10 +260,10 @@ def test_light_transactions(synth_logs: dict) -> None:
     assert len(light) == len(full) > 250
     python = engine.compiled_core() is None     # the general path's full transactions
     for (lt, lw), (ft, fw) in zip(light, full):
-        assert type(lt) is (Transaction if python else LightTransaction)
+        assert type(lt) is (Transaction if python else TransactionSummary)
         assert lw == fw
-        assert {f: getattr(lt, f) for f in LightTransaction._fields} == \
-            {f: getattr(ft, f) for f in LightTransaction._fields}
+        assert {f: getattr(lt, f) for f in TransactionSummary._fields} == \
+            {f: getattr(ft, f) for f in TransactionSummary._fields}
 
 
 def test_warnings_as_errors_reach_the_caller(synth_logs: dict, tmp_path: Path) -> None:
@@ -307,7 +306,7 @@ def test_rows_events_take_the_compiled_walk(synth_logs: dict, name: str, text: b
     run = _FastRun([str(f) for f in files], load_schema(schema), True, {}, True,
                    RecordWriter() if text else None)
     if engine.compiled_core() is None:      # the fused run is the core's
-        with pytest.raises(FastPathUnsupported, match=NOT_ACTIVE):
+        with pytest.raises(Unsupported, match=NOT_ACTIVE):
             next(iter(run))
         return
     assert sum(1 for _ in run) > 250
@@ -330,7 +329,7 @@ def test_mariadb_rows_events_take_the_compiled_walk(corpus: Path, name: str,
     run = _FastRun([str(f) for f in files], load_schema(root / schema / "schema.sql"), True,
                    {}, True, RecordWriter() if text else None)
     if engine.compiled_core() is None:      # the fused run is the core's
-        with pytest.raises(FastPathUnsupported, match=NOT_ACTIVE):
+        with pytest.raises(Unsupported, match=NOT_ACTIVE):
             next(iter(run))
         return
     with warnings.catch_warnings():

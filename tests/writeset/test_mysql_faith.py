@@ -104,7 +104,7 @@ def writesets(path: Path, schema: Path) -> list[Any]:
 
 
 def fast_ran(path: Path, schema: Path) -> bool:
-    """The fused reader took the whole file (no FastPathUnsupported)."""
+    """The fused reader took the whole file (no Unsupported)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return sum(1 for _ in iter_fast_writesets([path], load_schema(schema))) > 0
