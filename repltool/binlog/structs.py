@@ -696,6 +696,8 @@ QUERY_HEAD = fixed_head(_query_struct(13), "extra_post_header")
 ROWS_V2_HEAD = fixed_head(_rows_struct(10, True), "extra_info")
 #: the Rows v1 post-header (8 bytes): table id (low 32, high 16 bits), flags
 ROWS_V1_HEAD = fixed_head(_rows_struct(8, False), "flags")
+#: a Rows body's table id alone (low 32, high 16 bits), for the grouper
+ROWS_TABLE_ID = fixed_head(_rows_struct(8, False), "table_id").struct
 #: the Table_map post-header (8 bytes): table id (low 32, high 16 bits), flags
 TABLE_MAP_HEAD = fixed_head(_table_map_struct(8), "skip")
 #: MariaDB's GTID body: seq_no, domain_id, flags2 (then, with FL_GROUP_COMMIT_ID, commit_id)

@@ -20,7 +20,6 @@ Rules (format-spec §1.5, MariaDB notes §6):
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, NamedTuple
 from uuid import UUID
@@ -33,6 +32,7 @@ from .constants import (
 from .events import (
     DAMAGED_TYPE, Event, GtidBody, MariaGtidBody, QueryBody, TableMapBody, slot_builder,
 )
+from .structs import ROWS_TABLE_ID
 
 _T = EventType
 # plain ints for the per-event tests below (an enum member's class attribute lookup
@@ -361,7 +361,7 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
     plain = _PLAIN
     rows_types = _ROWS
     slow = keep_events or tap is not None
-    table_id = _TABLE_ID.unpack_from
+    table_id = ROWS_TABLE_ID.unpack_from     # (low 32, high 16 bits)
     for ev in events:
         pos, _, tc, _, size, _, _, body, crc, raw = ev      # (the fields read below)
         if tc not in plain:         # (the common types pass none of these tests)
@@ -455,8 +455,6 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
 
 
 _KNOWN = frozenset(int(t) for t in EventType)
-#: a Rows event's table id (Int48ul, the body's first field), in two parts
-_TABLE_ID = struct.Struct("<IH")
 #: known types that no segment, ignore, damage or GTID test of the grouper takes
 #: (Table_map, Rows, Query, Xid: most events): they skip those tests
 _PLAIN = frozenset(t for t in (_TMAP, _XID, *_ROWS, *_QUERIES)
