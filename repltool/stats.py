@@ -125,7 +125,7 @@ class _ClockAcc:
         self.n += 1
         if lc == 0:
             self.barriers += 1
-        if sn <= lc and inconsistent(lc, sn):       # (the rule's first test, as a guard)
+        if inconsistent(lc, sn):
             self.bad += 1
         d = sn - lc
         label = _BUCKETS.get(d)

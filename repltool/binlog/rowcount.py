@@ -26,6 +26,8 @@ from .events import FormatDescriptionBody, RowsBody, TableMapBody
 from .fastdecode import decoder_for
 from .rows import PARTIAL_UPDATE_ROWS, ROW_KINDS, iter_row_changes
 from .rowwalk import column_layout, image_program, row_counter, walker
+from . import structs as S
+from .constants import EventType
 from .structs import encode_packed_int
 from .temporal import BadValue
 
@@ -180,11 +182,12 @@ class RowCounter:
         progs = [image_program(self._core, td, b, width, ()) for b in bitmaps]
         if any(p is None or not _plain(td, b, width) for p, b in zip(progs, bitmaps)):
             return k, n, None
-        head = len(data) - len(body.rows) - 8
+        head = len(data) - len(body.rows) - _EXTRA_AT
         layout = encode_packed_int(width) + b"".join(bitmaps)
         extra = head - len(layout)
-        if data[8 + extra:8 + head] != layout or (extra and (
-                extra < 2 or int.from_bytes(data[8:10], "little") != extra)):
+        if data[_EXTRA_AT + extra:_EXTRA_AT + head] != layout or (extra and (
+                extra < _EXTRA_LEN_SIZE
+                or int.from_bytes(data[_EXTRA_AT:_V2_LEN], "little") != extra)):
             return k, n, None           # not the plain form the core compares
         return k, n, (head, progs[0], progs[1] if len(progs) > 1 else None, extra)
 
@@ -199,7 +202,8 @@ class RowCounter:
             kind = ROW_KINDS.get(type_code)
             return (_UNWALKED, 1) if kind is None else self._rows(type_code, kind, data)
         try:
-            p = 8 + (data[8] | data[9] << 8) if type_code >= 30 else 8
+            p = _EXTRA_AT + (data[_EXTRA_AT] | data[_EXTRA_AT + 1] << 8) \
+                if type_code in _V2_ROWS else _V1_LEN
             width = data[p]
         except IndexError:
             return self._rows(type_code, ROW_KINDS[type_code], data)
@@ -223,9 +227,10 @@ class RowCounter:
     def _layout(self, type_code: int, key: bytes, p: int, width: int) -> Any:
         """The :attr:`_layouts` entry of a Rows layout (``None``: not one for the cache)."""
         structs = self._structs
-        v2 = type_code >= 30
-        if structs is None or structs.post_header(type_code, 10 if v2 else 8) != (10 if v2 else 8) \
-                or (v2 and p - 8 < 2) or width == 0 or width >= 251:
+        v2 = type_code in _V2_ROWS
+        ph = _V2_LEN if v2 else _V1_LEN
+        if structs is None or structs.post_header(type_code, ph) != ph \
+                or (v2 and p - _EXTRA_AT < _EXTRA_LEN_SIZE) or width == 0 or width >= 251:
             return None                 # what fast_rows leaves to construct
         table_id = int.from_bytes(key[:6], "little")
         td = self._defs.get(table_id)
@@ -285,10 +290,19 @@ class RowCounter:
 
 _NOWHERE = Position("", 0, None)
 #: Rows types whose images follow the header as stored (not MariaDB's compressed ones)
-_PLAIN_ROWS = frozenset({23, 24, 25, 30, 31, 32})
+_V1_ROWS = frozenset(int(t) for t in (
+    EventType.WRITE_ROWS_EVENT_V1, EventType.UPDATE_ROWS_EVENT_V1, EventType.DELETE_ROWS_EVENT_V1))
+_V2_ROWS = frozenset(int(t) for t in (
+    EventType.WRITE_ROWS_EVENT, EventType.UPDATE_ROWS_EVENT, EventType.DELETE_ROWS_EVENT))
+_PLAIN_ROWS = _V1_ROWS | _V2_ROWS
 #: WRITE, UPDATE, DELETE_ROWS v1 and v2 (counted by :meth:`RowCounter.rows_bytes`)
-_COUNTED_ROWS = frozenset({23, 24, 25, 30, 31, 32})
-_UPDATES = frozenset({24, 31})
+_COUNTED_ROWS = _PLAIN_ROWS
+_UPDATES = frozenset({int(EventType.UPDATE_ROWS_EVENT_V1), int(EventType.UPDATE_ROWS_EVENT)})
+#: the Rows post-headers (structs.fixed_head of the declarations): v1's length, v2's, and
+#: where v2's extra row info (its uint16 length included) starts
+_V1_LEN, _V2_LEN = S.ROWS_V1_HEAD.size, S.ROWS_V2_HEAD.size
+_EXTRA_AT = S.ROWS_V2_HEAD.offsets["extra_info"]
+_EXTRA_LEN_SIZE = _V2_LEN - _EXTRA_AT
 
 
 def _plain(td: TableDef, bitmap: bytes, width: int) -> bool:

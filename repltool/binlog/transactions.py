@@ -26,7 +26,7 @@ from uuid import UUID
 
 from ..positions import Position
 from .constants import (
-    MARIA_FL_GROUP_COMMIT_ID, MARIA_FL_STANDALONE, ROWS_TYPES, EventFlag,
+    HEADER_LEN, MARIA_FL_GROUP_COMMIT_ID, MARIA_FL_STANDALONE, ROWS_TYPES, EventFlag,
     EventType,
 )
 from .events import (
@@ -420,8 +420,8 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
             if not count_tables:
                 continue
             # the table id: the first 6 bytes of the body
-            if len(raw) >= 25:
-                lo, hi = table_id(raw, 19)
+            if len(raw) >= _TABLE_ID_END:
+                lo, hi = table_id(raw, HEADER_LEN)
                 name = table_names.get(lo | hi << 32, "?")
             else:
                 name = "?"
@@ -455,6 +455,8 @@ def group_transactions(events: Iterable[Event], *, keep_events: bool = False,
 
 
 _KNOWN = frozenset(int(t) for t in EventType)
+#: where a Rows event's table id (the body's first field) ends in the event
+_TABLE_ID_END = HEADER_LEN + ROWS_TABLE_ID.size
 #: known types that no segment, ignore, damage or GTID test of the grouper takes
 #: (Table_map, Rows, Query, Xid: most events): they skip those tests
 _PLAIN = frozenset(t for t in (_TMAP, _XID, *_ROWS, *_QUERIES)
